@@ -1,0 +1,1 @@
+"""Command-line layer: click commands over LIBSVM-style argv parsers (one module a command)."""

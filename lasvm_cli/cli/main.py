@@ -1,0 +1,62 @@
+"""Entry points: ``svm-train``, ``svm-predict``, ``svm-scale`` and the ``lasvm`` group.
+
+LIBSVM's option syntax (``-c 1``, ``-w-1 2``, ``-cost 5`` read as ``-c``, ``-h`` meaning
+shrinking) is not click's, so each command hands its raw argv to a LIBSVM-style parser in its
+own module (``cli/train.py`` ...). Click supplies the command group, ``--help`` and the entry
+points. Heavy modules (numpy, numba) are imported inside the callbacks so ``--help`` is instant.
+"""
+
+import sys
+
+import click
+
+_RAW = dict(ignore_unknown_options=True, help_option_names=["--help"])
+
+
+def _run(module_name, args):
+    import importlib
+
+    from .report import run_guarded
+
+    module = importlib.import_module(f"lasvm_cli.cli.{module_name}")
+    sys.exit(run_guarded(module.main, list(args)))
+
+
+def _help(module_name):
+    import importlib
+
+    return importlib.import_module(f"lasvm_cli.cli.{module_name}").USAGE
+
+
+def _raw_command(name, module_name, summary):
+    @click.command(name, context_settings=_RAW, help=summary, add_help_option=True)
+    @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+    def command(args):
+        _run(module_name, args)
+
+    return command
+
+
+svm_train = _raw_command(
+    "train", "train", "Train an SVM: svm-train [options] training_set_file [model_file]. "
+    "Run without arguments for LIBSVM's option list."
+)
+svm_predict = _raw_command(
+    "predict", "predict", "Predict with a model: svm-predict [options] test_file model_file "
+    "output_file. Run without arguments for the option list."
+)
+svm_scale = _raw_command(
+    "scale", "scale", "Scale a data file: svm-scale [options] data_filename. "
+    "Run without arguments for the option list."
+)
+
+
+@click.group(context_settings=dict(help_option_names=["--help"]))
+@click.version_option(package_name="lasvm-cli")
+def lasvm():
+    """lasvm-cli: LIBSVM-compatible SVM tools with batch SMO and online LASVM solvers."""
+
+
+lasvm.add_command(svm_train)
+lasvm.add_command(svm_predict)
+lasvm.add_command(svm_scale)

@@ -1,0 +1,1 @@
+"""Data in and models out: svmlight files, model files, scale files."""
