@@ -1,0 +1,79 @@
+"""Feature storage for kernels: the CSR arrays from the reader, stored densely when that pays.
+
+Dense rows make kernel rows 2-4x faster when the data are not very sparse (usps, mnist, adult,
+ijcnn1 all qualify); text data such as reuters stay CSR. The choice is made once, here.
+"""
+
+import numpy as np
+
+from .kernels import PRECOMPUTED, KernelData
+
+# Dense when the dense matrix is at most this many bytes and at least this fraction non-zero.
+DENSE_MAX_BYTES = 4 << 30
+DENSE_MIN_DENSITY = 0.02
+
+
+def _empty_csr():
+    return np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float64)
+
+
+def squared_norms(indptr, values):
+    sq = np.zeros(indptr.shape[0] - 1, np.float64)
+    np.add.reduceat(values * values, indptr[:-1], out=sq) if values.size else None
+    sq[indptr[:-1] == indptr[1:]] = 0.0  # reduceat repeats the next value for empty rows
+    return sq
+
+
+def choose_dense(n_rows, width, nnz, kernel_type=None):
+    if kernel_type == PRECOMPUTED:
+        return True
+    cells = max(n_rows * width, 1)
+    return cells * 8 <= DENSE_MAX_BYTES and nnz / cells >= DENSE_MIN_DENSITY
+
+
+def kernel_data(indptr, indices, values, width=None, dense=None, kernel_type=None):
+    """KernelData for CSR rows; ``width`` = number of columns (largest index + 1 by default)."""
+    indptr = np.ascontiguousarray(indptr, np.int64)
+    indices = np.ascontiguousarray(indices, np.int32)
+    values = np.ascontiguousarray(values, np.float64)
+    n = indptr.shape[0] - 1
+    if width is None:
+        width = int(indices.max()) + 1 if indices.size else 1
+    if dense is None:
+        dense = choose_dense(n, width, values.size, kernel_type)
+    x_sq = squared_norms(indptr, values)
+    if not dense:
+        return KernelData(np.zeros((0, 0)), indptr, indices, values, x_sq)
+    X = np.zeros((max(n, 1) if n == 0 else n, max(width, 1)), np.float64)
+    rows = np.repeat(np.arange(n), np.diff(indptr))
+    keep = indices < X.shape[1]
+    X[rows[keep], indices[keep]] = values[keep]
+    if n == 0:
+        X = np.zeros((0, 0))
+    empty = _empty_csr()
+    return KernelData(X, empty[0], empty[1], empty[2], x_sq)
+
+
+def subset(kd, rows):
+    """KernelData holding the given rows (used by one-vs-one sub-problems and CV folds)."""
+    rows = np.asarray(rows, np.int64)
+    if kd.X.shape[0] > 0:
+        e = _empty_csr()
+        return KernelData(np.ascontiguousarray(kd.X[rows]), e[0], e[1], e[2], kd.x_sq[rows].copy())
+    starts, stops = kd.indptr[rows], kd.indptr[rows + 1]
+    lengths = stops - starts
+    indptr = np.zeros(rows.size + 1, np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    take = np.concatenate([np.arange(a, b) for a, b in zip(starts, stops)]) if rows.size else \
+        np.zeros(0, np.int64)
+    return KernelData(kd.X, indptr, kd.indices[take].copy(), kd.values[take].copy(),
+                      kd.x_sq[rows].copy())
+
+
+def row_to_csr(kd, i):
+    """(indices, values) of row i, whichever storage (for writing SVs into model files)."""
+    if kd.X.shape[0] > 0:
+        nz = np.flatnonzero(kd.X[i])
+        return nz.astype(np.int32), kd.X[i, nz]
+    lo, hi = kd.indptr[i], kd.indptr[i + 1]
+    return kd.indices[lo:hi], kd.values[lo:hi]

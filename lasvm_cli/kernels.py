@@ -1,0 +1,294 @@
+"""Kernel functions over dense or sparse rows, LIBSVM's definitions (``-t 0..4``).
+
+    0 linear       u'v
+    1 polynomial   (gamma u'v + coef0)^degree
+    2 RBF          exp(-gamma |u-v|^2)
+    3 sigmoid      tanh(gamma u'v + coef0)
+    4 precomputed  K(x_i, x_j) = value of feature ``serial(x_j)`` in row x_i (LIBSVM's layout:
+                   every row starts with ``0:serial``)
+
+One routine, :func:`kernel_row`, computes K(x_a, x_b) for many b in one call; it is what the
+kernel-row cache calls on a miss, and what batch prediction calls. It runs serially or over all
+cores (``prange``) depending on the work in the row, and never allocates per element.
+
+Data travel as :class:`KernelData`, a namedtuple of arrays (one compiled signature for dense
+and sparse data: the unused representation is an empty array). RBF uses the dot form
+``|u|^2 + |v|^2 - 2u'v`` with squared norms precomputed, as LIBSVM's ``Kernel`` class does during
+training, followed by a vectorisable exp (see :func:`exp_inplace`).
+"""
+
+from collections import namedtuple
+
+import numba
+import numpy as np
+from numba import prange
+
+LINEAR, POLY, RBF, SIGMOID, PRECOMPUTED = 0, 1, 2, 3, 4
+KERNEL_NAMES = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
+
+KernelData = namedtuple("KernelData", "X indptr indices values x_sq")
+KernelData.__doc__ = """Rows of a data set, dense or sparse.
+
+X        float64 [n, d] dense rows (column c holds feature index c), or shape (0, 0) when sparse
+indptr   int64 [n+1], indices int32 [nnz], values float64 [nnz]: CSR rows (empty when dense)
+x_sq     float64 [n] squared norms (RBF)
+"""
+
+KernelParams = namedtuple("KernelParams", "kind degree gamma coef0")
+KernelParams.__doc__ = "kind (int, 0..4), degree (int), gamma (float), coef0 (float)."
+
+# Work (row length x features per row) below which a row is computed serially: a parallel
+# region costs about 2 us to launch (research/performance-limits.md section 1).
+PARALLEL_MIN_WORK = 1 << 15
+
+_NJIT = dict(cache=True, nogil=True)
+_FAST = {"reassoc", "contract", "arcp", "nsz"}
+
+
+def make_params(kind, degree=3, gamma=0.0, coef0=0.0):
+    """KernelParams with the exact scalar types every compiled function expects."""
+    return KernelParams(np.int64(kind), np.int64(degree), np.float64(gamma), np.float64(coef0))
+
+
+def is_dense(kd):
+    return kd.X.shape[0] > 0 or kd.indptr.shape[0] <= 1
+
+
+def n_rows(kd):
+    return kd.X.shape[0] if kd.X.shape[0] > 0 else kd.indptr.shape[0] - 1
+
+
+# ---------------------------------------------------------------------------------------------
+# exp for arrays of non-positive arguments, vectorisable (llvmlite ships no SVML, so math.exp in
+# a loop is a scalar libm call): Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2, a degree-12
+# Taylor polynomial (truncation error < 2e-16 relative), and 2^n built in the exponent bits.
+
+
+@numba.njit(fastmath=_FAST, **_NJIT)
+def _exp_block(x, nbuf):
+    LOG2E = 1.4426950408889634
+    LN2_HI = 0.693145751953125
+    LN2_LO = 1.4286068203094173e-06
+    m = x.shape[0]
+    for t in range(m):
+        v = x[t]
+        if v < -708.0:
+            v = -708.0
+        k = np.floor(v * LOG2E + 0.5)
+        r = (v - k * LN2_HI) - k * LN2_LO
+        p = 1.0 / 479001600.0
+        p = p * r + 1.0 / 39916800.0
+        p = p * r + 1.0 / 3628800.0
+        p = p * r + 1.0 / 362880.0
+        p = p * r + 1.0 / 40320.0
+        p = p * r + 1.0 / 5040.0
+        p = p * r + 1.0 / 720.0
+        p = p * r + 1.0 / 120.0
+        p = p * r + 1.0 / 24.0
+        p = p * r + 1.0 / 6.0
+        p = p * r + 0.5
+        p = p * r + 1.0
+        p = p * r + 1.0
+        x[t] = p
+        nbuf[t] = (np.int64(k) + 1023) << 52
+    scale = nbuf.view(np.float64)
+    for t in range(m):
+        x[t] = x[t] * scale[t]
+
+
+@numba.njit(**_NJIT)
+def exp_inplace(x):
+    """x[t] = exp(x[t]) for x[t] <= 0 (values below -708 give exp(-708), i.e. about 3e-308)."""
+    nbuf = np.empty(min(x.shape[0], 1024), np.int64)
+    for start in range(0, x.shape[0], 1024):
+        stop = min(start + 1024, x.shape[0])
+        _exp_block(x[start:stop], nbuf[: stop - start])
+
+
+# ---------------------------------------------------------------------------------------------
+# dot products and squared distances between one row a of A and one row b of B
+
+
+@numba.njit(fastmath=_FAST, **_NJIT)
+def _dot_dense(xa, xb):
+    s = 0.0
+    for c in range(min(xa.shape[0], xb.shape[0])):
+        s += xa[c] * xb[c]
+    return s
+
+
+@numba.njit(**_NJIT)
+def _dot_sparse(ia, va, ib, vb):
+    """Two-pointer merge of two sorted sparse rows."""
+    s = 0.0
+    p = 0
+    q = 0
+    while p < ia.shape[0] and q < ib.shape[0]:
+        if ia[p] == ib[q]:
+            s += va[p] * vb[q]
+            p += 1
+            q += 1
+        elif ia[p] < ib[q]:
+            p += 1
+        else:
+            q += 1
+    return s
+
+
+@numba.njit(**_NJIT)
+def _dot_dense_sparse(xa, ib, vb):
+    s = 0.0
+    for q in range(ib.shape[0]):
+        c = ib[q]
+        if c < xa.shape[0]:
+            s += xa[c] * vb[q]
+    return s
+
+
+@numba.njit(**_NJIT)
+def dot(A, a, B, b):
+    """u'v for row a of A and row b of B, whichever storage each uses."""
+    if A.X.shape[0] > 0:
+        if B.X.shape[0] > 0:
+            return _dot_dense(A.X[a], B.X[b])
+        lo, hi = B.indptr[b], B.indptr[b + 1]
+        return _dot_dense_sparse(A.X[a], B.indices[lo:hi], B.values[lo:hi])
+    lo, hi = A.indptr[a], A.indptr[a + 1]
+    if B.X.shape[0] > 0:
+        return _dot_dense_sparse(B.X[b], A.indices[lo:hi], A.values[lo:hi])
+    lo2, hi2 = B.indptr[b], B.indptr[b + 1]
+    return _dot_sparse(A.indices[lo:hi], A.values[lo:hi], B.indices[lo2:hi2], B.values[lo2:hi2])
+
+
+@numba.njit(**_NJIT)
+def _feature(A, a, index):
+    """Value of feature ``index`` in row a of A (0 when absent)."""
+    if A.X.shape[0] > 0:
+        return A.X[a, index] if index < A.X.shape[1] else 0.0
+    lo, hi = A.indptr[a], A.indptr[a + 1]
+    p = np.searchsorted(A.indices[lo:hi], index)
+    if p < hi - lo and A.indices[lo + p] == index:
+        return A.values[lo + p]
+    return 0.0
+
+
+@numba.njit(**_NJIT)
+def _finish(kind, kp, s, sq_a, sq_b):
+    """Turn the dot product s into the kernel value (RBF is exponentiated by the caller)."""
+    if kind == LINEAR:
+        return s
+    if kind == POLY:
+        return (kp.gamma * s + kp.coef0) ** kp.degree
+    if kind == RBF:
+        d = sq_a + sq_b - 2.0 * s
+        return -kp.gamma * d if d > 0.0 else 0.0
+    return np.tanh(kp.gamma * s + kp.coef0)  # SIGMOID
+
+
+@numba.njit(**_NJIT)
+def kernel_value(A, a, B, b, kp):
+    """K(x_a, x_b) for row a of A and row b of B."""
+    if kp.kind == PRECOMPUTED:
+        return _feature(A, a, np.int64(_feature(B, b, 0)))
+    v = _finish(kp.kind, kp, dot(A, a, B, b), A.x_sq[a], B.x_sq[b])
+    return np.exp(v) if kp.kind == RBF else v
+
+
+# ---------------------------------------------------------------------------------------------
+# rows: out[t] = K(x_a, y_{targets[t]}); the sparse-row path scatters x_a into a dense buffer
+# once and gathers per target (faster than merging, research/performance-limits.md section 7)
+
+
+@numba.njit(fastmath=_FAST, **_NJIT)
+def _row_pre_exp(A, a, B, targets, kp, scatter, out, lo_t, hi_t):
+    kind = kp.kind
+    sq_a = A.x_sq[a]
+    b_dense = B.X.shape[0] > 0
+    if kind == PRECOMPUTED:
+        for t in range(lo_t, hi_t):
+            out[t] = _feature(A, a, np.int64(_feature(B, targets[t], 0)))
+        return
+    for t in range(lo_t, hi_t):
+        b = targets[t]
+        s = 0.0
+        if b_dense:
+            xb = B.X[b]
+            for c in range(min(scatter.shape[0], xb.shape[0])):
+                s += scatter[c] * xb[c]
+        else:
+            for q in range(B.indptr[b], B.indptr[b + 1]):
+                c = B.indices[q]
+                if c < scatter.shape[0]:
+                    s += scatter[c] * B.values[q]
+        out[t] = _finish(kind, kp, s, sq_a, B.x_sq[b])
+
+
+@numba.njit(**_NJIT)
+def _scatter_row(A, a, width):
+    if A.X.shape[0] > 0:
+        return A.X[a, :width].copy() if width < A.X.shape[1] else A.X[a]
+    buf = np.zeros(width, np.float64)
+    for p in range(A.indptr[a], A.indptr[a + 1]):
+        c = A.indices[p]
+        if c < width:
+            buf[c] = A.values[p]
+    return buf
+
+
+@numba.njit(**_NJIT)
+def _width(B):
+    if B.X.shape[0] > 0:
+        return B.X.shape[1]
+    w = 0
+    if B.indices.shape[0] > 0:
+        w = B.indices.max() + 1
+    return w
+
+
+@numba.njit(**_NJIT)
+def kernel_row_serial(A, a, B, targets, kp, out):
+    scatter = _scatter_row(A, a, _width(B))
+    _row_pre_exp(A, a, B, targets, kp, scatter, out, 0, targets.shape[0])
+    if kp.kind == RBF:
+        exp_inplace(out[: targets.shape[0]])
+
+
+@numba.njit(parallel=True, **_NJIT)
+def kernel_row_parallel(A, a, B, targets, kp, out):
+    scatter = _scatter_row(A, a, _width(B))
+    m = targets.shape[0]
+    n_blocks = (m + 511) // 512
+    for blk in prange(n_blocks):
+        lo = blk * 512
+        hi = min(lo + 512, m)
+        _row_pre_exp(A, a, B, targets, kp, scatter, out, lo, hi)
+        if kp.kind == RBF:
+            exp_inplace(out[lo:hi])
+
+
+@numba.njit(**_NJIT)
+def row_work(B, m):
+    """Rough cost of a row of m targets: m times the mean number of stored features."""
+    if B.X.shape[0] > 0:
+        return m * B.X.shape[1]
+    n = B.indptr.shape[0] - 1
+    return m * (1 + B.indices.shape[0] // max(n, 1))
+
+
+@numba.njit(**_NJIT)
+def kernel_row(A, a, B, targets, kp, out):
+    """out[t] = K(row a of A, row targets[t] of B) for t < len(targets); counts nothing itself.
+
+    Callers that count kernel evaluations add ``len(targets)``.
+    """
+    if row_work(B, targets.shape[0]) >= PARALLEL_MIN_WORK:
+        kernel_row_parallel(A, a, B, targets, kp, out)
+    else:
+        kernel_row_serial(A, a, B, targets, kp, out)
+
+
+@numba.njit(**_NJIT)
+def kernel_diagonal(A, kp, out):
+    """out[i] = K(x_i, x_i) for every row of A."""
+    for i in range(out.shape[0]):
+        out[i] = kernel_value(A, i, A, i, kp)

@@ -1,0 +1,94 @@
+"""Kernel rows against numpy brute force, on dense and sparse storage, all-zero rows included."""
+
+import numpy as np
+import pytest
+
+from lasvm_cli import kernels as K
+from lasvm_cli.data import kernel_data, subset
+
+
+def random_csr(rng, n, d, density):
+    M = rng.normal(size=(n, d)) * (rng.random((n, d)) < density)
+    M[0] = 0.0  # an all-zero row
+    M[:, 0] = 0.0  # column 0 unused, as in 1-based files
+    indptr = np.zeros(n + 1, np.int64)
+    indices, values = [], []
+    for i in range(n):
+        nz = np.flatnonzero(M[i])
+        indices.extend(nz)
+        values.extend(M[i, nz])
+        indptr[i + 1] = len(indices)
+    return M, indptr, np.array(indices, np.int32), np.array(values, np.float64)
+
+
+def brute(M1, M2, kind, degree, gamma, coef0):
+    G = M1 @ M2.T
+    if kind == K.LINEAR:
+        return G
+    if kind == K.POLY:
+        return (gamma * G + coef0) ** degree
+    if kind == K.RBF:
+        d = (M1 ** 2).sum(1)[:, None] + (M2 ** 2).sum(1)[None, :] - 2 * G
+        return np.exp(-gamma * np.maximum(d, 0))
+    return np.tanh(gamma * G + coef0)
+
+
+@pytest.mark.parametrize("kind", [K.LINEAR, K.POLY, K.RBF, K.SIGMOID])
+@pytest.mark.parametrize("dense_a", [True, False])
+@pytest.mark.parametrize("dense_b", [True, False])
+@pytest.mark.parametrize("n", [7, 3000])  # serial and parallel paths
+def test_rows_match_brute_force(kind, dense_a, dense_b, n):
+    rng = np.random.default_rng(kind * 10 + n)
+    d = 12
+    M, indptr, idx, val = random_csr(rng, n, d, 0.4)
+    A = kernel_data(indptr, idx, val, width=d, dense=dense_a)
+    B = kernel_data(indptr, idx, val, width=d, dense=dense_b)
+    kp = K.make_params(kind, 3, 0.3, 0.5)
+    want = brute(M[:5], M, kind, 3, 0.3, 0.5)
+    targets = rng.permutation(n).astype(np.int32)
+    out = np.empty(n)
+    for a in range(5):
+        K.kernel_row(A, a, B, targets, kp, out)
+        np.testing.assert_allclose(out, want[a, targets], rtol=1e-13, atol=1e-13)
+        for t in targets[:5]:
+            assert K.kernel_value(A, a, B, t, kp) == pytest.approx(want[a, t], rel=1e-13, abs=1e-13)
+
+
+def test_exp_is_accurate_over_its_range():
+    x = -np.concatenate([np.linspace(0, 50, 20001), np.logspace(-12, np.log10(700), 5000)])
+    y = x.copy()
+    K.exp_inplace(y)
+    # relative error grows with |x| through the reduction; 5e-14 is far below float32 cache rounding
+    np.testing.assert_allclose(y, np.exp(x), rtol=5e-14, atol=0)
+
+
+def test_precomputed_kernel_uses_serial_numbers():
+    # rows "label 0:serial 1:K(i,1) 2:K(i,2) 3:K(i,3)"
+    Kmat = np.array([[2.0, 1.0, 0.5], [1.0, 3.0, 0.25], [0.5, 0.25, 4.0]])
+    rows = [np.concatenate([[i + 1], Kmat[i]]) for i in range(3)]
+    indptr = np.arange(0, 13, 4, dtype=np.int64)
+    idx = np.tile(np.arange(4, dtype=np.int32), 3)
+    val = np.concatenate(rows)
+    A = kernel_data(indptr, idx, val, kernel_type=K.PRECOMPUTED)
+    kp = K.make_params(K.PRECOMPUTED)
+    out = np.empty(3)
+    for a in range(3):
+        K.kernel_row(A, a, A, np.array([2, 0, 1], np.int32), kp, out)
+        np.testing.assert_array_equal(out, Kmat[a, [2, 0, 1]])
+
+
+def test_subset_keeps_rows():
+    rng = np.random.default_rng(0)
+    M, indptr, idx, val = random_csr(rng, 20, 6, 0.5)
+    for dense in (True, False):
+        kd = kernel_data(indptr, idx, val, width=6, dense=dense)
+        sub = subset(kd, [3, 0, 7])
+        kp = K.make_params(K.LINEAR)
+        out = np.empty(3)
+        K.kernel_row(sub, 0, sub, np.arange(3, dtype=np.int32), kp, out)
+        np.testing.assert_allclose(out, M[[3, 0, 7]] @ M[3])
+
+
+def test_one_compiled_signature_per_function():
+    for fn in (K.kernel_row, K.kernel_value):
+        assert len(fn.signatures) <= 1
