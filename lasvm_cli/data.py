@@ -77,3 +77,36 @@ def row_to_csr(kd, i):
         return nz.astype(np.int32), kd.X[i, nz]
     lo, hi = kd.indptr[i], kd.indptr[i + 1]
     return kd.indices[lo:hi], kd.values[lo:hi]
+
+
+class Problem:
+    """A training set: labels, the rows as read (CSR, for writing SVs) and their kernel storage."""
+
+    def __init__(self, y, indptr, indices, values, max_index, kernel_type=None, dense=None):
+        self.y = np.asarray(y, np.float64)
+        self.indptr = np.asarray(indptr, np.int64)
+        self.indices = np.asarray(indices, np.int32)
+        self.values = np.asarray(values, np.float64)
+        self.max_index = int(max_index)
+        self.kd = kernel_data(self.indptr, self.indices, self.values, width=self.max_index + 1,
+                              dense=dense, kernel_type=kernel_type)
+
+    @classmethod
+    def from_svmlight(cls, data, kernel_type=None, dense=None):
+        return cls(data.y, data.indptr, data.indices, data.values, data.max_index,
+                   kernel_type=kernel_type, dense=dense)
+
+    @property
+    def n(self):
+        return self.y.shape[0]
+
+    def csr_rows(self, rows):
+        """CSR arrays (indptr, indices, values) of the given rows, in that order."""
+        rows = np.asarray(rows, np.int64)
+        starts, stops = self.indptr[rows], self.indptr[rows + 1]
+        indptr = np.zeros(rows.size + 1, np.int64)
+        np.cumsum(stops - starts, out=indptr[1:])
+        if rows.size == 0:
+            return indptr, np.zeros(0, np.int32), np.zeros(0, np.float64)
+        take = np.concatenate([np.arange(a, b) for a, b in zip(starts, stops)])
+        return indptr, self.indices[take], self.values[take]

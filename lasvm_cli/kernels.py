@@ -292,3 +292,19 @@ def kernel_diagonal(A, kp, out):
     """out[i] = K(x_i, x_i) for every row of A."""
     for i in range(out.shape[0]):
         out[i] = kernel_value(A, i, A, i, kp)
+
+
+@numba.njit(parallel=True, **_NJIT)
+def expansion_values(A, a_rows, B, b_rows, coef, kp, out):
+    """out[r] = sum_t coef[t] K(row a_rows[r] of A, row b_rows[t] of B): a kernel expansion
+    (a binary decision function before its bias) evaluated on many rows, parallel over rows."""
+    m = a_rows.shape[0]
+    n_blocks = (m + 63) // 64
+    for blk in prange(n_blocks):
+        buf = np.empty(b_rows.shape[0], np.float64)
+        for r in range(blk * 64, min(blk * 64 + 64, m)):
+            kernel_row_serial(A, a_rows[r], B, b_rows, kp, buf)
+            s = 0.0
+            for t in range(b_rows.shape[0]):
+                s += coef[t] * buf[t]
+            out[r] = s

@@ -1,0 +1,242 @@
+"""svm-train: LIBSVM's command line (flags, messages, output, default model name), plus long
+options for what LIBSVM does not have (solvers, working sets, LASVM's online options)."""
+
+import os
+import sys
+
+from ..errors import ParameterError
+from .argv import atof, atoi
+from .report import UsageExit
+
+USAGE = """\
+Usage: svm-train [options] training_set_file [model_file]
+options:
+-s svm_type : set type of SVM (default 0)
+	0 -- C-SVC		(multi-class classification)
+	1 -- nu-SVC		(multi-class classification)
+	2 -- one-class SVM
+	3 -- epsilon-SVR	(regression)
+	4 -- nu-SVR		(regression)
+-t kernel_type : set type of kernel function (default 2)
+	0 -- linear: u'*v
+	1 -- polynomial: (gamma*u'*v + coef0)^degree
+	2 -- radial basis function: exp(-gamma*|u-v|^2)
+	3 -- sigmoid: tanh(gamma*u'*v + coef0)
+	4 -- precomputed kernel (kernel values in training_set_file)
+-d degree : set degree in kernel function (default 3)
+-g gamma : set gamma in kernel function (default 1/num_features)
+-r coef0 : set coef0 in kernel function (default 0)
+-c cost : set the parameter C of C-SVC, epsilon-SVR, and nu-SVR (default 1)
+-n nu : set the parameter nu of nu-SVC, one-class SVM, and nu-SVR (default 0.5)
+-p epsilon : set the epsilon in loss function of epsilon-SVR (default 0.1)
+-m cachesize : set cache memory size in MB (default 100)
+-e epsilon : set tolerance of termination criterion (default 0.001)
+-h shrinking : whether to use the shrinking heuristics, 0 or 1 (default 1)
+-b probability_estimates : whether to train a SVC or SVR model for probability estimates, 0 or 1 (default 0)
+-wi weight : set the parameter C of class i to weight*C, for C-SVC (default 1)
+-v n: n-fold cross validation mode
+-q : quiet mode (no outputs)
+lasvm-cli options (this version trains -s 0, C-SVC):
+--solver smo|lasvm : batch SMO (default) or online LASVM
+--wss mvp|so|hmg : SMO working set selection (default so, as LIBSVM)
+--final-kkt-check : HMG: finish with a LIBSVM-rule pass until the KKT violation < -e
+--max-iter n : iteration cap (default max(10000000, 100*l), as LIBSVM)
+--multiclass ovo|ovr : one-vs-one (default, LIBSVM model) or one-vs-rest (extension)
+--seed n : seed of the rand() stream for -v and -b folds and LASVM (default 1, as LIBSVM)
+--epochs n : LASVM passes over the data (default 1)
+--no-finish : LASVM: skip the finishing step
+--selection random|gradient|active|autoactive : LASVM example selection (default random)
+--candidates n : LASVM candidates per selection (default 50)
+--delta-max x : LASVM: REPROCESS until delta < x after each PROCESS
+--label-budget n : LASVM active learning: query at most n labels
+--zero-based : the training file uses 0-based feature indices
+--counters : print solver counters (iterations, kernel evaluations, cache) to stderr
+"""
+
+_LONG_VALUE = {
+    "--solver": ("solver", str), "--wss": ("wss", str), "--max-iter": ("max_iter", int),
+    "--multiclass": ("multiclass", str), "--seed": ("seed", int), "--epochs": ("epochs", int),
+    "--selection": ("selection", str), "--candidates": ("candidates", int),
+    "--delta-max": ("delta_max", float), "--label-budget": ("label_budget", int),
+}
+_LONG_FLAG = {"--final-kkt-check": ("final_kkt_check", True), "--no-finish": ("finish", False)}
+
+
+class Options:
+    def __init__(self):
+        from ..params import TrainParams
+
+        self.params = TrainParams()
+        self.quiet = False
+        self.nr_fold = 0
+        self.zero_based = False
+        self.counters = False
+        self.input_file = None
+        self.model_file = None
+
+
+def parse_command_line(argv):
+    """LIBSVM's parse_command_line: options first, each taking the next word; only the
+    character after '-' counts (``-cost 5`` is ``-c 5``)."""
+    o = Options()
+    p = o.params
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if not arg.startswith("-") or arg == "-":
+            break
+        if arg.startswith("--"):
+            name = arg.split("=", 1)[0]
+            if name in _LONG_FLAG:
+                setattr(p, *_LONG_FLAG[name])
+            elif name == "--zero-based":
+                o.zero_based = True
+            elif name == "--counters":
+                o.counters = True
+            elif name in _LONG_VALUE:
+                field, kind = _LONG_VALUE[name]
+                if "=" in arg:
+                    text = arg.split("=", 1)[1]
+                else:
+                    i += 1
+                    if i >= len(argv):
+                        raise UsageExit(USAGE)
+                    text = argv[i]
+                try:
+                    setattr(p, field, kind(text))
+                except ValueError:
+                    raise ParameterError(f"ERROR: invalid value '{text}' for {name}") from None
+            else:
+                raise UsageExit(USAGE, f"Unknown option: {arg}")
+            i += 1
+            continue
+        c = arg[1]
+        if c == "q":
+            o.quiet = True
+            i += 1
+            continue
+        i += 1
+        if i >= len(argv):
+            raise UsageExit(USAGE)
+        value = argv[i]
+        if c == "s":
+            p.svm_type = atoi(value)
+        elif c == "t":
+            p.kernel_type = atoi(value)
+        elif c == "d":
+            p.degree = atoi(value)
+        elif c == "g":
+            p.gamma = atof(value)
+        elif c == "r":
+            p.coef0 = atof(value)
+        elif c == "n":
+            p.nu = atof(value)
+        elif c == "m":
+            p.cache_size = atof(value)
+        elif c == "c":
+            p.C = atof(value)
+        elif c == "e":
+            p.eps = atof(value)
+        elif c == "p":
+            p.p = atof(value)
+        elif c == "h":
+            p.shrinking = atoi(value)
+        elif c == "b":
+            p.probability = atoi(value)
+        elif c == "v":
+            o.nr_fold = atoi(value)
+            if o.nr_fold < 2:
+                raise UsageExit(USAGE, "n-fold cross validation: n must >= 2")
+        elif c == "w":
+            p.weights[atoi(arg[2:])] = p.weights.get(atoi(arg[2:]), 1.0) * atof(value)
+        else:
+            raise UsageExit(USAGE, f"Unknown option: -{c}")
+        i += 1
+    if i >= len(argv):
+        raise UsageExit(USAGE)
+    o.input_file = argv[i]
+    if i < len(argv) - 1:
+        o.model_file = argv[i + 1]
+    else:
+        o.model_file = os.path.basename(o.input_file) + ".model"
+    return o
+
+
+def _stdout(line):
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def _stderr(line):
+    sys.stdout.flush()
+    sys.stderr.write(line + "\n")
+
+
+def _error(msg):
+    raise ParameterError(f"ERROR: {msg}")
+
+
+def check_precomputed(problem):
+    """LIBSVM's read_problem checks of the 0:serial column."""
+    import numpy as np
+
+    starts, stops = problem.indptr[:-1], problem.indptr[1:]
+    nonempty = starts < stops
+    first_index = np.where(nonempty, problem.indices[np.minimum(starts, stops - 1).clip(0)], -1)
+    if not (nonempty & (first_index == 0)).all():
+        _error("Wrong input format: first column must be 0:sample_serial_number")
+    serial = problem.values[starts]
+    if (serial <= 0).any() or (serial > problem.max_index).any():
+        _error("Wrong input format: sample_serial_number out of range")
+
+
+def main(argv):
+    o = parse_command_line(argv)
+    from ..data import Problem
+    from ..io.model_file import write_model
+    from ..io.svmlight import read_svmlight
+    from ..params import check_parameter
+    from ..train import cross_validation, train
+    from .progress import progress_factory
+
+    p = o.params
+    precomputed = p.kernel_type == 4
+    try:
+        data = read_svmlight(o.input_file, zero_based=o.zero_based or precomputed,
+                             precomputed=precomputed)
+    except OSError:
+        _stderr(f"can't open input file {o.input_file}")
+        return 1
+    if p.gamma == 0 and data.max_index > 0:
+        p.gamma = 1.0 / data.max_index
+    err = check_parameter(p)
+    if err:
+        _error(err)
+    problem = Problem.from_svmlight(data, kernel_type=p.kernel_type)
+    if precomputed:
+        check_precomputed(problem)
+    info = (lambda _m: None) if o.quiet else _stdout
+    progress = progress_factory(o.quiet)
+
+    if o.nr_fold:
+        nr_fold = o.nr_fold
+        if nr_fold > problem.n:
+            _stderr(f"WARNING: # folds ({nr_fold}) > # data ({problem.n}). Will use # folds = "
+                    "# data instead (i.e., leave-one-out cross validation)")
+            nr_fold = problem.n
+        target = cross_validation(problem, p, nr_fold, progress=progress)
+        correct = int((target == problem.y).sum())
+        # printf, not info(): LIBSVM prints this line even with -q
+        _stdout(f"Cross Validation Accuracy = {100.0 * correct / problem.n:g}%")
+        return 0
+
+    model = train(problem, p, info=info, warn=_stderr, progress=progress)
+    try:
+        write_model(model, o.model_file)
+    except OSError:
+        _stderr(f"can't save model to file {o.model_file}")
+        return 1
+    if o.counters:
+        for k, v in model.counters.items():
+            _stderr(f"{k} = {v}")
+    return 0

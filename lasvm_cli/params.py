@@ -1,0 +1,92 @@
+"""Training parameters and their check, after LIBSVM's ``svm_parameter`` and ``svm_check_parameter``.
+
+``check_parameter`` returns LIBSVM's error text (``"C <= 0"`` ...) or None; only the CLI prints
+``ERROR: ...`` and exits, as in LIBSVM.
+"""
+
+from dataclasses import dataclass, field
+
+SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
+SUPPORTED_SVM_TYPES = (0,)
+SOLVERS = ("smo", "lasvm")
+WSS = ("mvp", "so", "hmg")
+SELECTIONS = ("random", "gradient", "active", "autoactive")
+MULTICLASS = ("ovo", "ovr")
+
+
+@dataclass
+class TrainParams:
+    # LIBSVM's fields and defaults
+    svm_type: int = 0
+    kernel_type: int = 2
+    degree: int = 3
+    gamma: float = 0.0  # 0 means 1 / largest feature index, as LIBSVM
+    coef0: float = 0.0
+    C: float = 1.0
+    nu: float = 0.5
+    p: float = 0.1
+    cache_size: float = 100.0
+    eps: float = 1e-3
+    shrinking: int = 1
+    probability: int = 0
+    weights: dict = field(default_factory=dict)  # label -> weight, in command-line order
+    # ours
+    solver: str = "smo"
+    wss: str = "so"
+    final_kkt_check: bool = False
+    max_iter: int | None = None
+    multiclass: str = "ovo"
+    seed: int = 1  # glibc's rand() seed; 1 is what LIBSVM gets without srand
+    # LASVM
+    epochs: int = 1
+    finish: bool = True
+    selection: str = "random"
+    candidates: int = 50
+    delta_max: float | None = None
+    label_budget: int | None = None
+
+
+def check_parameter(p: TrainParams, class_counts=None):
+    """LIBSVM's svm_check_parameter messages, in its order; None when the parameters are fine."""
+    if p.svm_type not in range(5):
+        return "unknown svm type"
+    if p.kernel_type not in range(5):
+        return "unknown kernel type"
+    if p.kernel_type in (1, 2, 3) and p.gamma < 0:
+        return "gamma < 0"
+    if p.kernel_type == 1 and p.degree < 0:
+        return "degree of polynomial kernel < 0"
+    if p.cache_size <= 0:
+        return "cache_size <= 0"
+    if p.eps <= 0:
+        return "eps <= 0"
+    if p.svm_type in (0, 3, 4) and p.C <= 0:
+        return "C <= 0"
+    if p.svm_type in (1, 2, 4) and (p.nu <= 0 or p.nu > 1):
+        return "nu <= 0 or nu > 1"
+    if p.svm_type == 3 and p.p < 0:
+        return "p < 0"
+    if p.shrinking not in (0, 1):
+        return "shrinking != 0 and shrinking != 1"
+    if p.probability not in (0, 1):
+        return "probability != 0 and probability != 1"
+    if p.svm_type not in SUPPORTED_SVM_TYPES:
+        return (f"svm type {p.svm_type} ({SVM_TYPES[p.svm_type]}) is not supported yet; "
+                "supported: -s 0 (C-SVC)")
+    if p.solver not in SOLVERS:
+        return f"unknown solver '{p.solver}' (choose from {', '.join(SOLVERS)})"
+    if p.wss not in WSS:
+        return f"unknown working set selection '{p.wss}' (choose from {', '.join(WSS)})"
+    if p.selection not in SELECTIONS:
+        return f"unknown selection '{p.selection}' (choose from {', '.join(SELECTIONS)})"
+    if p.multiclass not in MULTICLASS:
+        return f"unknown multi-class scheme '{p.multiclass}' (choose from {', '.join(MULTICLASS)})"
+    if p.epochs < 1:
+        return "epochs < 1"
+    if p.candidates < 1:
+        return "candidates < 1"
+    if p.label_budget is not None and p.label_budget < 2:
+        return "label budget < 2"
+    if p.max_iter is not None and p.max_iter < 1:
+        return "max_iter < 1"
+    return None
