@@ -1,0 +1,52 @@
+"""One-vs-rest multi-class training (the LASVM paper's MNIST setup), written in the model
+file extension ``multiclass ovr``: k binary machines "class c against the rest" over one shared
+SV list, decision value c = sum_s sv_coef[c][s] K(x, s) - rho[c], prediction by arg-max."""
+
+import numpy as np
+
+from .data import subset
+from .params import TrainParams
+from .rand import GlibcRand
+
+
+def train_ovr(problem, params: TrainParams, rows, info, warn, progress, rng):
+    from .model import SVMModel
+    from .train import _report_binary, group_classes, solve_pair, weighted_C
+
+    if params.probability:
+        from .errors import ParameterError
+
+        raise ParameterError("ERROR: probability estimates (-b 1) need --multiclass ovo")
+    rows = np.arange(problem.n) if rows is None else np.asarray(rows, np.int64)
+    label, start, count, perm = group_classes(problem.y[rows])
+    grouped = rows[perm]
+    k = label.size
+    class_of = np.repeat(np.arange(k), count)
+    Cw = weighted_C(params, label, warn)
+    sub_kd = subset(problem.kd, grouped)
+    rng = GlibcRand(params.seed) if rng is None else rng
+    coefs, rhos, counters = [], [], {}
+    for c in range(k):
+        y = np.where(class_of == c, 1.0, -1.0)
+        bar = progress(f"class {label[c]} vs rest") if progress else None
+        # the rest's C is C itself: the weight of class c applies to its own examples
+        res = solve_pair(sub_kd, y, Cw[c], params.C, params, progress=bar.update if bar else None)
+        if bar:
+            bar.close()
+        _report_binary(res, Cw[c], params.C, grouped.size, info, warn)
+        coefs.append(res.coef)
+        rhos.append(res.rho)
+        for name, value in res.counters.items():
+            counters[name] = counters.get(name, 0) + value
+    coef = np.vstack(coefs)
+    sv_local = np.flatnonzero((coef != 0).any(axis=0))
+    nSV = np.bincount(class_of[sv_local], minlength=k).astype(np.int64)
+    info(f"Total nSV = {sv_local.size}")
+    sv_indptr, sv_indices, sv_values = problem.csr_rows(grouped[sv_local])
+    model = SVMModel(
+        svm_type="c_svc", kernel_type=params.kernel_type, degree=params.degree,
+        gamma=params.gamma, coef0=params.coef0, nr_class=k, label=label.astype(np.int64),
+        rho=np.array(rhos), nSV=nSV, sv_coef=coef[:, sv_local].copy(),
+        sv_indptr=sv_indptr, sv_indices=sv_indices, sv_values=sv_values, multiclass="ovr")
+    model.counters = counters
+    return model
