@@ -1,0 +1,41 @@
+# lasvm-cli: set-up, demo, tests and benchmarks. Every target builds the environment it needs.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+LASVM_DATA ?= $(abspath ../shared/data)
+export LASVM_DATA
+
+.PHONY: demo test test-slow bench bench-parser bench-predict bench-train bench-lasvm clean
+
+$(BIN)/svm-train: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test,bench]'
+	touch $@
+
+# Train on the bundled heart_scale with our solver, then predict on it (LIBSVM's example run).
+demo: $(BIN)/svm-train
+	$(BIN)/svm-train data/heart_scale heart_scale.model
+	$(BIN)/svm-predict data/heart_scale heart_scale.model heart_scale.out
+
+test: $(BIN)/svm-train
+	$(BIN)/python -m pytest -q
+
+# Opt-in tests on the shared benchmark data (accuracy against LIBSVM on full data sets).
+test-slow: $(BIN)/svm-train
+	$(BIN)/python -m pytest -q -m slow
+
+bench: bench-parser bench-predict bench-train bench-lasvm
+
+bench-parser: $(BIN)/svm-train
+	$(BIN)/python bench/bench_parser.py
+bench-predict: $(BIN)/svm-train
+	$(BIN)/python bench/bench_predict.py
+bench-train: $(BIN)/svm-train
+	$(BIN)/python bench/bench_train.py
+bench-lasvm: $(BIN)/svm-train
+	$(BIN)/python bench/bench_lasvm.py
+
+clean:
+	rm -rf $(VENV) heart_scale.model heart_scale.out bench/results
+	find . -name __pycache__ -prune -exec rm -rf {} +
