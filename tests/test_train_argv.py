@@ -1,0 +1,93 @@
+"""svm-train's LIBSVM argv dialect, from a table (no solver involved)."""
+
+import pytest
+
+from lasvm_cli.cli.argv import atof, atoi
+from lasvm_cli.cli.report import UsageExit
+from lasvm_cli.cli.train import parse_command_line
+from lasvm_cli.params import TrainParams, check_parameter
+
+
+@pytest.mark.parametrize("text,value", [("5", 5.0), ("1e-3", 1e-3), ("abc", 0.0), ("2x", 2.0),
+                                        (".5", 0.5), ("-3", -3.0), ("+1E2", 100.0)])
+def test_atof_reads_a_numeric_prefix(text, value):
+    assert atof(text) == value
+
+
+@pytest.mark.parametrize("text,value", [("5", 5), ("-2", -2), ("3.7", 3), ("x", 0)])
+def test_atoi_reads_an_integer_prefix(text, value):
+    assert atoi(text) == value
+
+
+@pytest.mark.parametrize("argv,field,value", [
+    (["-c", "10", "f"], "C", 10.0),
+    (["-cost", "5", "f"], "C", 5.0),  # only the first letter counts, as LIBSVM
+    (["-gamma", "2", "f"], "gamma", 2.0),
+    (["-t", "0", "f"], "kernel_type", 0),
+    (["-h", "0", "f"], "shrinking", 0),  # -h is shrinking, never help
+    (["-m", "40", "f"], "cache_size", 40.0),
+    (["-e", "0.01", "f"], "eps", 0.01),
+    (["-b", "1", "f"], "probability", 1),
+    (["-d", "2", "f"], "degree", 2),
+    (["-r", "1.5", "f"], "coef0", 1.5),
+    (["--wss", "hmg", "f"], "wss", "hmg"),
+    (["--wss=mvp", "f"], "wss", "mvp"),
+    (["--solver", "lasvm", "--epochs", "3", "f"], "epochs", 3),
+    (["--no-finish", "f"], "finish", False),
+    (["--seed", "7", "f"], "seed", 7),
+])
+def test_options(argv, field, value):
+    o = parse_command_line(argv)
+    assert getattr(o.params, field) == value
+    assert o.input_file == "f"
+
+
+def test_weights_take_the_label_from_the_flag():
+    o = parse_command_line(["-w1", "2", "-w-1", "0.5", "-w3", "4", "train"])
+    assert o.params.weights == {1: 2.0, -1: 0.5, 3: 4.0}
+
+
+def test_default_model_name_is_basename_plus_model():
+    assert parse_command_line(["dir/sub/heart"]).model_file == "heart.model"
+    assert parse_command_line(["dir/heart", "out.m"]).model_file == "out.m"
+
+
+def test_quiet_and_cross_validation():
+    o = parse_command_line(["-q", "-v", "5", "f"])
+    assert o.quiet and o.nr_fold == 5
+
+
+@pytest.mark.parametrize("argv,prefix", [
+    ([], None),
+    (["-c"], None),
+    (["-c", "1"], None),
+    (["-x", "1", "f"], "Unknown option: -x"),
+    (["-v", "1", "f"], "n-fold cross validation: n must >= 2"),
+    (["--bogus", "f"], "Unknown option: --bogus"),
+])
+def test_usage_errors(argv, prefix):
+    with pytest.raises(UsageExit) as e:
+        parse_command_line(argv)
+    assert e.value.prefix == prefix
+    assert e.value.usage.startswith("Usage: svm-train [options] training_set_file [model_file]")
+
+
+@pytest.mark.parametrize("changes,message", [
+    (dict(C=0), "C <= 0"),
+    (dict(eps=0), "eps <= 0"),
+    (dict(cache_size=-1), "cache_size <= 0"),
+    (dict(gamma=-1), "gamma < 0"),
+    (dict(kernel_type=1, degree=-1), "degree of polynomial kernel < 0"),
+    (dict(shrinking=2), "shrinking != 0 and shrinking != 1"),
+    (dict(probability=3), "probability != 0 and probability != 1"),
+    (dict(svm_type=7), "unknown svm type"),
+    (dict(kernel_type=9), "unknown kernel type"),
+])
+def test_check_parameter_messages(changes, message):
+    p = TrainParams(**changes)
+    assert check_parameter(p) == message
+
+
+def test_unsupported_svm_type_names_what_is_supported():
+    msg = check_parameter(TrainParams(svm_type=3))
+    assert "not supported" in msg and "-s 0" in msg
