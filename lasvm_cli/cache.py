@@ -1,0 +1,320 @@
+"""One LRU kernel-row cache shared by every solver (LIBSVM's ``Cache``, keyed by example id).
+
+What it stores
+--------------
+Rows of **K** (not Q = y y K), so the binary SMO, LASVM and multi-class solvers can share it
+(STYLE 6.2/6.3). Entry ``t`` of the row of example ``k`` is ``K(x_k, x_perm[t])``: rows follow the
+solver's *position order* ``perm`` (position -> example id), and a row is valid as a prefix
+``[0, cached_len(k))``. Asking for a longer prefix computes only the missing tail (LIBSVM's
+``get_data`` + ``get_Q(i, len)``; Shark's ``row(k, 0, end)``). Rows are float32 by default
+(LIBSVM's ``Qfloat``), float64 on request.
+
+Capacity: ``cache_mb`` megabytes (2**20 bytes, as LIBSVM's ``-m``), at least two rows. Storage
+is one flat buffer cut into ``n_slots`` slots of ``width`` entries (``width = n`` at creation).
+:func:`cache_set_width` re-cuts the buffer when the solver's rows get shorter (shrinking): with
+``width = active_size`` the same memory holds ``n / active_size`` times more rows, which is what
+LIBSVM's variable-length rows achieve. Eviction is least-recently-used.
+
+State
+-----
+:class:`KernelCache` is a namedtuple of arrays (works with ``cache=True``; no jitclass):
+
+    buf      float32|float64 [budget]   the flat row storage
+    perm     int64 [n]   position -> example id (the solver's order; ``cache_swap`` keeps it)
+    pos      int64 [n]   example id -> position (inverse of perm)
+    slot_of  int64 [n]   example id -> slot, -1 when not cached
+    key      int64 [n]   slot -> example id, -1 when free (only the first n_slots are used)
+    length   int64 [n]   slot -> valid prefix length
+    prev, nxt int64 [n+1]  doubly linked LRU list over slots; sentinel at index n;
+                         nxt[n] is the least recently used slot, prev[n] the most recent
+    free     int64 [n]   stack of free slots (slots in use never move, so views stay valid)
+    meta     int64 [4]   N_SLOTS, WIDTH, N_USED, N_FREE
+    stats    int64 [4]   HITS, MISSES, KERNEL_EVALS, ROWS_DROPPED
+    scratch  float64 [n] row buffer for kernel_row (kernel values are computed in float64
+                         and rounded once, as LIBSVM casts double -> Qfloat)
+
+API (all jitted, ``@njit(cache=True, nogil=True)``, one signature each)
+--------------------------------------------------------------------------
+    make_cache(n, cache_mb, dtype=np.float32) -> KernelCache          (Python)
+    cache_get(c, kd, kp, k, length) -> row view [length] (positions 0..length-1)
+        row of example id ``k``; hit when ``cached_len(k) >= length``, otherwise a miss that
+        computes entries [cached_len, length) with kernels.kernel_row(kd, k, kd, perm[...]).
+        The view stays valid until that row is evicted: a cache_get of another row evicts
+        only the least recent row, so the two most recently fetched rows are always valid
+        together (capacity >= 2 rows). cache_swap may drop rows; cache_set_width moves them.
+    cache_swap(c, i, j)        the solver swapped positions i and j (LIBSVM swap_index): swaps
+                               perm/pos and the two columns in every cached row; a row whose
+                               prefix covers min(i,j) but not max(i,j) is dropped.
+    cache_discard(c, k)        drop the row of example k (LASVM's rejected PROCESS candidates)
+    cache_cached_len(c, k)     valid prefix length of k's row, 0 when not cached
+    cache_is_cached(c, k, length)   cached_len(k) >= length (HMG)
+    cache_set_width(c, width)  re-cut storage into rows of ``width`` entries (keeps the most
+                               recent rows that fit, truncated to width); returns n_slots
+    cache_clear(c)             drop every row (stats kept)
+    cache_stats(c) -> dict     hits, misses, kernel_evals, rows_dropped       (Python)
+
+Counting: ``kernel_evals`` counts every entry computed by ``cache_get``; a request is a hit when
+no entry had to be computed, a miss otherwise (also for a partial row).
+"""
+
+from collections import namedtuple
+
+import numba
+import numpy as np
+
+from .kernels import kernel_row
+
+KernelCache = namedtuple(
+    "KernelCache", "buf perm pos slot_of key length prev nxt free meta stats scratch")
+
+N_SLOTS, WIDTH, N_USED, N_FREE = 0, 1, 2, 3
+HITS, MISSES, KERNEL_EVALS, ROWS_DROPPED = 0, 1, 2, 3
+
+_NJIT = dict(cache=True, nogil=True)
+
+
+def make_cache(n, cache_mb, dtype=np.float32):
+    """An empty cache for ``n`` examples and ``cache_mb`` MB (2**20 bytes) of row storage."""
+    n = int(n)
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float32, np.float64):
+        raise ValueError("cache rows are float32 or float64")
+    width = max(n, 1)
+    budget = int(float(cache_mb) * (1 << 20)) // dtype.itemsize
+    budget = max(min(budget, width * max(n, 2)), 2 * width)  # never more than all rows
+    n_slots = min(budget // width, max(n, 2))
+    budget = max(budget, n_slots * width)
+    meta = np.zeros(4, np.int64)
+    meta[N_SLOTS] = n_slots
+    meta[WIDTH] = width
+    meta[N_FREE] = n_slots
+    m = max(n, 2)
+    c = KernelCache(
+        buf=np.empty(budget, dtype),
+        perm=np.arange(n, dtype=np.int64),
+        pos=np.arange(n, dtype=np.int64),
+        slot_of=np.full(n, -1, np.int64),
+        key=np.full(m, -1, np.int64),
+        length=np.zeros(m, np.int64),
+        prev=np.full(m + 1, m, np.int64),
+        nxt=np.full(m + 1, m, np.int64),
+        free=np.concatenate([np.arange(n_slots - 1, -1, -1), np.zeros(m - n_slots)]).astype(
+            np.int64),
+        meta=meta,
+        stats=np.zeros(4, np.int64),
+        scratch=np.empty(max(n, 1), np.float64),
+    )
+    return c
+
+
+def cache_stats(c):
+    s = c.stats
+    return dict(cache_hits=int(s[HITS]), cache_misses=int(s[MISSES]),
+                kernel_evals=int(s[KERNEL_EVALS]), rows_dropped=int(s[ROWS_DROPPED]))
+
+
+# ---------------------------------------------------------------------------------------------
+# LRU list over slots: sentinel S = len(key); nxt[S] = least recent, prev[S] = most recent.
+# Slots never move while in use (returned views stay valid); free slots sit on a stack.
+
+
+@numba.njit(**_NJIT)
+def _lru_unlink(c, s):
+    p = c.prev[s]
+    q = c.nxt[s]
+    c.nxt[p] = q
+    c.prev[q] = p
+
+
+@numba.njit(**_NJIT)
+def _lru_append(c, s):
+    S = c.key.shape[0]
+    last = c.prev[S]
+    c.nxt[last] = s
+    c.prev[s] = last
+    c.nxt[s] = S
+    c.prev[S] = s
+
+
+@numba.njit(**_NJIT)
+def _drop_slot(c, s):
+    """Free slot s: unlink it, forget its key, push it on the free stack."""
+    _lru_unlink(c, s)
+    c.slot_of[c.key[s]] = -1
+    c.key[s] = -1
+    c.length[s] = 0
+    c.free[c.meta[N_FREE]] = s
+    c.meta[N_FREE] += 1
+    c.meta[N_USED] -= 1
+
+
+@numba.njit(**_NJIT)
+def cache_cached_len(c, k):
+    s = c.slot_of[k]
+    return c.length[s] if s >= 0 else 0
+
+
+@numba.njit(**_NJIT)
+def cache_is_cached(c, k, length):
+    s = c.slot_of[k]
+    return s >= 0 and c.length[s] >= length
+
+
+@numba.njit(**_NJIT)
+def cache_discard(c, k):
+    s = c.slot_of[k]
+    if s >= 0:
+        _drop_slot(c, s)
+
+
+@numba.njit(**_NJIT)
+def cache_clear(c):
+    S = c.key.shape[0]
+    while c.nxt[S] != S:
+        _drop_slot(c, c.nxt[S])
+
+
+@numba.njit(**_NJIT)
+def cache_get(c, kd, kp, k, length):
+    """Row of example k over positions [0, length) (a view into the cache)."""
+    w = c.meta[WIDTH]
+    if length > w:
+        length = w  # callers never ask beyond the width they set; guard anyway
+    s = c.slot_of[k]
+    if s >= 0:
+        _lru_unlink(c, s)
+        _lru_append(c, s)
+        have = c.length[s]
+        if have >= length:
+            c.stats[HITS] += 1
+            return c.buf[s * w:s * w + length]
+    else:
+        if c.meta[N_FREE] == 0:
+            _drop_slot(c, c.nxt[c.key.shape[0]])  # least recently used
+        c.meta[N_FREE] -= 1
+        s = c.free[c.meta[N_FREE]]
+        c.meta[N_USED] += 1
+        c.key[s] = k
+        c.length[s] = 0
+        c.slot_of[k] = s
+        _lru_append(c, s)
+        have = 0
+    c.stats[MISSES] += 1
+    c.stats[KERNEL_EVALS] += length - have
+    out = c.scratch[have:length]
+    kernel_row(kd, k, kd, c.perm[have:length], kp, out)
+    base = s * w
+    for t in range(have, length):
+        c.buf[base + t] = out[t - have]
+    c.length[s] = length
+    return c.buf[base:base + length]
+
+
+@numba.njit(**_NJIT)
+def cache_swap(c, i, j):
+    """The solver swapped positions i and j: keep perm/pos and every cached column in step."""
+    if i == j:
+        return
+    if i > j:
+        i, j = j, i
+    ki = c.perm[i]
+    kj = c.perm[j]
+    c.perm[i] = kj
+    c.perm[j] = ki
+    c.pos[kj] = i
+    c.pos[ki] = j
+    w = c.meta[WIDTH]
+    S = c.key.shape[0]
+    s = c.nxt[S]
+    while s != S:
+        nx = c.nxt[s]
+        ln = c.length[s]
+        if ln > i:
+            if ln > j:
+                b = s * w
+                t = c.buf[b + i]
+                c.buf[b + i] = c.buf[b + j]
+                c.buf[b + j] = t
+            else:
+                # give up this row (LIBSVM does the same): its prefix would have a hole at i
+                c.stats[ROWS_DROPPED] += 1
+                _drop_slot(c, s)
+        s = nx
+
+
+@numba.njit(**_NJIT)
+def cache_set_width(c, width):
+    """Re-cut the storage into rows of ``width`` entries; returns the new number of slots.
+
+    Rows longer than ``width`` are truncated; when fewer rows fit, the least recent go.
+    Invalidates every row view handed out before.
+    """
+    n = c.perm.shape[0]
+    width = max(1, min(width, n))
+    budget = c.buf.shape[0]
+    n_new = min(budget // width, c.key.shape[0])
+    if n_new < 2:  # cannot happen for width <= n (make_cache reserves two full rows)
+        n_new = 2
+    w_old = c.meta[WIDTH]
+    if width == w_old:
+        return c.meta[N_SLOTS]
+    S = c.key.shape[0]
+    while c.meta[N_USED] > n_new:
+        _drop_slot(c, c.nxt[S])
+    # renumber used slots 0..used-1 in increasing old-slot order
+    used = c.meta[N_USED]
+    old = np.empty(used, np.int64)
+    r = 0
+    for s in range(c.meta[N_SLOTS]):
+        if c.key[s] >= 0:
+            old[r] = s
+            r += 1
+    for r in range(used):
+        if c.length[old[r]] > width:
+            c.length[old[r]] = width
+    if width < w_old:
+        # destination r*width <= source old[r]*w_old, and ends before the next source: forwards
+        for r in range(used):
+            a = r * width
+            b = old[r] * w_old
+            for t in range(c.length[old[r]]):
+                c.buf[a + t] = c.buf[b + t]
+    else:
+        tmp = np.empty(used * width, c.buf.dtype)
+        for r in range(used):
+            b = old[r] * w_old
+            for t in range(c.length[old[r]]):
+                tmp[r * width + t] = c.buf[b + t]
+        for r in range(used):
+            for t in range(c.length[old[r]]):
+                c.buf[r * width + t] = tmp[r * width + t]
+    # rebuild key/length/slot_of and the LRU links under the new numbering
+    newnum = np.full(c.key.shape[0] + 1, -1, np.int64)
+    for r in range(used):
+        newnum[old[r]] = r
+    keys = c.key[old].copy()
+    lens = c.length[old].copy()
+    order = np.empty(used, np.int64)  # new slot numbers, least recent first
+    s = c.nxt[S]
+    r = 0
+    while s != S:
+        order[r] = newnum[s]
+        r += 1
+        s = c.nxt[s]
+    c.key[:] = -1
+    c.length[:] = 0
+    for r in range(used):
+        c.key[r] = keys[r]
+        c.length[r] = lens[r]
+        c.slot_of[keys[r]] = r
+    c.nxt[S] = S
+    c.prev[S] = S
+    for r in range(used):
+        _lru_append(c, order[r])
+    c.meta[WIDTH] = width
+    c.meta[N_SLOTS] = n_new
+    c.meta[N_FREE] = 0
+    for s in range(n_new - 1, used - 1, -1):
+        c.free[c.meta[N_FREE]] = s
+        c.meta[N_FREE] += 1
+    return n_new

@@ -1,0 +1,146 @@
+"""The kernel-row cache against a dict-based LRU model (after Shark's Test/LinAlg/LRUCache.cpp)."""
+
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+from lasvm_cli import cache as kc
+from lasvm_cli.kernels import PRECOMPUTED, KernelData, make_params
+
+
+def precomputed(M):
+    """KernelData whose precomputed kernel is exactly M (LIBSVM layout: column 0 = serial)."""
+    n = M.shape[0]
+    X = np.zeros((n, n + 1))
+    X[:, 0] = np.arange(1, n + 1)
+    X[:, 1:] = M
+    e = np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float64)
+    return KernelData(X, e[0], e[1], e[2], np.zeros(n)), make_params(PRECOMPUTED)
+
+
+class Model:
+    """LRU over example ids with per-row prefix lengths, capacity in rows."""
+
+    def __init__(self, n, slots):
+        self.rows = OrderedDict()
+        self.slots = slots
+        self.perm = list(range(n))
+        self.hits = self.misses = self.evals = 0
+
+    def get(self, k, length):
+        if k in self.rows:
+            self.rows.move_to_end(k)
+            have = self.rows[k]
+            if have >= length:
+                self.hits += 1
+                return
+        else:
+            if len(self.rows) == self.slots:
+                self.rows.popitem(last=False)
+            have = 0
+        self.rows[k] = length
+        self.misses += 1
+        self.evals += length - have
+
+    def swap(self, i, j):
+        i, j = min(i, j), max(i, j)
+        self.perm[i], self.perm[j] = self.perm[j], self.perm[i]
+        for k in [k for k, ln in self.rows.items() if i < ln <= j]:
+            del self.rows[k]
+
+    def discard(self, k):
+        self.rows.pop(k, None)
+
+
+def check_same(c, model, M, n):
+    assert list(c.perm) == model.perm
+    assert all(c.pos[c.perm[t]] == t for t in range(n))
+    assert kc.cache_stats(c)["cache_hits"] == model.hits
+    assert kc.cache_stats(c)["cache_misses"] == model.misses
+    assert kc.cache_stats(c)["kernel_evals"] == model.evals
+    for k in range(n):
+        assert kc.cache_cached_len(c, k) == model.rows.get(k, 0)
+    # LRU order, least recent first
+    S = c.key.shape[0]
+    order, s = [], c.nxt[S]
+    while s != S:
+        order.append(int(c.key[s]))
+        s = c.nxt[s]
+    assert order == list(model.rows)
+    w = c.meta[kc.WIDTH]
+    for k, ln in model.rows.items():
+        s = c.slot_of[k]
+        row = c.buf[s * w:s * w + ln]
+        np.testing.assert_array_equal(row, M[k, model.perm[:ln]].astype(c.buf.dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_cache_matches_lru_model(dtype, seed):
+    rng = np.random.default_rng(seed)
+    n = 12
+    M = rng.standard_normal((n, n))
+    kd, kp = precomputed(M)
+    slots = 3
+    c = kc.make_cache(n, slots * n * np.dtype(dtype).itemsize / 2**20, dtype)
+    assert c.meta[kc.N_SLOTS] == slots
+    model = Model(n, slots)
+    for _ in range(600):
+        op = rng.random()
+        if op < 0.6:
+            k = int(rng.integers(n))
+            length = int(rng.integers(1, n + 1))
+            row = kc.cache_get(c, kd, kp, k, length)
+            model.get(k, length)
+            np.testing.assert_array_equal(row, M[k, model.perm[:length]].astype(dtype))
+        elif op < 0.85:
+            i, j = (int(v) for v in rng.integers(n, size=2))
+            kc.cache_swap(c, i, j)
+            model.swap(i, j)
+        else:
+            k = int(rng.integers(n))
+            assert kc.cache_is_cached(c, k, 1) == (k in model.rows)
+            kc.cache_discard(c, k)
+            model.discard(k)
+        check_same(c, model, M, n)
+
+
+def test_two_most_recent_rows_stay_valid():
+    rng = np.random.default_rng(5)
+    n = 9
+    M = rng.standard_normal((n, n))
+    kd, kp = precomputed(M)
+    c = kc.make_cache(n, 0.0, np.float32)  # minimum: two rows
+    assert c.meta[kc.N_SLOTS] == 2
+    prev = kc.cache_get(c, kd, kp, 0, n)
+    for k in range(1, 40):
+        k = k % n
+        cur = kc.cache_get(c, kd, kp, k, n)
+        np.testing.assert_array_equal(prev, M[(k - 1) % n].astype(np.float32))
+        np.testing.assert_array_equal(cur, M[k].astype(np.float32))
+        prev = cur
+
+
+def test_set_width_keeps_recent_prefixes():
+    rng = np.random.default_rng(7)
+    n = 20
+    M = rng.standard_normal((n, n))
+    kd, kp = precomputed(M)
+    c = kc.make_cache(n, 4 * n * 4 / 2**20, np.float32)  # 4 full rows
+    for k in (3, 5, 7, 9):
+        kc.cache_get(c, kd, kp, k, n)
+    assert kc.cache_set_width(c, 5) == 16  # 80 floats / 5
+    for k in (3, 5, 7, 9):
+        assert kc.cache_cached_len(c, k) == 5
+    for k in range(10, 20):  # fill the new slots; nothing recent is lost
+        kc.cache_get(c, kd, kp, k, 5)
+    for k in (3, 5, 7, 9):
+        np.testing.assert_array_equal(kc.cache_get(c, kd, kp, k, 5), M[k, :5].astype(np.float32))
+    assert kc.cache_set_width(c, n) == 4  # back to full rows: only the 4 most recent survive
+    assert [k for k in range(n) if kc.cache_cached_len(c, k)] == [3, 5, 7, 9]
+    evals = c.stats[kc.KERNEL_EVALS]
+    np.testing.assert_array_equal(kc.cache_get(c, kd, kp, 7, n), M[7].astype(np.float32))
+    assert c.stats[kc.KERNEL_EVALS] - evals == n - 5  # only the tail is computed
+    kc.cache_clear(c)
+    assert all(kc.cache_cached_len(c, k) == 0 for k in range(n))
