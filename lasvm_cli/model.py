@@ -13,12 +13,13 @@ minus rho, in LIBSVM's order:
 * ``ovo`` classification: k(k-1)/2 values for the pairs (0,1), (0,2), ..., (k-2,k-1), computed
   as in ``svm_predict_values``: for pair (i,j), sum over SVs of class i of
   ``sv_coef[j-1][sv]*K`` plus sum over SVs of class j of ``sv_coef[i][sv]*K``, minus rho.
-* ``ovr`` (extension): k values, value c = sum over all SVs of ``sv_coef[c][sv]*K`` - rho[c].
+* ``ovr``, ``llw``, ``cs`` (extension, see io/model_file.py): k values, value c = sum over
+  all SVs of ``sv_coef[c][sv]*K`` - rho[c].
 * SVR / one-class: one value, ``sum sv_coef[0]*K - rho[0]``.
 
-Prediction: ``ovo`` votes (value > 0 votes for i, else j; ties go to the earlier label), ``ovr``
-takes the arg-max (ties to the first class), one-class gives +1 if value > 0 else -1, SVR
-returns the value.
+Prediction: ``ovo`` votes (value > 0 votes for i, else j; ties go to the earlier label),
+``ovr``/``llw``/``cs`` take the arg-max (ties to the first class), one-class gives +1 if
+value > 0 else -1, SVR returns the value.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 CLASSIFICATION = ("c_svc", "nu_svc")
 REGRESSION = ("epsilon_svr", "nu_svr")
 MULTICLASS_SCHEMES = ("ovo", "ovr", "binary_nobias", "llw", "cs")
+# schemes with one decision function per class (k coefficient rows, k rho values, arg-max)
+ALL_IN_ONE = ("ovr", "llw", "cs")
 
 _NJIT = dict(cache=True, nogil=True)
 _ROW_BLOCK = 64  # test rows per parallel work item (one kernel-row buffer per block)
@@ -186,7 +189,7 @@ class SVMModel:
         if not self.is_classification:
             return 1
         k = self.nr_class
-        if self.multiclass == "ovr":
+        if self.multiclass in ALL_IN_ONE:
             return k
         return k * (k - 1) // 2
 
@@ -231,12 +234,11 @@ class SVMModel:
             return out
         SV = self.sv_data()
         kp = self.kernel_params()
-        if self.is_classification and self.multiclass == "ovo":
+        if self.is_classification and self.multiclass not in ALL_IN_ONE:
+            # 'ovo' (LIBSVM) and 'binary_nobias' (a binary ovo machine with rho 0)
             if self.nr_class < 2:
                 return out
             _ovo_values(kd, SV, kp, self.sv_coef, self.rho, self._class_starts(), self.nSV, out)
-        elif self.is_classification and self.multiclass not in ("ovo", "ovr"):
-            raise NotImplementedError(f"multiclass scheme '{self.multiclass}' is not supported")
         else:
             _kernel_sums(kd, SV, kp, self.sv_coef, self.rho, out)
         return out
@@ -251,7 +253,7 @@ class SVMModel:
         labels = self.label.astype(np.float64)
         if self.nr_class == 1:
             return np.full(n, labels[0])
-        if self.multiclass == "ovr":
+        if self.multiclass in ALL_IN_ONE:
             return labels[np.argmax(dec, axis=1)] if n else np.zeros(0)
         out = np.empty(n, np.float64)
         _ovo_vote(dec, self.nr_class, labels, out)

@@ -1,0 +1,392 @@
+"""LIBSVM 3.37 model files: :func:`read_model` and :func:`write_model` (byte-identical output).
+
+Format (``svm.cpp:svm_save_model``), one key per line, in this order::
+
+    svm_type c_svc|nu_svc|one_class|epsilon_svr|nu_svr
+    kernel_type linear|polynomial|rbf|sigmoid|precomputed
+    degree %d                        polynomial only
+    gamma %.17g                      polynomial, rbf, sigmoid
+    coef0 %.17g                      polynomial, sigmoid
+    nr_class %d                      2 for SVR and one-class
+    total_sv %d
+    rho %.17g ...                    k(k-1)/2 values (pairs (1,2), (1,3), ..., (k-1,k)); 1 for
+                                     SVR / one-class
+    label %d ...                     classification only, k values
+    probA %.17g ...                  -b 1 models: k(k-1)/2 values (SVR: 1 value, the Laplace
+    probB %.17g ...                  sigma; SVR has no probB)
+    prob_density_marks %.17g x10     one-class -b 1 models
+    nr_sv %d ...                     classification only, SVs per class (label order)
+    SV
+    <k-1 coefficients "%.17g "> <"index:%.8g " per feature>     one line per SV
+
+Every SV line ends with a space. SVs are grouped by class in label order. For an SV of class j
+the k-1 coefficients are its y*alpha in the binary problems (1,j), ..., (j-1,j), (j,j+1), ...,
+(j,k): column c of ``sv_coef`` for pair (i,j), i<j, holds class i's SVs in row j-1 and class
+j's SVs in row i. A precomputed-kernel SV is written ``0:serial`` (the serial number as %d).
+
+Reading follows ``read_model_header``: the header is a stream of whitespace-separated tokens,
+keys in any order, except that ``nr_class`` must precede ``rho``, ``label``, ``probA``,
+``probB`` and ``nr_sv`` (their lengths come from it); after ``SV`` the rest of that line is
+skipped and ``total_sv`` SV lines follow. Anything wrong raises ModelFormatError with the file,
+line and reason: an unknown key (LIBSVM: ``unknown text in model file: [key]``), a bad or
+missing number, an unknown svm or kernel type, a missing required key, ``nr_sv`` not summing to
+``total_sv``, a short SV block, or a malformed ``index:value`` pair.
+
+Extension: multi-class schemes LIBSVM cannot express
+----------------------------------------------------
+Models whose decision is not LIBSVM's one-vs-one carry one extra header line, written right
+after ``svm_type``::
+
+    multiclass ovr|llw|cs
+
+(``ovr``: one-vs-rest binary machines; ``llw``: Lee-Lin-Wahba all-in-one; ``cs``:
+Crammer-Singer all-in-one.) ``svm_type`` stays ``c_svc``. LIBSVM's reader rejects such a file
+with ``unknown text in model file: [multiclass]`` / ``ERROR: fscanf failed to read model``, so
+it can never be mistaken for a one-vs-one model. The key must precede ``rho``, ``probA`` and
+``probB``, whose lengths it changes. With k = nr_class:
+
+* ``rho`` has k values: machine c computes f_c(x) = sum_i sv_coef[c][i] K(x_i, x) - rho[c]
+  (all-in-one machines without a bias write 0).
+* ``label`` and ``nr_sv`` are as in LIBSVM (k values; SVs grouped by class in label order).
+* every SV line has k coefficients (not k-1): coefficient c is the SV's weight in f_c (for
+  ``ovr``: y_i alpha_i of machine "class c vs rest", y_i = +1 iff the SV is of class c; an SV
+  that is not a support vector of machine c has 0).
+* prediction is the label of the largest f_c (ties: the earlier label in ``label`` order);
+  ``svm-predict --decision-values`` writes the k values f_1 ... f_k.
+* ``probA``/``probB`` (optional, ``-b 1``) have k values: one Platt sigmoid per machine,
+  p_c = 1/(1+exp(probA[c] f_c + probB[c])), clamped to [1e-7, 1-1e-7] and normalised to sum 1.
+
+Binary machines without a bias (``binary_nobias``) need no extension: they are written as plain
+LIBSVM ``c_svc`` files with ``rho 0``, which LIBSVM reads and predicts identically.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..errors import ModelFormatError
+from ..kernels import KERNEL_NAMES, PRECOMPUTED
+from ..model import SVM_TYPES, SVMModel
+from .atomic import atomic_write
+
+EXTENSION_SCHEMES = ("ovr", "llw", "cs")
+_ALL_IN_ONE = ("ovr", "llw", "cs")  # k coefficient rows, k rho values, argmax decision
+
+
+def _g17(x):
+    return "%.17g" % x
+
+
+def _model_header(model: SVMModel):
+    k = model.nr_class
+    lines = [f"svm_type {model.svm_type}"]
+    if model.multiclass in _ALL_IN_ONE:
+        lines.append(f"multiclass {model.multiclass}")
+    kt = model.kernel_type
+    lines.append(f"kernel_type {KERNEL_NAMES[kt]}")
+    if kt == 1:
+        lines.append("degree %d" % model.degree)
+    if kt in (1, 2, 3):
+        lines.append("gamma " + _g17(model.gamma))
+    if kt in (1, 3):
+        lines.append("coef0 " + _g17(model.coef0))
+    lines.append("nr_class %d" % k)
+    lines.append("total_sv %d" % model.total_sv)
+    n_rho = k if model.multiclass in _ALL_IN_ONE else k * (k - 1) // 2
+    lines.append("".join(["rho"] + [" " + _g17(v) for v in model.rho[:n_rho]]))
+    if model.label is not None:
+        lines.append("".join(["label"] + [" %d" % v for v in model.label]))
+    if model.probA is not None:
+        lines.append("".join(["probA"] + [" " + _g17(v) for v in model.probA[:n_rho]]))
+    if model.probB is not None:
+        lines.append("".join(["probB"] + [" " + _g17(v) for v in model.probB[:n_rho]]))
+    if model.prob_density_marks is not None:
+        lines.append("".join(["prob_density_marks"] +
+                             [" " + _g17(v) for v in model.prob_density_marks[:10]]))
+    if model.nSV is not None:
+        lines.append("".join(["nr_sv"] + [" %d" % v for v in model.nSV]))
+    lines.append("SV")
+    return "\n".join(lines) + "\n"
+
+
+def format_model(model: SVMModel) -> str:
+    """The model file text."""
+    parts = [_model_header(model)]
+    coef = model.sv_coef
+    n_coef = coef.shape[0]
+    indptr, indices, values = model.sv_indptr, model.sv_indices, model.sv_values
+    precomputed = model.kernel_type == PRECOMPUTED
+    coef_t = coef.T.tolist()
+    ind = indices.tolist()
+    val = values.tolist()
+    ptr = indptr.tolist()
+    out = []
+    for i in range(model.total_sv):
+        row = "".join(["%.17g " % c for c in coef_t[i]]) if n_coef else ""
+        lo, hi = ptr[i], ptr[i + 1]
+        if precomputed:
+            serial = val[lo] if hi > lo else 0.0
+            row += "0:%d " % int(serial)
+        else:
+            row += "".join(["%d:%.8g " % (ind[p], val[p]) for p in range(lo, hi)])
+        out.append(row)
+    if out:
+        parts.append("\n".join(out) + "\n")
+    return "".join(parts)
+
+
+def write_model(model: SVMModel, path) -> None:
+    """Write ``model`` to ``path`` atomically (temporary file, fsync, rename)."""
+    text = format_model(model)
+    with atomic_write(path) as f:
+        f.write(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# reading
+
+
+class _Tokens:
+    """Whitespace-separated tokens of the header, with line numbers (read_model_header's fscanf)."""
+
+    def __init__(self, lines, path):
+        self.lines = lines
+        self.path = path
+        self.li = 0  # index of current line
+        self.toks = []
+        self.ti = 0
+
+    def next(self, what):
+        while self.ti >= len(self.toks):
+            if self.li >= len(self.lines):
+                raise ModelFormatError(self.path, f"unexpected end of file: expected {what}",
+                                       self.li if self.li else None)
+            self.toks = self.lines[self.li].split()
+            self.ti = 0
+            self.li += 1
+        tok = self.toks[self.ti]
+        self.ti += 1
+        return tok
+
+    @property
+    def line(self):
+        return self.li
+
+
+def _parse_float(tok, toks, what):
+    try:
+        if "_" in tok:
+            raise ValueError
+        return float(tok)
+    except ValueError:
+        raise ModelFormatError(toks.path, f"bad number '{tok}' in {what}", toks.line) from None
+
+
+def _parse_int(tok, toks, what):
+    try:
+        if "_" in tok:
+            raise ValueError
+        return int(tok)
+    except ValueError:
+        raise ModelFormatError(toks.path, f"bad integer '{tok}' in {what}", toks.line) from None
+
+
+def read_model(path) -> SVMModel:
+    """Read a LIBSVM model file (or our extension); OSError if it cannot be opened."""
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    return parse_model(text, path)
+
+
+def parse_model(text: str, path="<model>") -> SVMModel:
+    lines = text.split("\n")
+    toks = _Tokens(lines, path)
+    hdr = {}
+    nr_class = None
+
+    def need_nr_class(key):
+        if nr_class is None:
+            raise ModelFormatError(path, f"'{key}' before 'nr_class'", toks.line)
+        return nr_class
+
+    def n_pairwise():
+        k = nr_class
+        return k if hdr.get("multiclass", "ovo") in _ALL_IN_ONE else k * (k - 1) // 2
+
+    def floats(key, n):
+        return np.array([_parse_float(toks.next(f"{n} values after '{key}'"), toks, key)
+                         for _ in range(n)], np.float64)
+
+    def ints(key, n):
+        return np.array([_parse_int(toks.next(f"{n} values after '{key}'"), toks, key)
+                         for _ in range(n)], np.int64)
+
+    while True:
+        try:
+            cmd = toks.next("'SV'")
+        except ModelFormatError:
+            raise ModelFormatError(path, "no 'SV' line: the model header is incomplete",
+                                   None) from None
+        if cmd == "svm_type":
+            v = toks.next("svm type")
+            if v not in SVM_TYPES:
+                raise ModelFormatError(path, f"unknown svm type '{v}'", toks.line)
+            hdr["svm_type"] = v
+        elif cmd == "multiclass":
+            v = toks.next("multiclass scheme")
+            if v not in EXTENSION_SCHEMES:
+                raise ModelFormatError(path, f"unknown multiclass scheme '{v}'", toks.line)
+            hdr["multiclass"] = v
+        elif cmd == "kernel_type":
+            v = toks.next("kernel type")
+            if v not in KERNEL_NAMES:
+                raise ModelFormatError(path, f"unknown kernel function '{v}'", toks.line)
+            hdr["kernel_type"] = KERNEL_NAMES.index(v)
+        elif cmd == "degree":
+            hdr["degree"] = int(_parse_int(toks.next("degree"), toks, "degree"))
+        elif cmd == "gamma":
+            hdr["gamma"] = _parse_float(toks.next("gamma"), toks, "gamma")
+        elif cmd == "coef0":
+            hdr["coef0"] = _parse_float(toks.next("coef0"), toks, "coef0")
+        elif cmd == "nr_class":
+            nr_class = _parse_int(toks.next("nr_class"), toks, "nr_class")
+            if nr_class < 1:
+                raise ModelFormatError(path, f"nr_class {nr_class} < 1", toks.line)
+        elif cmd == "total_sv":
+            hdr["total_sv"] = _parse_int(toks.next("total_sv"), toks, "total_sv")
+            if hdr["total_sv"] < 0:
+                raise ModelFormatError(path, "total_sv < 0", toks.line)
+        elif cmd in ("rho", "probA", "probB"):
+            need_nr_class(cmd)
+            hdr[cmd] = floats(cmd, n_pairwise())
+        elif cmd == "label":
+            hdr["label"] = ints("label", need_nr_class(cmd))
+        elif cmd == "nr_sv":
+            hdr["nr_sv"] = ints("nr_sv", need_nr_class(cmd))
+        elif cmd == "prob_density_marks":
+            hdr["prob_density_marks"] = floats(cmd, 10)
+        elif cmd == "SV":
+            # the rest of this line is skipped (read_model_header reads up to '\n')
+            toks.toks = []
+            break
+        else:
+            raise ModelFormatError(path, f"unknown text in model file: [{cmd}]", toks.line)
+
+    for key in ("svm_type", "kernel_type", "total_sv"):
+        if key not in hdr:
+            raise ModelFormatError(path, f"missing '{key}' in model header")
+    if nr_class is None:
+        raise ModelFormatError(path, "missing 'nr_class' in model header")
+    if "rho" not in hdr:
+        raise ModelFormatError(path, "missing 'rho' in model header")
+    svm_type = hdr["svm_type"]
+    kt = hdr["kernel_type"]
+    multiclass = hdr.get("multiclass", "ovo")
+    classification = svm_type in ("c_svc", "nu_svc")
+    if multiclass != "ovo" and not classification:
+        raise ModelFormatError(path, f"'multiclass {multiclass}' needs a classification "
+                               f"svm_type, not {svm_type}")
+    if kt == 1 and "degree" not in hdr:
+        raise ModelFormatError(path, "missing 'degree' for the polynomial kernel")
+    if kt in (1, 2, 3) and "gamma" not in hdr:
+        raise ModelFormatError(path, f"missing 'gamma' for the {KERNEL_NAMES[kt]} kernel")
+    if kt in (1, 3) and "coef0" not in hdr:
+        raise ModelFormatError(path, f"missing 'coef0' for the {KERNEL_NAMES[kt]} kernel")
+    total_sv = hdr["total_sv"]
+    if classification:
+        for key in ("label", "nr_sv"):
+            if key not in hdr:
+                raise ModelFormatError(path, f"missing '{key}' in a {svm_type} model header")
+        if int(hdr["nr_sv"].sum()) != total_sv or (hdr["nr_sv"] < 0).any():
+            raise ModelFormatError(path, f"nr_sv {' '.join(map(str, hdr['nr_sv']))} does not "
+                                   f"add up to total_sv {total_sv}")
+    elif nr_class != 2:
+        raise ModelFormatError(path, f"nr_class must be 2 for {svm_type}, not {nr_class}")
+
+    n_coef = nr_class if multiclass in _ALL_IN_ONE else nr_class - 1
+    sv_start = toks.li  # index of the first SV line
+    coef, indptr, indices, values = _parse_sv_block(lines, sv_start, total_sv, n_coef, path)
+    return SVMModel(
+        svm_type=svm_type, kernel_type=kt, degree=hdr.get("degree", 3),
+        gamma=hdr.get("gamma", 0.0), coef0=hdr.get("coef0", 0.0), nr_class=nr_class,
+        label=hdr.get("label"), rho=hdr["rho"], nSV=hdr.get("nr_sv"), sv_coef=coef,
+        sv_indptr=indptr, sv_indices=indices, sv_values=values, probA=hdr.get("probA"),
+        probB=hdr.get("probB"), prob_density_marks=hdr.get("prob_density_marks"),
+        multiclass=multiclass,
+    )
+
+
+def _parse_sv_block(lines, start, total_sv, n_coef, path):
+    have = len(lines) - start - (1 if lines[-1] == "" else 0)
+    if have < total_sv:
+        raise ModelFormatError(path, f"total_sv is {total_sv} but only {max(have, 0)} SV lines "
+                               "follow", len(lines))
+    block = lines[start:start + total_sv]
+    coef = np.empty((n_coef, total_sv), np.float64)
+    counts = np.empty(total_sv, np.int64)
+    pair_strs = []
+    coef_rows = []
+    for i, line in enumerate(block):
+        parts = line.split()
+        if len(parts) < n_coef:
+            raise ModelFormatError(path, f"SV line has {len(parts)} fields, expected at least "
+                                   f"{n_coef} coefficients", start + i + 1)
+        coef_rows.append(parts[:n_coef])
+        pairs = parts[n_coef:]
+        counts[i] = len(pairs)
+        pair_strs.extend(pairs)
+    # fast path: one vectorised conversion; on any failure find the offending line
+    try:
+        if n_coef and total_sv:
+            coef[:, :] = np.array(coef_rows, dtype=np.float64).T
+        flat = " ".join(pair_strs).replace(":", " ").split()
+        if len(flat) != 2 * len(pair_strs):
+            raise ValueError
+        arr = np.array(flat, dtype=np.float64).reshape(-1, 2) if flat else np.zeros((0, 2))
+        idx = arr[:, 0]
+        if not np.all(idx == np.floor(idx)) or (idx.size and (idx.min() < 0 or
+                                                                idx.max() > 2**31 - 1)):
+            raise ValueError
+        indices = idx.astype(np.int32)
+        values = arr[:, 1].copy()
+        if any("_" in s for s in pair_strs) or any("_" in c for r in coef_rows for c in r):
+            raise ValueError
+    except ValueError:
+        _locate_sv_error(block, start, n_coef, path)
+        raise ModelFormatError(path, "malformed SV block", start + 1) from None
+    indptr = np.zeros(total_sv + 1, np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    return coef, indptr, indices, values
+
+
+def _locate_sv_error(block, start, n_coef, path):
+    for i, line in enumerate(block):
+        lineno = start + i + 1
+        parts = line.split()
+        for c in parts[:n_coef]:
+            try:
+                if "_" in c:
+                    raise ValueError
+                float(c)
+            except ValueError:
+                raise ModelFormatError(path, f"bad SV coefficient '{c}'", lineno) from None
+        for tok in parts[n_coef:]:
+            idx, sep, val = tok.partition(":")
+            ok = bool(sep) and ":" not in val and "_" not in tok
+            if ok:
+                try:
+                    iv = int(idx)
+                    float(val)
+                    ok = 0 <= iv <= 2**31 - 1
+                except ValueError:
+                    ok = False
+            if not ok:
+                raise ModelFormatError(path, f"bad SV feature '{tok}' (expected index:value)",
+                                       lineno)
