@@ -1,0 +1,43 @@
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+HEART = REPO / "data" / "heart_scale"
+
+
+def shared_data_dir():
+    return Path(os.environ.get("LASVM_DATA", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def heart_path():
+    return str(HEART)
+
+
+def shared_file(name, part):
+    """Path of a shared data file (``LASVM_DATA``), or skip the test when it is missing."""
+    path = shared_data_dir() / name / f"{part}.svm.xz"
+    if not path.exists():
+        pytest.skip(f"{path} not available (set LASVM_DATA)")
+    return path
+
+
+def libsvm_or_skip():
+    return pytest.importorskip("libsvm.svmutil")
+
+
+def libsvm_x(indptr, indices, values):
+    """Rows for libsvm-official (a scipy CSR matrix; file indices are kept as columns)."""
+    import scipy.sparse as sp
+
+    width = int(indices.max()) + 1 if len(indices) else 1
+    return sp.csr_matrix((values, indices, indptr), shape=(len(indptr) - 1, width))
+
+
+def libsvm_problem(y, indptr, indices, values):
+    """A libsvm-official problem from CSR arrays (file indices)."""
+    svmutil = libsvm_or_skip()
+    return svmutil.svm_problem(np.asarray(y), libsvm_x(indptr, indices, values))

@@ -1,0 +1,150 @@
+"""svm-train end to end, against LIBSVM (libsvm-official) on the same problems."""
+
+import re
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from lasvm_cli.cli.main import svm_predict, svm_train
+from lasvm_cli.io.model_file import read_model
+from lasvm_cli.io.svmlight import read_svmlight
+
+from .conftest import libsvm_or_skip, libsvm_problem, libsvm_x
+
+
+def run(command, args, code=0):
+    result = CliRunner().invoke(command, args)
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    return result
+
+
+def test_heart_scale_matches_libsvm_output_lines(heart_path, tmp_path):
+    model = tmp_path / "heart.model"
+    out = run(svm_train, [heart_path, str(model)]).stdout
+    # LIBSVM 3.37's own output for `svm-train heart_scale` (anchors.md section 1.11)
+    assert "optimization finished, #iter = 162\n" in out
+    assert "nu = 0.431029\n" in out
+    assert "obj = -100.877288, rho = 0.424462\n" in out
+    assert "nSV = 132, nBSV = 107\n" in out
+    assert out.endswith("Total nSV = 132\n")
+    text = model.read_text().splitlines()
+    assert text[:8] == ["svm_type c_svc", "kernel_type rbf", "gamma 0.076923076923076927",
+                        "nr_class 2", "total_sv 132", text[5], "label 1 -1", "nr_sv 64 68"]
+    assert float(text[5].split()[1]) == pytest.approx(0.42446205176771579, rel=1e-6)
+
+
+def test_model_loads_in_libsvm_and_predicts_the_same(heart_path, tmp_path):
+    svmutil = libsvm_or_skip()
+    model = tmp_path / "heart.model"
+    run(svm_train, ["-q", "-c", "4", heart_path, str(model)])
+    theirs = svmutil.svm_load_model(str(model))
+    d = read_svmlight(heart_path)
+    labels, _, _ = svmutil.svm_predict(d.y, libsvm_x(d.indptr, d.indices, d.values), theirs, "-q")
+    out = tmp_path / "pred"
+    res = run(svm_predict, [heart_path, str(model), str(out)])
+    ours = np.loadtxt(out)
+    np.testing.assert_array_equal(ours, labels)
+    assert res.stdout.startswith("Accuracy = ")
+
+
+def test_quiet_prints_nothing_and_writes_the_model(heart_path, tmp_path):
+    model = tmp_path / "m"
+    res = run(svm_train, ["-q", heart_path, str(model)])
+    assert res.stdout == "" and model.exists()
+
+
+def test_cross_validation_matches_libsvm_folds(heart_path):
+    # LIBSVM 3.37 on glibc: "Cross Validation Accuracy = 82.963%" (anchors.md section 6)
+    res = run(svm_train, ["-q", "-v", "5", heart_path])
+    assert res.stdout == "Cross Validation Accuracy = 82.963%\n"
+
+
+def test_multiclass_against_libsvm(tmp_path):
+    svmutil = libsvm_or_skip()
+    rng = np.random.default_rng(3)
+    n = 240
+    centers = np.array([[0, 0, 1], [2, 0, 0], [0, 2, 0], [1, 1, 1]], float)
+    lab = np.array([3, 1, 2, 5])[rng.integers(0, 4, n)]
+    X = centers[np.searchsorted([1, 2, 3, 5], lab)] + rng.normal(scale=0.8, size=(n, 3))
+    path = tmp_path / "multi"
+    path.write_text("".join(f"{l} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in enumerate(x)) + "\n"
+                            for l, x in zip(lab, X)))
+    model = tmp_path / "multi.model"
+    out = run(svm_train, ["-c", "2", "-w2", "3", str(path), str(model)]).stdout
+    d = read_svmlight(str(path))
+    prob = libsvm_problem(d.y, d.indptr, d.indices, d.values)
+    ref = svmutil.svm_train(prob, "-q -c 2 -w2 3")
+    ours = read_model(str(model))
+    assert list(ours.label) == ref.get_labels()
+    assert list(ours.nSV) == ref.get_nr_sv()
+    ref_rho = [ref.rho[i] for i in range(6)]
+    np.testing.assert_allclose(ours.rho, ref_rho, rtol=1e-3, atol=1e-4)
+    objs = [float(m) for m in re.findall(r"obj = (-?[\d.]+)", out)]
+    assert len(objs) == 6
+    p_labels, _, _ = svmutil.svm_predict(d.y, libsvm_x(d.indptr, d.indices, d.values), ref, "-q")
+    pred = tmp_path / "pred"
+    run(svm_predict, [str(path), str(model), str(pred)])
+    assert (np.loadtxt(pred) == np.array(p_labels)).mean() >= 0.999
+
+
+@pytest.mark.parametrize("wss", ["mvp", "so", "hmg"])
+def test_working_set_selections_reach_the_same_objective(heart_path, tmp_path, wss):
+    out = run(svm_train, ["--wss", wss, heart_path, str(tmp_path / "m")]).stdout
+    obj = float(re.search(r"obj = (-?[\d.]+)", out).group(1))
+    assert obj == pytest.approx(-100.877288, rel=1e-3)
+
+
+def test_probability_model_matches_libsvm(heart_path, tmp_path):
+    svmutil = libsvm_or_skip()
+    model = tmp_path / "m"
+    run(svm_train, ["-q", "-b", "1", heart_path, str(model)])
+    ours = read_model(str(model))
+    d = read_svmlight(heart_path)
+    ref = svmutil.svm_train(libsvm_problem(d.y, d.indptr, d.indices, d.values), "-q -b 1")
+    # anchors.md section 1.6: probA -1.6841032239202511, probB -0.054170791243250346
+    assert ours.probA[0] == pytest.approx(ref.probA[0], rel=1e-4)
+    assert ours.probB[0] == pytest.approx(ref.probB[0], rel=1e-3, abs=1e-4)
+
+
+@pytest.mark.parametrize("args,message", [
+    (["-c", "0"], "ERROR: C <= 0"),
+    (["-e", "-1"], "ERROR: eps <= 0"),
+    (["-s", "3"], "not supported"),
+])
+def test_parameter_errors_exit_1_without_a_model(heart_path, tmp_path, args, message):
+    model = tmp_path / "m"
+    res = run(svm_train, args + [heart_path, str(model)], code=1)
+    assert message in res.stderr
+    assert not model.exists()
+
+
+def test_bad_input_names_file_line_and_token(tmp_path):
+    bad = tmp_path / "bad"
+    bad.write_text("+1 1:0.5 2:1\n-1 2:0.5 1:1\n")
+    model = tmp_path / "m"
+    res = run(svm_train, [str(bad), str(model)], code=1)
+    assert f"{bad}:2:" in res.stderr and "'1:1'" in res.stderr
+    assert not model.exists()
+
+
+def test_missing_file():
+    res = run(svm_train, ["/nonexistent/file"], code=1)
+    assert "can't open input file /nonexistent/file" in res.stderr
+
+
+def test_usage_goes_to_stdout_with_exit_1():
+    res = run(svm_train, [], code=1)
+    assert res.stdout.startswith("Usage: svm-train")
+
+
+def test_ovr_extension_round_trips(heart_path, tmp_path):
+    model = tmp_path / "m"
+    run(svm_train, ["-q", "--multiclass", "ovr", heart_path, str(model)])
+    text = model.read_text()
+    assert "ovr" in text
+    pred = tmp_path / "p"
+    res = run(svm_predict, [heart_path, str(model), str(pred)])
+    acc = float(res.stdout.split("=")[1].split("%")[0])
+    assert acc > 80
