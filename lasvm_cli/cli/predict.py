@@ -1,0 +1,207 @@
+"""svm-predict: LIBSVM 3.37's command line, output files and messages, over a batch predictor.
+
+Differences from LIBSVM, all on error paths or extensions: the output file is written
+atomically (a bad test file or model leaves no output file behind); a bad data line is reported
+as ``FILE:LINE: reason (token 'X')`` (LIBSVM: ``Wrong input format at line N``); extension
+options ``--decision-values FILE`` and ``--zero-based``.
+"""
+
+import math
+import os
+import sys
+
+from .argv import atoi
+from .report import UsageExit
+
+USAGE = """\
+Usage: svm-predict [options] test_file model_file output_file
+options:
+-b probability_estimates: whether to predict probability estimates, 0 or 1 (default 0); for one-class SVM only 0 is supported
+-q : quiet mode (no outputs)
+lasvm-cli options:
+--decision-values FILE : also write the decision values, one line per test example (%.17g)
+--zero-based : the test file uses 0-based feature indices
+"""
+
+MSG_NO_PROB = "Model does not support probabiliy estimates"  # sic, as LIBSVM
+MSG_PROB_DISABLED = "Model supports probability estimates, but disabled in prediction."
+
+
+class Options:
+    def __init__(self):
+        self.probability = 0
+        self.quiet = False
+        self.decision_values = None
+        self.zero_based = False
+        self.test_file = None
+        self.model_file = None
+        self.output_file = None
+
+
+def parse_command_line(argv):
+    """svm-predict.c's loop: options first; only the letter after '-' counts; -q takes no value."""
+    o = Options()
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if not arg.startswith("-") or arg == "-":
+            break
+        if arg.startswith("--"):
+            name, eq, text = arg.partition("=")
+            if name == "--zero-based":
+                o.zero_based = True
+            elif name == "--decision-values":
+                if not eq:
+                    i += 1
+                    if i >= len(argv):
+                        raise UsageExit(USAGE)
+                    text = argv[i]
+                o.decision_values = text
+            else:
+                raise UsageExit(USAGE, f"Unknown option: {arg}")
+            i += 1
+            continue
+        c = arg[1]
+        if c == "q":
+            o.quiet = True
+            i += 1
+            continue
+        i += 1
+        if i >= len(argv):
+            raise UsageExit(USAGE)
+        if c == "b":
+            o.probability = atoi(argv[i])
+        else:
+            raise UsageExit(USAGE, f"Unknown option: -{c}")
+        i += 1
+    if i >= len(argv) - 2:
+        raise UsageExit(USAGE)
+    o.test_file, o.model_file, o.output_file = argv[i], argv[i + 1], argv[i + 2]
+    return o
+
+
+def _cfmt_g(x):
+    """C's printf("%g") (glibc prints 0.0/0.0 as -nan)."""
+    if math.isnan(x):
+        return "-nan" if math.copysign(1.0, x) < 0 else "nan"
+    return "%g" % x
+
+
+def _cdiv(a, b):
+    """IEEE division as C does it (x/0 is inf or -nan instead of an exception)."""
+    if b == 0:
+        if a == 0 or math.isnan(a):
+            return -math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
+def _summary(pred, target):
+    """(correct, total, error, sump, sumt, sumpp, sumtt, sumpt), summed in file order as C."""
+    correct = 0
+    error = sump = sumt = sumpp = sumtt = sumpt = 0.0
+    for v, t in zip(pred.tolist(), target.tolist()):
+        if v == t:
+            correct += 1
+        error += (v - t) * (v - t)
+        sump += v
+        sumt += t
+        sumpp += v * v
+        sumtt += t * t
+        sumpt += v * t
+    return correct, len(pred), error, sump, sumt, sumpp, sumtt, sumpt
+
+
+def _can_create(path):
+    if os.path.isdir(path):
+        return False
+    directory = os.path.dirname(os.path.abspath(path)) or "."
+    return os.path.isdir(directory) and os.access(directory, os.W_OK | os.X_OK)
+
+
+def main(argv):
+    o = parse_command_line(argv)
+
+    def info(text):
+        if not o.quiet:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+
+    def fail(text):
+        sys.stdout.flush()
+        sys.stderr.write(text + "\n")
+        return 1
+
+    try:
+        with open(o.test_file, "rb"):
+            pass
+    except OSError:
+        return fail(f"can't open input file {o.test_file}")
+    if not _can_create(o.output_file):
+        return fail(f"can't open output file {o.output_file}")
+    if o.decision_values is not None and not _can_create(o.decision_values):
+        return fail(f"can't open output file {o.decision_values}")
+
+    from ..errors import ModelFormatError
+    from ..io.model_file import read_model
+
+    try:
+        model = read_model(o.model_file)
+    except ModelFormatError as e:
+        sys.stderr.write(f"{e}\n")
+        return fail(f"can't open model file {o.model_file}")
+    except (OSError, UnicodeError):
+        return fail(f"can't open model file {o.model_file}")
+
+    if o.probability:
+        if not model.check_probability_model():
+            return fail(MSG_NO_PROB)
+    elif model.check_probability_model():
+        info(MSG_PROB_DISABLED + "\n")
+
+    import numpy as np
+
+    from ..data import kernel_data
+    from ..io.atomic import atomic_write
+    from ..io.svmlight import read_svmlight
+    from ..probability import SVR_NOTE, predict_probability
+
+    data = read_svmlight(o.test_file, zero_based=o.zero_based,
+                         precomputed=model.kernel_type == 4)
+    kd = kernel_data(data.indptr, data.indices, data.values, kernel_type=model.kernel_type)
+    dec = model.decision_values(kd)
+
+    lines = []
+    if o.probability and model.is_regression:
+        info(SVR_NOTE % model.svr_probability())
+    if o.probability and not model.is_regression:
+        pred, probs = predict_probability(model, dec, info)
+        if model.svm_type == "one_class":
+            lines.append("label normal outlier")
+        else:
+            lines.append("labels" + "".join(" %d" % v for v in model.label))
+        probs_l = probs.tolist()
+        lines.extend("%g" % v + "".join([" %g" % p for p in row])
+                     for v, row in zip(pred.tolist(), probs_l))
+    else:
+        pred = model.predict_from_values(dec)
+        lines.extend(["%.17g" % v for v in pred.tolist()])
+
+    text = "\n".join(lines) + "\n" if lines else ""
+    with atomic_write(o.output_file) as f:
+        f.write(text)
+    if o.decision_values is not None:
+        with atomic_write(o.decision_values) as f:
+            f.write("".join(" ".join(["%.17g" % v for v in row]) + "\n" for row in dec.tolist()))
+
+    correct, total, error, sump, sumt, sumpp, sumtt, sumpt = _summary(
+        np.asarray(pred, np.float64), data.y)
+    if model.is_regression:
+        info("Mean squared error = %s (regression)\n" % _cfmt_g(_cdiv(error, total)))
+        num = (total * sumpt - sump * sumt) * (total * sumpt - sump * sumt)
+        den = (total * sumpp - sump * sump) * (total * sumtt - sumt * sumt)
+        info("Squared correlation coefficient = %s (regression)\n" % _cfmt_g(_cdiv(num, den)))
+    else:
+        acc = _cdiv(float(correct), float(total)) * 100
+        info("Accuracy = %s%% (%d/%d) (classification)\n" % (_cfmt_g(acc), correct, total))
+    return 0
