@@ -1,0 +1,266 @@
+"""svm-scale's logic (LIBSVM 3.37 ``svm-scale.c``), as a library: no argv, no exits.
+
+The data file is read once with :func:`read_svmlight` (``zero_based=True``, so bad input gives
+a ``FILE:LINE`` error instead of LIBSVM's silent misreads), then the three passes of
+svm-scale.c run on the arrays:
+
+* ranges: for every index ``1..max_index`` the min and max over all rows, where a row that
+  does not list a feature contributes a 0 (index 0 only gets its listed values); labels too.
+  ``max_index`` also covers the indices of a ``-r`` file. Ties between ``0.0`` and ``-0.0``
+  resolve as C's ``max``/``min`` macros do (the later one wins).
+* restore (``-r``) or save (``-s``) the ranges;
+* output, as produced: label ``%.17g``, then ``index:%g`` for every non-constant feature whose
+  scaled value is not 0 (a value equal to the min/max maps to exactly lower/upper), each
+  followed by a space, then a newline.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from .errors import LasvmError
+from .io.scale_file import ScaleFileError, read_range_file, write_range_file
+from .io.svmlight import read_svmlight
+
+__all__ = ["ScaleError", "ScaleFileError", "ScaleResult", "scale_file"]
+
+DBL_MAX = np.finfo(np.float64).max
+
+
+class ScaleError(LasvmError):
+    """svm-scale failures with LIBSVM's message (``can't open file X``)."""
+
+
+@dataclass
+class ScaleResult:
+    num_nonzeros: int
+    new_num_nonzeros: int
+
+
+@njit(cache=True)
+def _ranges(y, indptr, indices, values, max_index):
+    """svm-scale pass 2: (feature_min, feature_max, y_min, y_max) with C's tie rules."""
+    n = y.shape[0]
+    fmin = np.full(max_index + 1, DBL_MAX)
+    fmax = np.full(max_index + 1, -DBL_MAX)
+    count = np.zeros(max_index + 1, dtype=np.int64)
+    last_present = np.full(max_index + 1, -1, dtype=np.int64)
+    run = np.zeros(max_index + 1, dtype=np.int64)  # consecutive rows ending at last_present
+    last_zero_row = np.full(max_index + 1, -1, dtype=np.int64)
+    last_zero_val = np.zeros(max_index + 1)
+    y_min = DBL_MAX
+    y_max = -DBL_MAX
+    for r in range(n):
+        t = y[r]
+        y_max = y_max if y_max > t else t
+        y_min = y_min if y_min < t else t
+        for k in range(indptr[r], indptr[r + 1]):
+            i = indices[k]
+            v = values[k]
+            fmax[i] = fmax[i] if fmax[i] > v else v
+            fmin[i] = fmin[i] if fmin[i] < v else v
+            count[i] += 1
+            if last_present[i] == r - 1:
+                run[i] += 1
+            else:
+                run[i] = 1
+            last_present[i] = r
+            if v == 0.0:
+                last_zero_row[i] = r
+                last_zero_val[i] = v
+    # rows that do not list feature i >= 1 contribute an implicit +0.0
+    for i in range(1, max_index + 1):
+        if count[i] >= n:
+            continue
+        if last_present[i] != n - 1:
+            last_missing = n - 1
+        else:
+            last_missing = n - 1 - run[i]
+        if not fmax[i] > 0.0:
+            if fmax[i] < 0.0 or last_missing > last_zero_row[i]:
+                fmax[i] = 0.0
+            else:
+                fmax[i] = last_zero_val[i]
+        if not fmin[i] < 0.0:
+            if fmin[i] > 0.0 or last_missing > last_zero_row[i]:
+                fmin[i] = 0.0
+            else:
+                fmin[i] = last_zero_val[i]
+    return fmin, fmax, y_min, y_max
+
+
+@njit(cache=True, inline="always")
+def _scaled(v, lo, hi, lower, upper):
+    if v == lo:
+        return lower
+    if v == hi:
+        return upper
+    return lower + (upper - lower) * (v - lo) / (hi - lo)
+
+
+@njit(cache=True)
+def _scale_rows(indptr, indices, values, r0, r1, fmin, fmax, lower, upper, zidx, zval):
+    """Scaled nonzero entries of rows r0..r1-1: (ptr, idx, val), ptr relative to the block.
+
+    ``zidx``/``zval``: the features (ascending, >= 1) whose implicit 0 scales to non-zero, and
+    that value; they are merged with the row's listed entries.
+    """
+    nr = r1 - r0
+    cap = (indptr[r1] - indptr[r0]) + nr * zidx.shape[0]
+    ptr = np.zeros(nr + 1, dtype=np.int64)
+    oidx = np.empty(cap, dtype=np.int32)
+    oval = np.empty(cap, dtype=np.float64)
+    m = 0
+    nz = zidx.shape[0]
+    for r in range(r0, r1):
+        k = indptr[r]
+        kend = indptr[r + 1]
+        z = 0
+        while k < kend or z < nz:
+            if k < kend and (z >= nz or indices[k] <= zidx[z]):
+                i = indices[k]
+                if z < nz and zidx[z] == i:
+                    z += 1
+                lo = fmin[i]
+                hi = fmax[i]
+                k += 1
+                if hi == lo:
+                    continue
+                s = _scaled(values[k - 1], lo, hi, lower, upper)
+            else:
+                i = zidx[z]
+                s = zval[z]
+                z += 1
+            if s != 0.0:
+                oidx[m] = i
+                oval[m] = s
+                m += 1
+        ptr[r - r0 + 1] = m
+    return ptr, oidx[:m].copy(), oval[:m].copy()
+
+
+def _format_block(labels, ptr, oidx, oval):
+    idx = oidx.tolist()
+    val = oval.tolist()
+    p = ptr.tolist()
+    out = []
+    for r, label in enumerate(labels):
+        a, b = p[r], p[r + 1]
+        args = [label]
+        for k in range(a, b):
+            args.append(idx[k])
+            args.append(val[k])
+        out.append(("%.17g " + "%d:%g " * (b - a) + "\n") % tuple(args))
+    return "".join(out)
+
+
+def scale_file(data_path, out, err=None, *, lower=-1.0, upper=1.0, y_range=None,
+               save_path=None, restore_path=None, block_rows=2048) -> ScaleResult:
+    """Scale ``data_path`` as ``svm-scale`` does, writing the data to the text stream ``out``
+    as it is produced and warnings to ``err`` (default sys.stderr).
+
+    ``y_range`` is ``(y_lower, y_upper)`` or None. Option checks (lower < upper, -r with -s)
+    belong to the caller. Raises ScaleError / ScaleFileError / InputFormatError.
+    """
+    if err is None:
+        err = sys.stderr
+    data_name = os.fspath(data_path)
+    if not os.path.isfile(data_name) or not os.access(data_name, os.R_OK):
+        raise ScaleError(f"can't open file {data_name}")
+    rng = None
+    max_index = 0
+    if restore_path is not None:
+        try:
+            rng = read_range_file(restore_path)
+        except OSError:
+            raise ScaleError(f"can't open file {os.fspath(restore_path)}") from None
+        max_index = max(max_index, rng.max_index)
+    try:
+        data = read_svmlight(data_name, zero_based=True)
+    except OSError:
+        raise ScaleError(f"can't open file {data_name}") from None
+    max_index = max(max_index, data.max_index)
+    num_nonzeros = int(data.indices.shape[0])
+    min_index = min(1, int(data.indices.min())) if num_nonzeros else 1
+    if min_index < 1:
+        err.write(f"WARNING: minimal feature index is {min_index}, but indices should start "
+                  "from 1\n")
+
+    fmin, fmax, y_min, y_max = _ranges(data.y, data.indptr, data.indices, data.values,
+                                       max_index)
+    y_scaling = y_range is not None
+    y_lower, y_upper = (y_range if y_scaling else (0.0, 0.0))
+
+    if rng is not None:
+        if rng.y is not None:
+            y_lower, y_upper, y_min, y_max = rng.y
+            y_scaling = True
+        if rng.x is not None:
+            lower, upper = rng.x
+            restore_name = os.fspath(restore_path)
+            next_index = 1
+            for idx, lo, hi in rng.features:
+                if idx < 0 or idx > max_index:
+                    continue
+                for i in range(next_index, idx):
+                    _unseen(err, fmin, fmax, i, data_name, restore_name)
+                fmin[idx] = lo
+                fmax[idx] = hi
+                next_index = idx + 1
+            for i in range(next_index, max_index + 1):
+                _unseen(err, fmin, fmax, i, data_name, restore_name)
+
+    if save_path is not None:
+        y_block = (y_lower, y_upper, y_min, y_max) if y_scaling else None
+        try:
+            write_range_file(save_path, lower, upper, fmin, fmax, max_index, y_block)
+        except OSError:
+            raise ScaleError(f"can't open file {os.fspath(save_path)}") from None
+        if min_index < 1:
+            err.write("WARNING: scaling factors with indices smaller than 1 are not stored to "
+                      f"the file {os.fspath(save_path)}.\n")
+
+    # pass 3: scale, writing as we go
+    labels = data.y
+    if y_scaling:
+        with np.errstate(all="ignore"):
+            scaled_y = y_lower + (y_upper - y_lower) * (labels - y_min) / (y_max - y_min)
+        labels = np.where(labels == y_min, y_lower, np.where(labels == y_max, y_upper, scaled_y))
+    lower = float(lower)
+    upper = float(upper)
+    feat = np.arange(1, max_index + 1)
+    lo = fmin[1:]
+    hi = fmax[1:]
+    with np.errstate(all="ignore"):
+        zs = np.where(0.0 == lo, lower,
+                      np.where(0.0 == hi, upper, lower + (upper - lower) * (0.0 - lo) / (hi - lo)))
+    keep = (lo != hi) & (zs != 0.0)
+    zidx = feat[keep].astype(np.int32)
+    zval = zs[keep].astype(np.float64)
+    new_num_nonzeros = 0
+    n = data.n
+    for r0 in range(0, n, block_rows):
+        r1 = min(n, r0 + block_rows)
+        ptr, oidx, oval = _scale_rows(data.indptr, data.indices, data.values, r0, r1, fmin,
+                                      fmax, lower, upper, zidx, zval)
+        new_num_nonzeros += int(ptr[-1])
+        out.write(_format_block(labels[r0:r1].tolist(), ptr, oidx, oval))
+    if new_num_nonzeros > num_nonzeros:
+        err.write(f"WARNING: original #nonzeros {num_nonzeros}\n"
+                  f"       > new      #nonzeros {new_num_nonzeros}\n"
+                  "If feature values are non-negative and sparse, use -l 0 rather than the "
+                  "default -l -1\n")
+    return ScaleResult(num_nonzeros, new_num_nonzeros)
+
+
+def _unseen(err, fmin, fmax, i, data_name, restore_name):
+    if fmin[i] != fmax[i]:
+        err.write(f"WARNING: feature index {i} appeared in file {data_name} was not seen in the "
+                  f"scaling factor file {restore_name}. The feature is scaled to 0.\n")
+        fmin[i] = 0.0
+        fmax[i] = 0.0
