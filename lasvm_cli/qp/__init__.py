@@ -1,0 +1,38 @@
+"""The SMO decomposition core: state, steps, working-set selection and the loop.
+
+The QP (LIBSVM's ``Solver`` header, Fan, Chen & Lin 2005), over positions 0..l-1:
+
+    min_a  0.5 a'Qa + p'a   s.t.  y'a = Delta,  0 <= a_t <= C_t,   Q_st = y_s y_t K(x_s, x_t)
+
+K comes from the shared row cache (:mod:`lasvm_cli.cache`, rows of K, not Q); the core forms
+y_s y_t K_st on the fly, which is exact in floating point, so its arithmetic is LIBSVM's.
+Internally the core keeps LIBSVM's unsigned variables ``a`` and gradient ``G = Qa + p``. The
+signed form of STYLE 6.2 (alpha = y a, g = -y G for p = -1) is what the solver adapters hand
+back (sv_coef = alpha) and what :mod:`lasvm_cli.qp.steps` offers to LASVM.
+
+:class:`SmoState` is a namedtuple of arrays, all in *position order* (the cache's ``perm`` maps
+positions to example ids; shrinking swaps positions and tells the cache). Scalars live in the
+``ist`` (int64) and ``fst`` (float64) arrays at the named indices below.
+"""
+
+from collections import namedtuple
+
+SmoState = namedtuple("SmoState", "alpha y G G_bar p C QD status ist fst")
+
+# alpha status (LIBSVM's alpha_status)
+LOWER, UPPER, FREE = 0, 1, 2
+
+# working-set selection codes
+WS_MVP, WS_SO, WS_HMG = 0, 1, 2
+WS_CODES = {"mvp": WS_MVP, "so": WS_SO, "hmg": WS_HMG}
+
+# ist indices
+(ACTIVE, COUNTER, UNSHRINK, ITER, MAX_ITER, PREV_I, PREV_J, SHRINKING, WS, FINAL_KKT,
+ N_SHRINK, N_RECON, N_MG, N_FALLBACK, N_KKT_CONT, N_MG_EXTRA_ROWS, N_SHRUNK_VARS,
+ N_WARN_H0, LAST_KIND, N_IST) = range(20)
+
+# fst indices
+EPS, VIOL, ETA, N_FST = range(4)
+
+# return codes of smo_run
+RUNNING, OPTIMAL, MAX_ITER_REACHED = 0, 1, 2

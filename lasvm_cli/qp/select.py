@@ -1,0 +1,229 @@
+"""Working-set selection: MVP, SO (LIBSVM's WSS2) and HMG, one signature for all.
+
+    select_*(st, c, kd, kp) -> (i, j, violation)       i = -1 means "optimal, stop"
+
+over the active positions [0, active). Notation (LIBSVM, minimisation, G = Qa + p):
+I_up = {t | y_t = +1, a_t < C_t} u {t | y_t = -1, a_t > 0}, I_low the mirror image,
+m = max_{I_up} -y_t G_t, M = min_{I_low} -y_t G_t; the pair is violating when m - M > 0.
+
+* MVP (Keerthi et al. 2001; LIBSVM 2.71): i = argmax m, j = argmin M; stop when m - M < eps.
+  Needs no kernel row.
+* SO (Fan, Chen & Lin 2005, WSS2; svm.cpp ``select_working_set``): i as MVP, then
+  j = argmin_{t in I_low, -y_tG_t < m} -(m + y_tG_t)^2 / a_it with a_it = QD_i + QD_t - 2 K_it
+  (TAU = 1e-12 when a_it <= 0); ties: ``>=`` for i and ``<=`` for j, i.e. the last index wins,
+  as in LIBSVM. Stop when m - M < eps or no j qualifies. Needs row i.
+* HMG (Glasmachers & Igel 2006, section 2.4; research/seed-003-hmg.md 1.11): with the previous
+  working set {p1, p2} (example ids, kept in ist[PREV_I], ist[PREV_J]):
+  - if there is none, or either has been shrunk, or both a_p are within eta*C_p of a bound
+    (eta = 1e-8): one MVP step (the paper's fallback; MVP rather than SO because that is the
+    algorithm the paper proves convergent and evaluates; Shark's SO fallback is a deviation);
+  - else MG: the pair {p, b}, p in {p1, p2}, b active and not in {p1, p2}, of largest exact
+    clipped gain (steps.pair_gain); stop when |mu*| < eps (the paper's MG stopping rule).
+    Uses only rows p1 and p2, both cached by the previous update: at most one new row (b's)
+    per MG iteration.
+  - ``final_kkt_check`` (ist[FINAL_KKT], off by default; not in the paper): an MG stop is
+    accepted only if the MVP gap is < eps as well, otherwise an MVP step is taken.
+"""
+
+import numba
+import numpy as np
+
+from ..cache import cache_get
+from . import (ACTIVE, ETA, EPS, FINAL_KKT, FREE, LAST_KIND, LOWER, N_FALLBACK, N_KKT_CONT,
+               N_MG, PREV_I, PREV_J, UPPER, WS, WS_HMG, WS_MVP)
+from .steps import TAU, pair_gain
+
+_NJIT = dict(cache=True, nogil=True)
+INF = np.inf
+
+
+@numba.njit(**_NJIT)
+def select_mvp(st, c, kd, kp):
+    y, G, status = st.y, st.G, st.status
+    active = st.ist[ACTIVE]
+    Gmax = -INF   # m = max over I_up of -y G
+    Gmax2 = -INF  # -M = max over I_low of y G
+    imax = -1
+    jmax = -1
+    for t in range(active):
+        if y[t] > 0:
+            if status[t] != UPPER and -G[t] >= Gmax:
+                Gmax = -G[t]
+                imax = t
+            if status[t] != LOWER and G[t] >= Gmax2:
+                Gmax2 = G[t]
+                jmax = t
+        else:
+            if status[t] != LOWER and G[t] >= Gmax:
+                Gmax = G[t]
+                imax = t
+            if status[t] != UPPER and -G[t] >= Gmax2:
+                Gmax2 = -G[t]
+                jmax = t
+    viol = Gmax + Gmax2
+    st.ist[LAST_KIND] = 0
+    if viol < st.fst[EPS] or imax < 0 or jmax < 0:
+        return -1, -1, viol
+    return imax, jmax, viol
+
+
+@numba.njit(**_NJIT)
+def select_so(st, c, kd, kp):
+    y, G, status, QD = st.y, st.G, st.status, st.QD
+    active = st.ist[ACTIVE]
+    Gmax = -INF
+    Gmax2 = -INF
+    imax = -1
+    jmin = -1
+    obj_diff_min = INF
+    for t in range(active):
+        if y[t] > 0:
+            if status[t] != UPPER and -G[t] >= Gmax:
+                Gmax = -G[t]
+                imax = t
+        else:
+            if status[t] != LOWER and G[t] >= Gmax:
+                Gmax = G[t]
+                imax = t
+    st.ist[LAST_KIND] = 1
+    if imax < 0:
+        return -1, -1, -INF
+    i = imax
+    Ki = cache_get(c, kd, kp, c.perm[i], active)
+    QDi = QD[i]
+    for t in range(active):
+        if y[t] > 0:
+            if status[t] != LOWER:
+                grad_diff = Gmax + G[t]
+                if G[t] >= Gmax2:
+                    Gmax2 = G[t]
+                if grad_diff > 0.0:
+                    quad_coef = QDi + QD[t] - 2.0 * np.float64(Ki[t])
+                    if quad_coef > 0.0:
+                        obj_diff = -(grad_diff * grad_diff) / quad_coef
+                    else:
+                        obj_diff = -(grad_diff * grad_diff) / TAU
+                    if obj_diff <= obj_diff_min:
+                        jmin = t
+                        obj_diff_min = obj_diff
+        else:
+            if status[t] != UPPER:
+                grad_diff = Gmax - G[t]
+                if -G[t] >= Gmax2:
+                    Gmax2 = -G[t]
+                if grad_diff > 0.0:
+                    quad_coef = QDi + QD[t] - 2.0 * np.float64(Ki[t])
+                    if quad_coef > 0.0:
+                        obj_diff = -(grad_diff * grad_diff) / quad_coef
+                    else:
+                        obj_diff = -(grad_diff * grad_diff) / TAU
+                    if obj_diff <= obj_diff_min:
+                        jmin = t
+                        obj_diff_min = obj_diff
+    viol = Gmax + Gmax2
+    if viol < st.fst[EPS] or jmin < 0:
+        return -1, -1, viol
+    return imax, jmin, viol
+
+
+@numba.njit(**_NJIT)
+def _near_bound(st, t):
+    a = st.alpha[t]
+    ec = st.fst[ETA] * st.C[t]
+    return a <= ec or a >= st.C[t] - ec
+
+
+@numba.njit(**_NJIT)
+def _mg_scan(st, Kp, p, q, best_gain, best_p, best_b, best_mu):
+    """Best gain over pairs {p, b}, b active, b not in {p, q} (signed form, steps.pair_gain)."""
+    y, G, alpha, C, QD = st.y, st.G, st.alpha, st.C, st.QD
+    active = st.ist[ACTIVE]
+    yp = y[p]
+    gp = -yp * G[p]
+    ap = yp * alpha[p]
+    Ap = 0.0 if yp > 0 else -C[p]
+    Bp = C[p] if yp > 0 else 0.0
+    QDp = QD[p]
+    for b in range(active):
+        if b == p or b == q:
+            continue
+        yb = y[b]
+        kappa = QDp + QD[b] - 2.0 * np.float64(Kp[b])
+        if yb > 0:
+            gain, mu = pair_gain(gp, -G[b], ap, alpha[b], Ap, Bp, 0.0, C[b], kappa)
+        else:
+            gain, mu = pair_gain(gp, G[b], ap, -alpha[b], Ap, Bp, -C[b], 0.0, kappa)
+        if gain > best_gain:
+            best_gain = gain
+            best_p = p
+            best_b = b
+            best_mu = mu
+    return best_gain, best_p, best_b, best_mu
+
+
+@numba.njit(**_NJIT)
+def select_hmg(st, c, kd, kp):
+    active = st.ist[ACTIVE]
+    k1 = st.ist[PREV_I]
+    k2 = st.ist[PREV_J]
+    use_mvp = k1 < 0
+    if not use_mvp:
+        p1 = c.pos[k1]
+        p2 = c.pos[k2]
+        use_mvp = p1 >= active or p2 >= active or (_near_bound(st, p1) and _near_bound(st, p2))
+    if use_mvp:
+        st.ist[N_FALLBACK] += 1
+        i, j, viol = select_mvp(st, c, kd, kp)
+        if i < 0:
+            st.ist[N_FALLBACK] -= 1
+        return i, j, viol
+    K1 = cache_get(c, kd, kp, k1, active)
+    K2 = cache_get(c, kd, kp, k2, active)
+    g, bp, bb, mu = _mg_scan(st, K1, p1, p2, 0.0, -1, -1, 0.0)
+    g, bp, bb, mu = _mg_scan(st, K2, p2, p1, g, bp, bb, mu)
+    st.ist[LAST_KIND] = 2
+    viol = abs(mu)
+    if bp < 0 or viol < st.fst[EPS]:
+        if st.ist[FINAL_KKT] != 0:
+            i, j, v2 = select_mvp(st, c, kd, kp)
+            if i >= 0:
+                st.ist[N_KKT_CONT] += 1
+                st.ist[N_FALLBACK] += 1
+                return i, j, v2
+        return -1, -1, viol
+    st.ist[N_MG] += 1
+    return bp, bb, viol
+
+
+@numba.njit(**_NJIT)
+def select(st, c, kd, kp):
+    """Dispatch on ist[WS] (WS_MVP, WS_SO, WS_HMG)."""
+    ws = st.ist[WS]
+    if ws == WS_MVP:
+        return select_mvp(st, c, kd, kp)
+    if ws == WS_HMG:
+        return select_hmg(st, c, kd, kp)
+    return select_so(st, c, kd, kp)
+
+
+@numba.njit(**_NJIT)
+def kkt_gap(st, n):
+    """m(a) - M(a) over positions [0, n) (the MVP violation; <= eps at an SO/MVP exit)."""
+    y, G, status = st.y, st.G, st.status
+    m = -INF
+    M2 = -INF
+    for t in range(n):
+        if y[t] > 0:
+            if status[t] != UPPER:
+                m = max(m, -G[t])
+            if status[t] != LOWER:
+                M2 = max(M2, G[t])
+        else:
+            if status[t] != LOWER:
+                m = max(m, G[t])
+            if status[t] != UPPER:
+                M2 = max(M2, -G[t])
+    return m + M2
+
+
+_ = FREE  # re-exported names used by callers

@@ -1,0 +1,321 @@
+"""The SMO loop (LIBSVM's ``Solver::Solve``, Fan, Chen & Lin 2005) over the shared row cache.
+
+Solves  min_a 0.5 a'Qa + p'a  s.t. y'a = const, 0 <= a_t <= C_t  (see :mod:`lasvm_cli.qp`) from a
+feasible start, exactly as LIBSVM 3.37 does: shrinking every min(l, 1000) iterations with its
+``be_shrunk`` rules, one unshrink (gradient reconstruction from G_bar) the first time the
+violation is <= 10 eps, a reconstruction and re-check whenever the shrunk problem looks optimal,
+G_bar updated with full rows when a variable enters or leaves its upper bound, rows requested
+over the active set only (``get_Q(i, active_size)``), and LIBSVM's ``calculate_rho``.
+
+The row source is the cache over any KernelData: for tests, a precomputed kernel (kernels'
+PRECOMPUTED kind) feeds any explicit PSD matrix through the same code path.
+
+Python drives :func:`smo_run` in chunks (``n_steps`` iterations), so a progress callback and
+Ctrl-C run between chunks; the chunking does not change the iterates.
+"""
+
+import numba
+import numpy as np
+
+from ..cache import cache_get, cache_swap
+from ..kernels import kernel_diagonal
+from . import (ACTIVE, COUNTER, EPS, ETA, FINAL_KKT, FREE, ITER, LAST_KIND, LOWER, MAX_ITER,
+               MAX_ITER_REACHED, N_FST, N_IST, N_MG_EXTRA_ROWS, N_RECON, N_SHRINK,
+               N_SHRUNK_VARS, N_WARN_H0, OPTIMAL, PREV_I, PREV_J, RUNNING, SHRINKING, UNSHRINK,
+               UPPER, VIOL, WS, WS_HMG, SmoState)
+from .select import select
+from .steps import step_libsvm
+
+_NJIT = dict(cache=True, nogil=True)
+INF = np.inf
+CACHE_MISSES = 1  # cache.stats index (kept local to avoid importing a private name)
+
+
+def make_state(kd, kp, y, p, C, alpha0=None, *, ws=1, eps=1e-3, shrinking=True, max_iter=None,
+               final_kkt_check=False, eta=1e-8):
+    """SmoState for l variables (Python; converts dtypes at the boundary)."""
+    l = y.shape[0]
+    st = SmoState(
+        alpha=np.zeros(l) if alpha0 is None else np.array(alpha0, np.float64),
+        y=np.ascontiguousarray(y, np.float64),
+        G=np.zeros(l),
+        G_bar=np.zeros(l),
+        p=np.ascontiguousarray(p, np.float64).copy(),
+        C=np.ascontiguousarray(C, np.float64).copy(),
+        QD=np.zeros(l),
+        status=np.zeros(l, np.int8),
+        ist=np.zeros(N_IST, np.int64),
+        fst=np.zeros(N_FST, np.float64),
+    )
+    kernel_diagonal(kd, kp, st.QD)
+    ist = st.ist
+    ist[ACTIVE] = l
+    ist[COUNTER] = min(l, 1000) + 1
+    ist[MAX_ITER] = max(10000000, 100 * l) if max_iter is None else int(max_iter)
+    ist[PREV_I] = ist[PREV_J] = -1
+    ist[SHRINKING] = int(bool(shrinking))
+    ist[WS] = int(ws)
+    ist[FINAL_KKT] = int(bool(final_kkt_check))
+    st.fst[EPS] = eps
+    st.fst[ETA] = eta
+    st.fst[VIOL] = INF
+    return st
+
+
+@numba.njit(**_NJIT)
+def _update_status(st, t):
+    if st.alpha[t] >= st.C[t]:
+        st.status[t] = UPPER
+    elif st.alpha[t] <= 0.0:
+        st.status[t] = LOWER
+    else:
+        st.status[t] = FREE
+
+
+@numba.njit(**_NJIT)
+def smo_init(st, c, kd, kp):
+    """Statuses, G = Qa + p and G_bar from the starting a (full rows for a_t > 0)."""
+    l = st.y.shape[0]
+    y, G, G_bar = st.y, st.G, st.G_bar
+    for t in range(l):
+        _update_status(st, t)
+        G[t] = st.p[t]
+        G_bar[t] = 0.0
+    for i in range(l):
+        if st.status[i] != LOWER:
+            Ki = cache_get(c, kd, kp, c.perm[i], l)
+            yi = y[i]
+            ai = st.alpha[i]
+            for t in range(l):
+                G[t] += ai * (yi * y[t] * np.float64(Ki[t]))
+            if st.status[i] == UPPER:
+                for t in range(l):
+                    G_bar[t] += st.C[i] * (yi * y[t] * np.float64(Ki[t]))
+
+
+@numba.njit(**_NJIT)
+def _swap(st, c, i, j):
+    """LIBSVM's swap_index: every position-order array, and the cache's columns."""
+    cache_swap(c, i, j)
+    for a in (st.y, st.G, st.G_bar, st.alpha, st.p, st.C, st.QD):
+        t = a[i]
+        a[i] = a[j]
+        a[j] = t
+    s = st.status[i]
+    st.status[i] = st.status[j]
+    st.status[j] = s
+
+
+@numba.njit(**_NJIT)
+def reconstruct_gradient(st, c, kd, kp):
+    """G on the inactive positions from G_bar and the free variables (LIBSVM's choice of loop)."""
+    l = st.y.shape[0]
+    active = st.ist[ACTIVE]
+    if active == l:
+        return
+    y, G, alpha, status = st.y, st.G, st.alpha, st.status
+    st.ist[N_RECON] += 1
+    for t in range(active, l):
+        G[t] = st.G_bar[t] + st.p[t]
+    nr_free = 0
+    for t in range(active):
+        if status[t] == FREE:
+            nr_free += 1
+    if 2 * nr_free < active:
+        st.ist[N_WARN_H0] += 1
+    if nr_free * l > 2 * active * (l - active):
+        for i in range(active, l):
+            Ki = cache_get(c, kd, kp, c.perm[i], active)
+            yi = y[i]
+            for t in range(active):
+                if status[t] == FREE:
+                    G[i] += alpha[t] * (yi * y[t] * np.float64(Ki[t]))
+    else:
+        for i in range(active):
+            if status[i] == FREE:
+                Ki = cache_get(c, kd, kp, c.perm[i], l)
+                yi = y[i]
+                ai = alpha[i]
+                for t in range(active, l):
+                    G[t] += ai * (yi * y[t] * np.float64(Ki[t]))
+
+
+@numba.njit(**_NJIT)
+def _be_shrunk(st, t, Gmax1, Gmax2):
+    s = st.status[t]
+    if s == UPPER:
+        if st.y[t] > 0:
+            return -st.G[t] > Gmax1
+        return -st.G[t] > Gmax2
+    if s == LOWER:
+        if st.y[t] > 0:
+            return st.G[t] > Gmax2
+        return st.G[t] > Gmax1
+    return False
+
+
+@numba.njit(**_NJIT)
+def _keep(st, c, t):
+    """HMG never shrinks its previous working set (Shark; research note seed-003 3.3)."""
+    if st.ist[WS] != WS_HMG or st.ist[PREV_I] < 0:
+        return False
+    k = c.perm[t]
+    return k == st.ist[PREV_I] or k == st.ist[PREV_J]
+
+
+@numba.njit(**_NJIT)
+def do_shrinking(st, c, kd, kp):
+    y, G, status = st.y, st.G, st.status
+    l = y.shape[0]
+    active = st.ist[ACTIVE]
+    Gmax1 = -INF
+    Gmax2 = -INF
+    for t in range(active):
+        if y[t] > 0:
+            if status[t] != UPPER and -G[t] >= Gmax1:
+                Gmax1 = -G[t]
+            if status[t] != LOWER and G[t] >= Gmax2:
+                Gmax2 = G[t]
+        else:
+            if status[t] != UPPER and -G[t] >= Gmax2:
+                Gmax2 = -G[t]
+            if status[t] != LOWER and G[t] >= Gmax1:
+                Gmax1 = G[t]
+    if st.ist[UNSHRINK] == 0 and Gmax1 + Gmax2 <= st.fst[EPS] * 10.0:
+        st.ist[UNSHRINK] = 1
+        reconstruct_gradient(st, c, kd, kp)
+        st.ist[ACTIVE] = l
+        active = l
+    before = active
+    i = 0
+    while i < active:
+        if _be_shrunk(st, i, Gmax1, Gmax2) and not _keep(st, c, i):
+            active -= 1
+            while active > i:
+                if not (_be_shrunk(st, active, Gmax1, Gmax2) and not _keep(st, c, active)):
+                    _swap(st, c, i, active)
+                    break
+                active -= 1
+        i += 1
+    st.ist[ACTIVE] = active
+    if active < before:
+        st.ist[N_SHRINK] += 1
+        st.ist[N_SHRUNK_VARS] += before - active
+
+
+@numba.njit(**_NJIT)
+def _take_step(st, c, kd, kp, i, j):
+    """LIBSVM's update of a_i, a_j, then G (active part) and G_bar (full rows on status change)."""
+    y, G, alpha = st.y, st.G, st.alpha
+    l = y.shape[0]
+    active = st.ist[ACTIVE]
+    Ki = cache_get(c, kd, kp, c.perm[i], active)
+    Kj = cache_get(c, kd, kp, c.perm[j], active)
+    Ci = st.C[i]
+    Cj = st.C[j]
+    old_ai = alpha[i]
+    old_aj = alpha[j]
+    quad_coef = st.QD[i] + st.QD[j] - 2.0 * np.float64(Ki[j])
+    ai, aj = step_libsvm(old_ai, old_aj, y[i], y[j], G[i], G[j], Ci, Cj, quad_coef)
+    alpha[i] = ai
+    alpha[j] = aj
+    # Q_it * da_i = y_t * (K_it * (y_i da_i)) bit for bit (sign flips are exact)
+    sdi = y[i] * (ai - old_ai)
+    sdj = y[j] * (aj - old_aj)
+    for t in range(active):
+        G[t] += y[t] * (np.float64(Ki[t]) * sdi + np.float64(Kj[t]) * sdj)
+    ui = st.status[i] == UPPER
+    uj = st.status[j] == UPPER
+    _update_status(st, i)
+    _update_status(st, j)
+    if ui != (st.status[i] == UPPER):
+        Ki = cache_get(c, kd, kp, c.perm[i], l)
+        f = -Ci * y[i] if ui else Ci * y[i]
+        for t in range(l):
+            st.G_bar[t] += y[t] * (np.float64(Ki[t]) * f)
+    if uj != (st.status[j] == UPPER):
+        Kj = cache_get(c, kd, kp, c.perm[j], l)
+        f = -Cj * y[j] if uj else Cj * y[j]
+        for t in range(l):
+            st.G_bar[t] += y[t] * (np.float64(Kj[t]) * f)
+
+
+@numba.njit(**_NJIT)
+def smo_run(st, c, kd, kp, n_steps):
+    """Run at most ``n_steps`` iterations; returns RUNNING, OPTIMAL or MAX_ITER_REACHED.
+
+    Counters in st.ist: ITER, N_SHRINK, N_RECON, N_MG, N_FALLBACK, N_MG_EXTRA_ROWS (MG
+    iterations that computed more than one row in selection + update: must stay 0 without
+    shrinking, where no tails need extending).
+    """
+    ist = st.ist
+    l = st.y.shape[0]
+    steps = 0
+    while ist[ITER] < ist[MAX_ITER]:
+        if steps >= n_steps:
+            return RUNNING
+        ist[COUNTER] -= 1
+        if ist[COUNTER] == 0:
+            ist[COUNTER] = min(l, 1000)
+            if ist[SHRINKING] != 0:
+                do_shrinking(st, c, kd, kp)
+        misses0 = c.stats[CACHE_MISSES]
+        i, j, viol = select(st, c, kd, kp)
+        if i < 0:
+            reconstruct_gradient(st, c, kd, kp)
+            ist[ACTIVE] = l
+            misses0 = c.stats[CACHE_MISSES]
+            i, j, viol = select(st, c, kd, kp)
+            if i < 0:
+                st.fst[VIOL] = viol
+                return OPTIMAL
+            ist[COUNTER] = 1
+        st.fst[VIOL] = viol
+        ist[ITER] += 1
+        steps += 1
+        _take_step(st, c, kd, kp, i, j)
+        if ist[LAST_KIND] == 2 and c.stats[CACHE_MISSES] - misses0 > 1:
+            ist[N_MG_EXTRA_ROWS] += 1
+        ist[PREV_I] = c.perm[i]
+        ist[PREV_J] = c.perm[j]
+    if ist[ACTIVE] < l:
+        reconstruct_gradient(st, c, kd, kp)
+        ist[ACTIVE] = l
+    return MAX_ITER_REACHED
+
+
+@numba.njit(**_NJIT)
+def calculate_rho(st):
+    """LIBSVM's rho: the mean of y_t G_t over free variables, else the middle of [lb, ub]."""
+    y, G, status = st.y, st.G, st.status
+    nr_free = 0
+    ub = INF
+    lb = -INF
+    sum_free = 0.0
+    for t in range(st.ist[ACTIVE]):
+        yG = y[t] * G[t]
+        if status[t] == UPPER:
+            if y[t] < 0:
+                ub = min(ub, yG)
+            else:
+                lb = max(lb, yG)
+        elif status[t] == LOWER:
+            if y[t] > 0:
+                ub = min(ub, yG)
+            else:
+                lb = max(lb, yG)
+        else:
+            nr_free += 1
+            sum_free += yG
+    if nr_free > 0:
+        return sum_free / nr_free
+    return (ub + lb) / 2.0
+
+
+@numba.njit(**_NJIT)
+def objective(st):
+    """0.5 a'Qa + p'a = 0.5 sum_t a_t (G_t + p_t) (needs the full gradient)."""
+    v = 0.0
+    for t in range(st.y.shape[0]):
+        v += st.alpha[t] * (st.G[t] + st.p[t])
+    return v / 2.0
