@@ -320,3 +320,32 @@ def test_library_streams(tmp_path):
     res = scale_file(str(p), out, err, block_rows=1)
     assert out.getvalue() == reference_scale(HAND)[0]
     assert res.num_nonzeros == 7 and res.new_num_nonzeros == 7
+
+
+def test_fast_g_formatter_matches_printf():
+    """The Numba %g writer equals C/Python '%g' or asks for the exact path (-1)."""
+    import random
+
+    from lasvm_cli.scale import _put_g
+
+    buf = np.empty(64, dtype=np.uint8)
+    rng = random.Random(7)
+    vals = [1e-5, 1e-4, 99999.95, 999999.5, 9999995.0, 123456.5, 0.1, 1e6, 1e5, 1e-300,
+            -0.0, 2.5e-5, 999999.4999, 0.000123456789, -123.456789e10]
+    for _ in range(50000):
+        k = rng.random()
+        if k < 0.4:
+            vals.append(rng.gauss(0, 1) * 10.0 ** rng.randint(-12, 12))
+        elif k < 0.6:
+            vals.append(rng.randint(-10**7, 10**7) / 10 ** rng.randint(0, 9))
+        elif k < 0.8:
+            vals.append((2 * rng.random() - 1) * 10.0 ** rng.randint(-300, 300))
+        else:
+            vals.append(-1 + 2 * rng.randint(0, 255) / 255.0)
+    fast = 0
+    for v in vals:
+        m = _put_g(buf, 0, v)
+        if m >= 0:
+            fast += 1
+            assert buf[:m].tobytes().decode() == "%g" % v, v
+    assert fast > len(vals) // 2
