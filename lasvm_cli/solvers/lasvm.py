@@ -1,0 +1,677 @@
+"""LASVM: online SVM with PROCESS / REPROCESS direction searches (Bordes, Ertekin, Weston &
+Bottou 2005, "Fast kernel classifiers with online and active learning", JMLR 6, §3-§4).
+
+The QP (signed formulation, paper eq. 9; STYLE.md §6.2), for labels y_i = ±1:
+
+    max_alpha  W(alpha) = sum_i alpha_i y_i - 1/2 sum_ij alpha_i alpha_j K_ij
+    subject to sum_i alpha_i = 0,   A_i <= alpha_i <= B_i,
+               A_i = min(0, y_i C_i),  B_i = max(0, y_i C_i),  C_i = Cp (y_i = +1) or Cn (y_i = -1)
+
+with gradient g_i = y_i - sum_j alpha_j K_ij (LIBSVM's y_i G_i = -g_i). LIBSVM's dual objective
+is 0.5 a'Qa - e'a = -W; ``sv_coef`` = alpha, ``rho`` = -b = -(g_max + g_min)/2.
+
+Structure (STYLE.md §6.3). The expansion S is the position prefix [0, n_S); ``pos2ex``/``ex2pos``
+map positions to example ids and back, and every reordering is reported to the kernel-row cache,
+whose rows are float32 K values keyed by example id and valid over a prefix of the positions
+(LaSVM 1.1's ``kcache``: rows over the current expansion). During finishing, [0, n_active) is the
+active set and [n_active, n_S) holds shrunk support vectors (paper §3.2, "Implementation
+Details").
+
+State = a few arrays (:class:`LasvmState`), so a run can be saved and resumed between chunks:
+positions, alpha/g/A/B by position, the per-epoch pool of unseen examples, the label mask, an
+int64 and a float64 scalar block and a splitmix64 RNG word.
+
+Deviations from the paper (each also marked in the code):
+- PROCESS rejects an example whose gradient cannot form a violating pair before inserting it
+  and drops its freshly computed row (as LaSVM 1.1 does); the paper inserts it and lets the next
+  REPROCESS evict it with the same test.
+- The delta_max loop also stops when REPROCESS finds no tau-violating pair (LaSVM 1.1 loops
+  forever when delta_max < tau).
+- After unshrinking, the gradient of a shrunk example is restarted from y_i (LaSVM 1.1 uses
+  sign(alpha_i), which is -1 for alpha_i = 0 whatever the label).
+"""
+
+from collections import namedtuple
+
+import numba
+import numpy as np
+
+from ..cache import (HITS, KERNEL_EVALS, MISSES, N_FREE, N_USED, WIDTH, _drop_slot, _lru_append,
+                     _lru_unlink, cache_cached_len, cache_discard)
+from ..cache import make_cache as _make_cache
+from ..kernels import kernel_row
+
+_NJIT = dict(cache=True, nogil=True)
+
+TAU_CURV = 1e-12  # curvature floor of the pair step (LIBSVM's TAU)
+N_SEED = 5        # seeds per class, LaSVM 1.1 (la_svm.cpp: first 5 of each class in file order)
+AUTO_NEAR = 5     # AUTOACTIVE: stop sampling after this many candidates within 1 + delta/2
+AUTO_MAX = 100    # AUTOACTIVE: at most this many candidates
+
+SEL_RANDOM, SEL_GRADIENT, SEL_ACTIVE, SEL_AUTOACTIVE = 0, 1, 2, 3
+SELECTIONS = {"random": SEL_RANDOM, "gradient": SEL_GRADIENT, "active": SEL_ACTIVE,
+              "autoactive": SEL_AUTOACTIVE}
+
+# int64 scalar block ``st.ist``
+I_NS = 0          # size of the expansion S (positions [0, n_S))
+I_NACT = 1        # active size (== n_S outside finishing)
+I_POOL = 2        # examples not yet processed in this epoch: pool[:I_POOL]
+I_STEPS = 3       # direction searches performed (PROCESS + REPROCESS + finishing)
+I_PROCESSED = 4   # PROCESS calls
+I_INSERTED = 5    # examples inserted into S by PROCESS
+I_LABELS = 6      # labels used (distinct examples whose label was read)
+I_FITER = 7       # finishing: steps since finishing started
+I_FSHRINK = 8     # finishing: step count at which to shrink next
+I_EPOCH = 9       # epochs completed
+I_REPROCESS = 10  # REPROCESS calls
+I_FINISH_STEPS = 11
+N_IST = 12
+
+# float64 scalar block ``st.fst``
+F_DELTA = 0       # delta = g_max - g_min after the last REPROCESS
+N_FST = 2
+
+LasvmState = namedtuple("LasvmState", "pos2ex ex2pos alpha g A B y pool labeled ist fst rng t_pos t_ex")
+LasvmState.__doc__ = """LASVM solver state (all arrays; positions are cache positions).
+
+pos2ex, ex2pos  int64 [l]   position -> example id and back
+alpha, g        float64 [l] by position; meaningful on [0, n_S)
+A, B            float64 [l] box of the example at each position
+y               float64 [l] labels by example id (read only through ``labeled``)
+pool            int64 [l]   examples not yet processed this epoch: pool[:ist[I_POOL]]
+labeled         uint8 [l]   1 once the label of the example has been read (active learning)
+ist, fst        int64 [N_IST], float64 [N_FST] scalars (I_*, F_* constants)
+rng             uint64 [1]  splitmix64 state
+t_pos, t_ex     int64 [l]   scratch (not part of the saved state)
+"""
+
+# ---------------------------------------------------------------------------------------------
+# Kernel rows: the shared cache (lasvm_cli/cache.py), whose perm/pos arrays are the solver's
+# position order (st.pos2ex is cache.perm, st.ex2pos is cache.pos: the same arrays).
+
+
+@numba.njit(**_NJIT)
+def _swap_keep_prefix(c, i, j):
+    """cache_swap, except that a row covering position min(i, j) but not max(i, j) gets its new
+    entry by symmetry or is cut to the prefix [0, min(i, j)), instead of being dropped (LaSVM
+    1.1 kcache.c:xswap).
+
+    LASVM needs this: after evictions, most support-vector rows are longer than n_S, and every
+    insertion swaps position n_S with a position beyond them; dropping those rows would empty
+    the cache at each PROCESS. Same structure as lasvm_cli.cache.cache_swap (to be merged there
+    as an option)."""
+    if i == j:
+        return
+    if i > j:
+        i, j = j, i
+    ki = c.perm[i]
+    kj = c.perm[j]
+    c.perm[i] = kj
+    c.perm[j] = ki
+    c.pos[kj] = i
+    c.pos[ki] = j
+    w = c.meta[WIDTH]
+    S = c.key.shape[0]
+    s = c.nxt[S]
+    while s != S:
+        ln = c.length[s]
+        if ln > j:
+            b = s * w
+            t = c.buf[b + i]
+            c.buf[b + i] = c.buf[b + j]
+            c.buf[b + j] = t
+        elif ln > i:
+            # the entry at i is now K(e, kj): copy it from kj's row by symmetry when that row
+            # covers e's position (kcache.c:xswap), otherwise keep the prefix [0, i)
+            e = c.key[s]
+            sj = c.slot_of[kj]
+            pe = c.pos[e]
+            if e != ki and e != kj and sj >= 0 and c.length[sj] > pe:
+                c.buf[s * w + i] = c.buf[sj * w + pe]
+            else:
+                c.length[s] = i
+        s = c.nxt[s]
+
+
+@numba.njit(**_NJIT)
+def _row(c, kd, kp, k, length, t_pos, t_ex):
+    """K(x_k, x_perm[t]) for t < length: a float32 view into the shared cache.
+
+    Same contract and bookkeeping as lasvm_cli.cache.cache_get, plus LaSVM 1.1's symmetric
+    fill (kcache.c:lasvm_kcache_query_row): a missing entry K(k, j) is copied from the cached
+    row of j when that row covers k's position, and only the rest is computed (one
+    kernel_row call over the gathered targets). ``t_pos``/``t_ex`` are int64 [l] scratch.
+    To be merged into cache.py as an option of cache_get."""
+    w = c.meta[WIDTH]
+    if length > w:
+        length = w
+    s = c.slot_of[k]
+    if s >= 0:
+        _lru_unlink(c, s)
+        _lru_append(c, s)
+        have = c.length[s]
+        if have >= length:
+            c.stats[HITS] += 1
+            return c.buf[s * w:s * w + length]
+    else:
+        if c.meta[N_FREE] == 0:
+            _drop_slot(c, c.nxt[c.key.shape[0]])
+        c.meta[N_FREE] -= 1
+        s = c.free[c.meta[N_FREE]]
+        c.meta[N_USED] += 1
+        c.key[s] = k
+        c.length[s] = 0
+        c.slot_of[k] = s
+        _lru_append(c, s)
+        have = 0
+    c.stats[MISSES] += 1
+    base = s * w
+    q = c.pos[k]
+    m = 0
+    for t in range(have, length):
+        j = c.perm[t]
+        sj = c.slot_of[j]
+        if j != k and sj >= 0 and c.length[sj] > q:
+            c.buf[base + t] = c.buf[sj * w + q]
+        else:
+            t_pos[m] = t
+            t_ex[m] = j
+            m += 1
+    if m > 0:
+        out = c.scratch[:m]
+        kernel_row(kd, k, kd, t_ex[:m], kp, out)
+        for r in range(m):
+            c.buf[base + t_pos[r]] = out[r]
+        c.stats[KERNEL_EVALS] += m
+    c.length[s] = length
+    return c.buf[base:base + length]
+
+
+# ---------------------------------------------------------------------------------------------
+# The two-variable step. To be merged with qp/steps.py:step_pair when it lands (same formula).
+
+
+@numba.njit(**_NJIT)
+def step_pair(g_i, g_j, curv, room_i, room_j):
+    """lambda = min{(g_i - g_j) / max(curv, TAU), B_i - alpha_i, alpha_j - A_j}: Bordes et al.
+    2005, §3.1 (SMO step 3), with LIBSVM's curvature floor."""
+    lam = (g_i - g_j) / max(curv, TAU_CURV)
+    if room_i < lam:
+        lam = room_i
+    if room_j < lam:
+        lam = room_j
+    return lam
+
+
+# ---------------------------------------------------------------------------------------------
+# solver core
+
+
+@numba.njit(**_NJIT)
+def _rand(rng, n):
+    """splitmix64 -> integer in [0, n)."""
+    z = rng[0] + np.uint64(0x9E3779B97F4A7C15)
+    rng[0] = z
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return np.int64(z % np.uint64(n))
+
+
+@numba.njit(**_NJIT)
+def _minmax(st, n):
+    """(i, j): i = argmax_{p<n} g_p with alpha_p < B_p; j = argmin g_p with alpha_p > A_p
+    (-1 when empty); first index wins ties, as in LaSVM 1.1."""
+    i = -1
+    j = -1
+    gmax = -np.inf
+    gmin = np.inf
+    for p in range(n):
+        gp = st.g[p]
+        a = st.alpha[p]
+        if gp > gmax and a < st.B[p]:
+            gmax = gp
+            i = p
+        if gp < gmin and a > st.A[p]:
+            gmin = gp
+            j = p
+    return i, j
+
+
+@numba.njit(**_NJIT)
+def _swap_pos(st, kc, p1, p2):
+    if p1 == p2:
+        return
+    for arr in (st.alpha, st.g, st.A, st.B):
+        t = arr[p1]
+        arr[p1] = arr[p2]
+        arr[p2] = t
+    _swap_keep_prefix(kc, p1, p2)
+
+
+@numba.njit(**_NJIT)
+def _direction_search(st, kc, kd, kp, i, j, tau):
+    """Pair step on positions (i, j) over the active prefix, if (i, j) is tau-violating:
+    Bordes et al. 2005, PROCESS step 5 / REPROCESS step 3. Returns 1 when a step was made."""
+    if i < 0 or j < 0 or i == j:
+        return 0
+    if st.g[i] - st.g[j] <= tau:
+        return 0
+    n = st.ist[I_NACT]
+    ri = _row(kc, kd, kp, st.pos2ex[i], n, st.t_pos, st.t_ex)
+    rj = _row(kc, kd, kp, st.pos2ex[j], n, st.t_pos, st.t_ex)
+    curv = np.float64(ri[i]) + np.float64(rj[j]) - 2.0 * np.float64(ri[j])
+    room_i = st.B[i] - st.alpha[i]
+    room_j = st.alpha[j] - st.A[j]
+    lam = step_pair(st.g[i], st.g[j], curv, room_i, room_j)
+    # land exactly on the bounds (eviction and SV counts test alpha == A or B exactly)
+    st.alpha[i] = st.B[i] if lam == room_i else st.alpha[i] + lam
+    st.alpha[j] = st.A[j] if lam == room_j else st.alpha[j] - lam
+    g = st.g
+    for p in range(n):
+        g[p] -= lam * (np.float64(ri[p]) - np.float64(rj[p]))
+    st.ist[I_STEPS] += 1
+    return 1
+
+
+@numba.njit(**_NJIT)
+def _evict(st, kc):
+    """REPROCESS step 4: remove from S the examples with alpha = 0 whose gradient says they
+    cannot re-enter (y = -1 and g >= g_max, y = +1 and g <= g_min)."""
+    n = st.ist[I_NS]
+    i, j = _minmax(st, n)
+    gmax = st.g[i] if i >= 0 else np.inf
+    gmin = st.g[j] if j >= 0 else -np.inf
+    p = 0
+    while p < n:
+        if st.alpha[p] == 0.0 and ((st.g[p] >= gmax and st.B[p] <= 0.0) or
+                                   (st.g[p] <= gmin and st.A[p] >= 0.0)):
+            n -= 1
+            _swap_pos(st, kc, p, n)
+        else:
+            p += 1
+    st.ist[I_NS] = n
+    st.ist[I_NACT] = n
+
+
+@numba.njit(**_NJIT)
+def _update_delta(st):
+    i, j = _minmax(st, st.ist[I_NACT])
+    if i >= 0 and j >= 0:
+        st.fst[F_DELTA] = max(0.0, st.g[i] - st.g[j])
+    else:
+        st.fst[F_DELTA] = 0.0
+
+
+@numba.njit(**_NJIT)
+def _reprocess(st, kc, kd, kp, tau):
+    """LASVM REPROCESS (Bordes et al. 2005, §3.2): one direction search on the most violating
+    pair of S, eviction, then b and delta. Returns 1 when a step was made."""
+    st.ist[I_REPROCESS] += 1
+    i, j = _minmax(st, st.ist[I_NACT])
+    status = _direction_search(st, kc, kd, kp, i, j, tau)
+    _evict(st, kc)
+    _update_delta(st)
+    return status
+
+
+@numba.njit(**_NJIT)
+def _gradient_of(st, kc, kd, kp, ex):
+    """g_ex = y - sum_{s in S} alpha_s K(x_ex, x_s) (uses the label)."""
+    n = st.ist[I_NS]
+    s = 0.0
+    if n > 0:
+        row = _row(kc, kd, kp, ex, n, st.t_pos, st.t_ex)
+        for p in range(n):
+            s += st.alpha[p] * np.float64(row[p])
+    return st.y[ex] - s
+
+
+@numba.njit(**_NJIT)
+def _process(st, kc, kd, kp, ex, tau):
+    """LASVM PROCESS(k) (Bordes et al. 2005, §3.2). Returns 1 when a step was made."""
+    st.ist[I_PROCESSED] += 1
+    if st.labeled[ex] == 0:
+        st.labeled[ex] = 1
+        st.ist[I_LABELS] += 1
+    n = st.ist[I_NS]
+    if st.ex2pos[ex] < n:  # step 1: already in S
+        return 0
+    yk = st.y[ex]
+    gk = _gradient_of(st, kc, kd, kp, ex)
+    i, j = _minmax(st, n)
+    # deviation from paper: reject before inserting when (k, partner) cannot be a violating pair
+    # and drop the row just computed (LaSVM 1.1, lasvm_process); the paper inserts k and lets
+    # the next REPROCESS evict it by the same test.
+    if i >= 0 and j >= 0 and st.g[j] < st.g[i]:
+        if (yk > 0 and gk < st.g[j]) or (yk < 0 and gk > st.g[i]):
+            cache_discard(kc, ex)
+            return 0
+    # step 2: insert at position n
+    _swap_pos(st, kc, st.ex2pos[ex], n)
+    st.alpha[n] = 0.0
+    st.g[n] = gk
+    st.ist[I_NS] = n + 1
+    st.ist[I_NACT] = n + 1
+    st.ist[I_INSERTED] += 1
+    # steps 3-5 (i, j were computed over S before k was added; k cannot be the partner)
+    if yk > 0:
+        return _direction_search(st, kc, kd, kp, n, j, tau)
+    return _direction_search(st, kc, kd, kp, i, n, tau)
+
+
+@numba.njit(**_NJIT)
+def _decision(st, kc, kd, kp, ex):
+    """Current y_hat(x_ex) = sum_S alpha_s K(x_ex, x_s) + b, b = (g_max + g_min)/2 (no label)."""
+    n = st.ist[I_NS]
+    s = 0.0
+    if n > 0:
+        row = _row(kc, kd, kp, ex, n, st.t_pos, st.t_ex)
+        for p in range(n):
+            s += st.alpha[p] * np.float64(row[p])
+    i, j = _minmax(st, n)
+    if i >= 0 and j >= 0:
+        s += 0.5 * (st.g[i] + st.g[j])
+    return s
+
+
+@numba.njit(**_NJIT)
+def _take(st, r):
+    """Remove pool[r] from the pool of unseen examples (swap with the last, as LaSVM 1.1)."""
+    m = st.ist[I_POOL] - 1
+    ex = st.pool[r]
+    st.pool[r] = st.pool[m]
+    st.pool[m] = ex
+    st.ist[I_POOL] = m
+    return ex
+
+
+@numba.njit(**_NJIT)
+def _select(st, kc, kd, kp, selection, candidates, label_budget):
+    """Pick the next example among the unseen ones (Bordes et al. 2005, §4.4): RANDOM, GRADIENT
+    (smallest y f(x) of ``candidates`` random ones), ACTIVE (smallest |f(x)|), AUTOACTIVE (sample
+    until AUTO_NEAR candidates lie within 1 + delta/2 of the boundary, at most AUTO_MAX).
+    Candidates are drawn with replacement (LaSVM 1.1, la_svm.cpp:select)."""
+    m = st.ist[I_POOL]
+    if selection == SEL_RANDOM:
+        return _take(st, _rand(st.rng, m))
+    n_cand = candidates
+    if selection == SEL_AUTOACTIVE:
+        n_cand = AUTO_MAX
+    if n_cand > m:
+        n_cand = m
+    _update_delta(st)
+    near = 1.0 + 0.5 * st.fst[F_DELTA]
+    best = np.inf
+    best_r = -1
+    n_near = 0
+    for c in range(n_cand):
+        r = _rand(st.rng, m)
+        ex = st.pool[r]
+        if selection == SEL_GRADIENT:
+            if st.labeled[ex] == 0:
+                if st.ist[I_LABELS] >= label_budget:
+                    continue
+                st.labeled[ex] = 1
+                st.ist[I_LABELS] += 1
+            crit = st.y[ex] * _decision(st, kc, kd, kp, ex)
+        else:
+            crit = abs(_decision(st, kc, kd, kp, ex))
+        if crit < best or best_r < 0:
+            best = crit
+            best_r = r
+        if selection == SEL_AUTOACTIVE and crit < near:
+            n_near += 1
+            if n_near >= AUTO_NEAR:
+                break
+    if best_r < 0:
+        return -1
+    return _take(st, best_r)
+
+
+@numba.njit(**_NJIT)
+def online_run(st, kc, kd, kp, n_iter, selection, candidates, tau, delta_max, label_budget):
+    """At most n_iter online iterations of the current epoch (Bordes et al. 2005, §3.2 step 2):
+    select k, PROCESS(k), REPROCESS once, then REPROCESS while delta > delta_max.
+    Returns the number of iterations run (fewer when the epoch's pool or the budget runs out)."""
+    done = 0
+    while done < n_iter and st.ist[I_POOL] > 0:
+        if st.ist[I_LABELS] >= label_budget:
+            break
+        ex = _select(st, kc, kd, kp, selection, candidates, label_budget)
+        if ex < 0:
+            break
+        if st.labeled[ex] == 0 and st.ist[I_LABELS] >= label_budget:
+            break
+        _process(st, kc, kd, kp, ex, tau)
+        status = _reprocess(st, kc, kd, kp, tau)
+        # deviation from paper: the delta_max loop also stops once REPROCESS finds no
+        # tau-violating pair (LaSVM 1.1 loops forever for delta_max < tau)
+        while status == 1 and st.fst[F_DELTA] > delta_max:
+            status = _reprocess(st, kc, kd, kp, tau)
+        done += 1
+    return done
+
+
+@numba.njit(**_NJIT)
+def seed_run(st, kc, kd, kp, n_seed, tau):
+    """Initialisation: PROCESS the first n_seed examples of each class in file order
+    (LaSVM 1.1, la_svm.cpp; the paper: "seed S with a few examples of each class")."""
+    c_pos = 0
+    c_neg = 0
+    for ex in range(st.y.shape[0]):
+        if c_pos >= n_seed and c_neg >= n_seed:
+            break
+        if st.y[ex] > 0 and c_pos < n_seed:
+            c_pos += 1
+            _process(st, kc, kd, kp, ex, tau)
+        elif st.y[ex] < 0 and c_neg < n_seed:
+            c_neg += 1
+            _process(st, kc, kd, kp, ex, tau)
+
+
+@numba.njit(**_NJIT)
+def _shrink(st, kc):
+    """Finishing: move bounded examples that cannot move inward to the inactive set."""
+    n = st.ist[I_NACT]
+    i, j = _minmax(st, n)
+    gmax = st.g[i] if i >= 0 else np.inf
+    gmin = st.g[j] if j >= 0 else -np.inf
+    p = 0
+    while p < n:
+        if (st.g[p] >= gmax and st.alpha[p] >= st.B[p]) or \
+                (st.g[p] <= gmin and st.alpha[p] <= st.A[p]):
+            n -= 1
+            _swap_pos(st, kc, p, n)
+        else:
+            p += 1
+    st.ist[I_NACT] = n
+
+
+@numba.njit(**_NJIT)
+def _unshrink(st, kc, kd, kp):
+    """Recompute the gradient of the inactive examples [n_act, n_S) and reactivate them."""
+    n = st.ist[I_NS]
+    a = st.ist[I_NACT]
+    if a >= n:
+        return
+    for p in range(a, n):
+        # deviation from LaSVM 1.1: restart from y (1.1 uses sign(alpha), -1 for alpha = 0)
+        st.g[p] = st.y[st.pos2ex[p]]
+    for q in range(n):
+        aq = st.alpha[q]
+        if aq == 0.0:
+            continue
+        ex = st.pos2ex[q]
+        cached = cache_cached_len(kc, ex) > 0
+        row = _row(kc, kd, kp, ex, n, st.t_pos, st.t_ex)
+        for p in range(a, n):
+            st.g[p] -= aq * np.float64(row[p])
+        if not cached:
+            cache_discard(kc, ex)
+    st.ist[I_NACT] = n
+
+
+@numba.njit(**_NJIT)
+def finish_run(st, kc, kd, kp, tau, n_iter):
+    """Finishing step (Bordes et al. 2005, §3.2 step 3, with the shrinking of "Implementation
+    Details"): REPROCESS over the active set, shrinking every min(1000, n_S) steps; when the
+    active set has no tau-violating pair, unshrink, evict, and stop if delta <= tau.
+    Runs at most n_iter steps; returns 1 when finished."""
+    done = 0
+    while done < n_iter:
+        if st.ist[I_FITER] >= st.ist[I_FSHRINK]:
+            _shrink(st, kc)
+            st.ist[I_FSHRINK] = st.ist[I_FITER] + min(1000, st.ist[I_NS])
+        i, j = _minmax(st, st.ist[I_NACT])
+        if _direction_search(st, kc, kd, kp, i, j, tau) == 0:
+            _unshrink(st, kc, kd, kp)
+            _evict(st, kc)
+            _update_delta(st)
+            st.ist[I_FSHRINK] = st.ist[I_FITER]
+            if st.fst[F_DELTA] <= tau:
+                return 1
+            continue
+        st.ist[I_FITER] += 1
+        st.ist[I_FINISH_STEPS] += 1
+        done += 1
+    return 0
+
+
+@numba.njit(**_NJIT)
+def new_epoch(st):
+    l = st.pool.shape[0]
+    for t in range(l):
+        st.pool[t] = t
+    st.ist[I_POOL] = l
+
+
+@numba.njit(**_NJIT)
+def dual_objective(st):
+    """W(alpha) = sum alpha_i y_i - 1/2 alpha'K alpha = 1/2 sum_S alpha_i (g_i + y_i)
+    (LaSVM 1.1, lasvm_get_w2); needs g valid on all of S (after unshrinking)."""
+    w = 0.0
+    for p in range(st.ist[I_NS]):
+        a = st.alpha[p]
+        if a != 0.0:
+            w += a * (st.g[p] + st.y[st.pos2ex[p]])
+    return 0.5 * w
+
+
+# ---------------------------------------------------------------------------------------------
+# Python driver
+
+
+def make_state(kc, y, Cp, Cn, seed):
+    """Fresh state; positions are the cache's perm/pos arrays (shared, not copied)."""
+    l = y.shape[0]
+    yy = np.where(np.asarray(y) > 0, 1.0, -1.0).astype(np.float64)
+    A = np.where(yy > 0, 0.0, -float(Cn))
+    B = np.where(yy > 0, float(Cp), 0.0)
+    st = LasvmState(kc.perm, kc.pos,
+                    np.zeros(l), np.zeros(l), A, B, yy, np.arange(l, dtype=np.int64),
+                    np.zeros(l, np.uint8), np.zeros(N_IST, np.int64), np.zeros(N_FST),
+                    np.array([(int(seed) * 0x2545F4914F6CDD1D + 0x1234567) % (1 << 64)],
+                             np.uint64),
+                    np.zeros(l, np.int64), np.zeros(l, np.int64))
+    return st
+
+
+def _binary_result_class():
+    try:
+        from .csvc import BinaryResult  # imported late: csvc may import this module
+    except ImportError:  # csvc.py not landed yet: same fields
+        import dataclasses
+
+        BinaryResult = dataclasses.make_dataclass("BinaryResult", [
+            "coef", "rho", "obj", "n_iter", "n_sv", "n_bsv", "upper_bound_p", "upper_bound_n",
+            "hit_max_iter", "counters"])
+    return BinaryResult
+
+
+def _result_from_state(st, kc, Cp, Cn):
+    BinaryResult = _binary_result_class()
+
+    l = st.y.shape[0]
+    n = int(st.ist[I_NS])
+    coef = np.zeros(l)
+    coef[st.pos2ex[:n]] = st.alpha[:n]
+    i, j = _minmax(st, n)
+    if i >= 0 and j >= 0:
+        b = 0.5 * (st.g[i] + st.g[j])
+    elif i >= 0:
+        b = st.g[i]
+    elif j >= 0:
+        b = st.g[j]
+    else:
+        b = 0.0
+    a = st.alpha[:n]
+    sv = a != 0.0
+    bsv = sv & ((a == st.A[:n]) | (a == st.B[:n]))
+    counters = dict(
+        iterations=int(st.ist[I_STEPS]), processed=int(st.ist[I_PROCESSED]),
+        inserted=int(st.ist[I_INSERTED]), reprocess=int(st.ist[I_REPROCESS]),
+        finish_steps=int(st.ist[I_FINISH_STEPS]), epochs=int(st.ist[I_EPOCH]),
+        kernel_evals=int(kc.stats[KERNEL_EVALS]), cache_hits=int(kc.stats[HITS]),
+        cache_misses=int(kc.stats[MISSES]), n_sv=int(sv.sum()),
+        labels_used=int(st.ist[I_LABELS]), delta=float(st.fst[F_DELTA]))
+    return BinaryResult(coef=coef, rho=-b, obj=-float(dual_objective(st)),
+                        n_iter=int(st.ist[I_STEPS]), n_sv=int(sv.sum()), n_bsv=int(bsv.sum()),
+                        upper_bound_p=float(Cp), upper_bound_n=float(Cn), hit_max_iter=False,
+                        counters=counters)
+
+
+CHUNK = 1000
+
+
+def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish=True,
+                selection="random", candidates=50, delta_max=None, seed=0,
+                label_budget=None, progress=None):
+    """Train a binary SVM with LASVM (Bordes et al. 2005): seeding, ``epochs`` passes of
+    PROCESS + REPROCESS over examples chosen by ``selection``, then (``finish``) REPROCESS
+    until delta <= tau = ``eps``.
+
+    kd, kp      KernelData / KernelParams of the l training rows
+    y           labels, +1 (box [0, Cp]) or -1 (box [-Cn, 0])
+    selection   "random" | "gradient" | "active" | "autoactive" (paper §4.4)
+    candidates  sample size M for gradient / active selection
+    delta_max   after each PROCESS, REPROCESS while delta > delta_max (paper §3.5); None = once
+    label_budget  read at most this many labels (active learning, paper §4.2); with the default
+                "random" selection the active criterion is used to choose the examples
+    progress    callable(n_processed, n_sv) called between chunks of ~1000 iterations
+
+    Returns a BinaryResult (coef = alpha by example, rho = -b, obj = LIBSVM's 0.5a'Qa - e'a).
+    """
+    if selection not in SELECTIONS:
+        raise ValueError(f"unknown selection {selection!r} (expected one of {sorted(SELECTIONS)})")
+    if label_budget is not None and selection == "random":
+        selection = "active"
+    sel = SELECTIONS[selection]
+    y = np.asarray(y)
+    l = y.shape[0]
+    tau = float(eps)
+    dmax = np.inf if delta_max is None else float(delta_max)
+    budget = np.int64(l + 1 if label_budget is None else int(label_budget))
+    kc = _make_cache(l, cache_mb)
+    st = make_state(kc, y, Cp, Cn, seed)
+    seed_run(st, kc, kd, kp, np.int64(N_SEED), tau)
+    for _ in range(int(epochs)):
+        new_epoch(st)
+        while st.ist[I_POOL] > 0 and st.ist[I_LABELS] < budget:
+            done = online_run(st, kc, kd, kp, np.int64(CHUNK), np.int64(sel),
+                              np.int64(candidates), tau, dmax, budget)
+            if progress is not None:
+                progress(int(st.ist[I_PROCESSED]), int(st.ist[I_NS]))
+            if done < CHUNK and st.ist[I_POOL] > 0:
+                break  # budget reached
+        st.ist[I_EPOCH] += 1
+        if st.ist[I_LABELS] >= budget:
+            break
+    if finish:
+        st.ist[I_FSHRINK] = st.ist[I_FITER]
+        while not finish_run(st, kc, kd, kp, tau, np.int64(CHUNK)):
+            if progress is not None:
+                progress(int(st.ist[I_PROCESSED]), int(st.ist[I_NS]))
+    else:
+        _update_delta(st)
+    return _result_from_state(st, kc, Cp, Cn)
