@@ -30,11 +30,12 @@ def libsvm_or_skip():
 
 
 def libsvm_x(indptr, indices, values):
-    """Rows for libsvm-official (a scipy CSR matrix; file indices are kept as columns)."""
+    """Rows for libsvm-official: a scipy CSR matrix whose column c is file index c + 1
+    (the binding adds 1 to scipy column numbers)."""
     import scipy.sparse as sp
 
-    width = int(indices.max()) + 1 if len(indices) else 1
-    return sp.csr_matrix((values, indices, indptr), shape=(len(indptr) - 1, width))
+    width = int(indices.max()) if len(indices) else 1
+    return sp.csr_matrix((values, np.asarray(indices) - 1, indptr), shape=(len(indptr) - 1, width))
 
 
 def libsvm_problem(y, indptr, indices, values):
