@@ -62,6 +62,8 @@ def solve_pair(kd, y, Cp, Cn, params: TrainParams, progress=None):
 
 
 def _report_binary(res, Cp, Cn, l, info, warn):
+    if res.counters.get("warn_h0"):
+        info("\nWARNING: using -h 0 may be faster")  # LIBSVM: info(), at gradient reconstruction
     if res.hit_max_iter:
         warn("\nWARNING: reaching max number of iterations")
     info(f"optimization finished, #iter = {res.n_iter}")
