@@ -37,7 +37,7 @@ def make_state(kd, kp, y, p, C, alpha0=None, *, ws=1, eps=1e-3, shrinking=True, 
     l = y.shape[0]
     st = SmoState(
         alpha=np.zeros(l) if alpha0 is None else np.array(alpha0, np.float64),
-        y=np.ascontiguousarray(y, np.float64),
+        y=np.array(y, np.float64),  # a copy: shrinking permutes it
         G=np.zeros(l),
         G_bar=np.zeros(l),
         p=np.ascontiguousarray(p, np.float64).copy(),

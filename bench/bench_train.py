@@ -1,0 +1,97 @@
+"""Binary C-SVC training time: our solve_binary against LIBSVM 3.37 (libsvm-official, in-process).
+
+    python bench/bench_train.py [case ...]        cases: adult adult_c100 ijcnn1 mnist20k
+
+Data: $LASVM_DATA (default ../shared/data relative to the repository root). Times are training
+only (no parsing), LIBSVM via its Python binding with -q. The JIT warm-up (cache load or cold
+compile) is timed apart on a tiny problem first.
+"""
+
+import lzma
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("LASVM_DATA", ROOT.parent / "shared" / "data"))
+
+
+def load(name, n=None):
+    from sklearn.datasets import load_svmlight_file
+    with lzma.open(DATA / name / "train.svm.xz", "rb") as f:
+        X, y = load_svmlight_file(f)
+    X = X.tocsr()
+    if n is not None:
+        X, y = X[:n], y[:n]
+    X.sort_indices()
+    return X, y
+
+
+def warmup():
+    from lasvm_cli.data import kernel_data
+    from lasvm_cli.kernels import RBF, make_params
+    from lasvm_cli.solvers.csvc import solve_binary
+    import scipy.sparse as sp
+    t = time.perf_counter()
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(rng.random((40, 4)))
+    y = np.where(rng.random(40) > 0.5, 1.0, -1.0)
+    kd = kernel_data(X.indptr, X.indices, X.data, width=4)
+    for ws in ("so", "hmg"):
+        solve_binary(kd, make_params(RBF, 3, 0.5, 0.0), y, 1.0, 1.0, wss=ws)
+    return time.perf_counter() - t
+
+
+def run_case(label, X, y, gamma, C, cache_mb, wss_list=("so",)):
+    from libsvm import svmutil
+    from lasvm_cli.data import kernel_data
+    from lasvm_cli.kernels import RBF, make_params
+    from lasvm_cli.solvers.csvc import solve_binary
+    yb = np.where(y == y[0], 1.0, -1.0)
+    t = time.perf_counter()
+    kd = kernel_data(X.indptr, X.indices, X.data, width=X.shape[1])
+    t_kd = time.perf_counter() - t
+    kp = make_params(RBF, 3, gamma, 0.0)
+    prob = svmutil.svm_problem(list(yb), X)
+    opts = f"-q -c {C} -g {gamma!r} -m {cache_mb}"
+    t = time.perf_counter()
+    m = svmutil.svm_train(prob, opts)
+    t_lib = time.perf_counter() - t
+    print(f"{label}: l={X.shape[0]} LIBSVM {opts}: {t_lib:.2f} s, nSV {m.l}, rho {m.rho[0]:.6f}")
+    for ws in wss_list:
+        t = time.perf_counter()
+        r = solve_binary(kd, kp, yb, C, C, cache_mb=cache_mb, wss=ws)
+        t_ours = time.perf_counter() - t
+        c = r.counters
+        print(f"  ours {ws:>3}: {t_ours:.2f} s (+{t_kd:.2f} s storage) ratio {t_ours / t_lib:.2f}"
+              f" | #iter {r.n_iter} obj {r.obj:.6f} rho {r.rho:.6f} nSV {r.n_sv} nBSV {r.n_bsv}"
+              f" | kernel evals {c['kernel_evals'] / 1e6:.1f} M, misses {c['cache_misses']},"
+              f" hits {c['cache_hits']}, cache rows {c['cache_rows']}, reconstructions"
+              f" {c['reconstructions']}, mg {c['mg_iterations']}, kkt gap {c['kkt_gap']:.2e}")
+        sys.stdout.flush()
+
+
+def main(cases):
+    print(f"JIT warm-up: {warmup():.2f} s")
+    if "adult" in cases or "adult_c100" in cases:
+        X, y = load("adult")
+        if "adult" in cases:
+            run_case("adult defaults", X, y, 1 / 123, 1, 100)
+        if "adult_c100" in cases:
+            run_case("adult -c 100 -g 0.005 -m 40", X, y, 0.005, 100, 40)
+    if "ijcnn1" in cases:
+        X, y = load("ijcnn1")
+        run_case("ijcnn1 defaults", X, y, 1 / 22, 1, 100)
+    if "mnist20k" in cases:
+        X, y = load("mnist", 20000)
+        X = X / 255.0
+        X = X.tocsr()
+        y = np.where(y <= 4, 1.0, -1.0)
+        run_case("mnist 0-4 vs 5-9 20k /255", X, y, 0.02, 10, 20, ("so", "hmg"))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or ["adult", "adult_c100", "ijcnn1", "mnist20k"])
