@@ -40,10 +40,10 @@ from ..cache import (HITS, KERNEL_EVALS, MISSES, N_FREE, N_USED, WIDTH, _drop_sl
                      _lru_unlink, cache_cached_len, cache_discard)
 from ..cache import make_cache as _make_cache
 from ..kernels import kernel_row
+from ..qp.steps import step_pair  # the pure two-variable step shared with SMO
 
 _NJIT = dict(cache=True, nogil=True)
 
-TAU_CURV = 1e-12  # curvature floor of the pair step (LIBSVM's TAU)
 N_SEED = 5        # seeds per class, LaSVM 1.1 (la_svm.cpp: first 5 of each class in file order)
 AUTO_NEAR = 5     # AUTOACTIVE: stop sampling after this many candidates within 1 + delta/2
 AUTO_MAX = 100    # AUTOACTIVE: at most this many candidates
@@ -81,7 +81,7 @@ y               float64 [l] labels by example id (read only through ``labeled``)
 pool            int64 [l]   examples not yet processed this epoch: pool[:ist[I_POOL]]
 labeled         uint8 [l]   1 once the label of the example has been read (active learning)
 ist, fst        int64 [N_IST], float64 [N_FST] scalars (I_*, F_* constants)
-rng             uint64 [1]  splitmix64 state
+rng             uint64 [N_RNG] random generator (make_rng)
 t_pos, t_ex     int64 [l]   scratch (not part of the saved state)
 """
 
@@ -90,7 +90,7 @@ t_pos, t_ex     int64 [l]   scratch (not part of the saved state)
 # position order (st.pos2ex is cache.perm, st.ex2pos is cache.pos: the same arrays).
 
 
-@numba.njit(**_NJIT)
+@numba.njit(inline="always", **_NJIT)
 def _swap_keep_prefix(c, i, j):
     """cache_swap, except that a row covering position min(i, j) but not max(i, j) gets its new
     entry by symmetry or is cut to the prefix [0, min(i, j)), instead of being dropped (LaSVM
@@ -187,31 +187,44 @@ def _row(c, kd, kp, k, length, t_pos, t_ex):
     return c.buf[base:base + length]
 
 
-# ---------------------------------------------------------------------------------------------
-# The two-variable step. To be merged with qp/steps.py:step_pair when it lands (same formula).
+RNG_SPLITMIX, RNG_GLIBC = 0, 1
+RNGS = {"splitmix64": RNG_SPLITMIX, "glibc": RNG_GLIBC}
+N_RNG = 35  # rng[0] kind, rng[1] splitmix word, rng[2] front, rng[3] rear, rng[4:35] glibc table
 
 
-@numba.njit(**_NJIT)
-def step_pair(g_i, g_j, curv, room_i, room_j):
-    """lambda = min{(g_i - g_j) / max(curv, TAU), B_i - alpha_i, alpha_j - A_j}: Bordes et al.
-    2005, §3.1 (SMO step 3), with LIBSVM's curvature floor."""
-    lam = (g_i - g_j) / max(curv, TAU_CURV)
-    if room_i < lam:
-        lam = room_i
-    if room_j < lam:
-        lam = room_j
-    return lam
+def make_rng(kind, seed):
+    """uint64 [N_RNG]: splitmix64 seeded with ``seed``, or glibc's rand() after srand(seed)
+    (random_r TYPE_3; LaSVM 1.1 never calls srand, so seed 1 gives its example order)."""
+    rng = np.zeros(N_RNG, np.uint64)
+    rng[0] = kind
+    rng[1] = (int(seed) * 0x2545F4914F6CDD1D + 0x1234567) % (1 << 64)
+    r = [int(seed) & 0xFFFFFFFF] + [0] * 30
+    if r[0] == 0:
+        r[0] = 1
+    for i in range(1, 31):
+        hi, lo = divmod(r[i - 1], 127773)
+        w = 16807 * lo - 2836 * hi
+        r[i] = w + 2147483647 if w < 0 else w
+    rng[2], rng[3] = 3, 0
+    rng[4:] = r
+    for _ in range(310):
+        _rand(rng, np.int64(1))
+    return rng
 
 
-# ---------------------------------------------------------------------------------------------
-# solver core
-
-
-@numba.njit(**_NJIT)
+@numba.njit(inline="always", **_NJIT)
 def _rand(rng, n):
-    """splitmix64 -> integer in [0, n)."""
-    z = rng[0] + np.uint64(0x9E3779B97F4A7C15)
-    rng[0] = z
+    """Random integer in [0, n): splitmix64, or glibc rand() % n."""
+    if rng[0] == RNG_GLIBC:
+        f = rng[2]
+        b = rng[3]
+        v = (rng[4 + f] + rng[4 + b]) & np.uint64(0xFFFFFFFF)
+        rng[4 + f] = v
+        rng[2] = (f + np.uint64(1)) % np.uint64(31)
+        rng[3] = (b + np.uint64(1)) % np.uint64(31)
+        return np.int64(v >> np.uint64(1)) % n
+    z = rng[1] + np.uint64(0x9E3779B97F4A7C15)
+    rng[1] = z
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     z = z ^ (z >> np.uint64(31))
@@ -238,7 +251,7 @@ def _minmax(st, n):
     return i, j
 
 
-@numba.njit(**_NJIT)
+@numba.njit(inline="always", **_NJIT)
 def _swap_pos(st, kc, p1, p2):
     if p1 == p2:
         return
@@ -263,7 +276,7 @@ def _direction_search(st, kc, kd, kp, i, j, tau):
     curv = np.float64(ri[i]) + np.float64(rj[j]) - 2.0 * np.float64(ri[j])
     room_i = st.B[i] - st.alpha[i]
     room_j = st.alpha[j] - st.A[j]
-    lam = step_pair(st.g[i], st.g[j], curv, room_i, room_j)
+    lam = step_pair(st.g[i], st.g[j], st.alpha[i], st.alpha[j], st.B[i], st.A[j], curv)
     # land exactly on the bounds (eviction and SV counts test alpha == A or B exactly)
     st.alpha[i] = st.B[i] if lam == room_i else st.alpha[i] + lam
     st.alpha[j] = st.A[j] if lam == room_j else st.alpha[j] - lam
@@ -294,7 +307,7 @@ def _evict(st, kc):
     st.ist[I_NACT] = n
 
 
-@numba.njit(**_NJIT)
+@numba.njit(inline="always", **_NJIT)
 def _update_delta(st):
     i, j = _minmax(st, st.ist[I_NACT])
     if i >= 0 and j >= 0:
@@ -375,7 +388,7 @@ def _decision(st, kc, kd, kp, ex):
     return s
 
 
-@numba.njit(**_NJIT)
+@numba.njit(inline="always", **_NJIT)
 def _take(st, r):
     """Remove pool[r] from the pool of unseen examples (swap with the last, as LaSVM 1.1)."""
     m = st.ist[I_POOL] - 1
@@ -456,18 +469,27 @@ def online_run(st, kc, kd, kp, n_iter, selection, candidates, tau, delta_max, la
 @numba.njit(**_NJIT)
 def seed_run(st, kc, kd, kp, n_seed, tau):
     """Initialisation: PROCESS the first n_seed examples of each class in file order
-    (LaSVM 1.1, la_svm.cpp; the paper: "seed S with a few examples of each class")."""
+    (LaSVM 1.1, la_svm.cpp; the paper: "seed S with a few examples of each class"), taking
+    them out of the pool of the first epoch. Call after new_epoch."""
     c_pos = 0
     c_neg = 0
     for ex in range(st.y.shape[0]):
         if c_pos >= n_seed and c_neg >= n_seed:
             break
-        if st.y[ex] > 0 and c_pos < n_seed:
-            c_pos += 1
+        if (st.y[ex] > 0 and c_pos < n_seed) or (st.y[ex] < 0 and c_neg < n_seed):
+            if st.y[ex] > 0:
+                c_pos += 1
+            else:
+                c_neg += 1
             _process(st, kc, kd, kp, ex, tau)
-        elif st.y[ex] < 0 and c_neg < n_seed:
-            c_neg += 1
-            _process(st, kc, kd, kp, ex, tau)
+            # seeds leave the pool of the first epoch (la_svm.cpp make_old: swap with the last)
+            m = st.ist[I_POOL]
+            for r in range(m):
+                if st.pool[r] == ex:
+                    st.pool[r] = st.pool[m - 1]
+                    st.pool[m - 1] = ex
+                    st.ist[I_POOL] = m - 1
+                    break
 
 
 @numba.njit(**_NJIT)
@@ -538,7 +560,7 @@ def finish_run(st, kc, kd, kp, tau, n_iter):
     return 0
 
 
-@numba.njit(**_NJIT)
+@numba.njit(inline="always", **_NJIT)
 def new_epoch(st):
     l = st.pool.shape[0]
     for t in range(l):
@@ -546,23 +568,35 @@ def new_epoch(st):
     st.ist[I_POOL] = l
 
 
+MODE_SEED, MODE_ONLINE, MODE_FINISH, MODE_NEW_EPOCH, MODE_DELTA = 0, 1, 2, 3, 4
+
+
 @numba.njit(**_NJIT)
-def dual_objective(st):
-    """W(alpha) = sum alpha_i y_i - 1/2 alpha'K alpha = 1/2 sum_S alpha_i (g_i + y_i)
-    (LaSVM 1.1, lasvm_get_w2); needs g valid on all of S (after unshrinking)."""
-    w = 0.0
-    for p in range(st.ist[I_NS]):
-        a = st.alpha[p]
-        if a != 0.0:
-            w += a * (st.g[p] + st.y[st.pos2ex[p]])
-    return 0.5 * w
+def lasvm_run(st, kc, kd, kp, mode, n_iter, selection, candidates, tau, delta_max, label_budget):
+    """The one compiled entry point (every helper above is inlined into it, so the solver
+    compiles once): MODE_SEED (n_iter = seeds per class), MODE_ONLINE (at most n_iter online
+    iterations; returns how many ran), MODE_FINISH (at most n_iter finishing steps; returns 1
+    when finished), MODE_NEW_EPOCH, MODE_DELTA (recompute delta)."""
+    if mode == MODE_SEED:
+        seed_run(st, kc, kd, kp, n_iter, tau)
+        return 0
+    if mode == MODE_ONLINE:
+        return online_run(st, kc, kd, kp, n_iter, selection, candidates, tau, delta_max,
+                          label_budget)
+    if mode == MODE_FINISH:
+        return finish_run(st, kc, kd, kp, tau, n_iter)
+    if mode == MODE_NEW_EPOCH:
+        new_epoch(st)
+        return 0
+    _update_delta(st)
+    return 0
 
 
 # ---------------------------------------------------------------------------------------------
 # Python driver
 
 
-def make_state(kc, y, Cp, Cn, seed):
+def make_state(kc, y, Cp, Cn, seed, rng=RNG_SPLITMIX):
     """Fresh state; positions are the cache's perm/pos arrays (shared, not copied)."""
     l = y.shape[0]
     yy = np.where(np.asarray(y) > 0, 1.0, -1.0).astype(np.float64)
@@ -571,8 +605,7 @@ def make_state(kc, y, Cp, Cn, seed):
     st = LasvmState(kc.perm, kc.pos,
                     np.zeros(l), np.zeros(l), A, B, yy, np.arange(l, dtype=np.int64),
                     np.zeros(l, np.uint8), np.zeros(N_IST, np.int64), np.zeros(N_FST),
-                    np.array([(int(seed) * 0x2545F4914F6CDD1D + 0x1234567) % (1 << 64)],
-                             np.uint64),
+                    make_rng(rng, seed),
                     np.zeros(l, np.int64), np.zeros(l, np.int64))
     return st
 
@@ -589,6 +622,29 @@ def _binary_result_class():
     return BinaryResult
 
 
+def dual_objective(st):
+    """W(alpha) = sum alpha_i y_i - 1/2 alpha'K alpha = 1/2 sum_S alpha_i (g_i + y_i)
+    (LaSVM 1.1, lasvm_get_w2); needs g valid on all of S (outside finishing, or after it)."""
+    n = int(st.ist[I_NS])
+    a = st.alpha[:n]
+    return 0.5 * float(np.dot(a, st.g[:n] + st.y[st.pos2ex[:n]]))
+
+
+def bias(st):
+    """b = (g_max + g_min)/2 over S (paper eq. 10); rho = -b."""
+    n = int(st.ist[I_NS])
+    a, g = st.alpha[:n], st.g[:n]
+    up = a < st.B[:n]
+    down = a > st.A[:n]
+    if up.any() and down.any():
+        return 0.5 * (g[up].max() + g[down].min())
+    if up.any():
+        return float(g[up].max())
+    if down.any():
+        return float(g[down].min())
+    return 0.0
+
+
 def _result_from_state(st, kc, Cp, Cn):
     BinaryResult = _binary_result_class()
 
@@ -596,15 +652,7 @@ def _result_from_state(st, kc, Cp, Cn):
     n = int(st.ist[I_NS])
     coef = np.zeros(l)
     coef[st.pos2ex[:n]] = st.alpha[:n]
-    i, j = _minmax(st, n)
-    if i >= 0 and j >= 0:
-        b = 0.5 * (st.g[i] + st.g[j])
-    elif i >= 0:
-        b = st.g[i]
-    elif j >= 0:
-        b = st.g[j]
-    else:
-        b = 0.0
+    b = bias(st)
     a = st.alpha[:n]
     sv = a != 0.0
     bsv = sv & ((a == st.A[:n]) | (a == st.B[:n]))
@@ -626,7 +674,7 @@ CHUNK = 1000
 
 def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish=True,
                 selection="random", candidates=50, delta_max=None, seed=0,
-                label_budget=None, progress=None):
+                label_budget=None, progress=None, rng="splitmix64"):
     """Train a binary SVM with LASVM (Bordes et al. 2005): seeding, ``epochs`` passes of
     PROCESS + REPROCESS over examples chosen by ``selection``, then (``finish``) REPROCESS
     until delta <= tau = ``eps``.
@@ -639,6 +687,8 @@ def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish
     label_budget  read at most this many labels (active learning, paper §4.2); with the default
                 "random" selection the active criterion is used to choose the examples
     progress    callable(n_processed, n_sv) called between chunks of ~1000 iterations
+    rng         "splitmix64" (default) or "glibc": C rand() after srand(seed); with seed=1 this
+                is LaSVM 1.1's example order (it never seeds rand)
 
     Returns a BinaryResult (coef = alpha by example, rho = -b, obj = LIBSVM's 0.5a'Qa - e'a).
     """
@@ -653,13 +703,22 @@ def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish
     dmax = np.inf if delta_max is None else float(delta_max)
     budget = np.int64(l + 1 if label_budget is None else int(label_budget))
     kc = _make_cache(l, cache_mb)
-    st = make_state(kc, y, Cp, Cn, seed)
-    seed_run(st, kc, kd, kp, np.int64(N_SEED), tau)
-    for _ in range(int(epochs)):
-        new_epoch(st)
+    if rng not in RNGS:
+        raise ValueError(f"unknown rng {rng!r} (expected one of {sorted(RNGS)})")
+    st = make_state(kc, y, Cp, Cn, seed, RNGS[rng])
+    sel, cand = np.int64(sel), np.int64(candidates)
+
+    def run(mode, n_iter):
+        return lasvm_run(st, kc, kd, kp, np.int64(mode), np.int64(n_iter), sel, cand, tau, dmax,
+                         budget)
+
+    run(MODE_NEW_EPOCH, 0)
+    run(MODE_SEED, N_SEED)
+    for epoch in range(int(epochs)):
+        if epoch > 0:
+            run(MODE_NEW_EPOCH, 0)
         while st.ist[I_POOL] > 0 and st.ist[I_LABELS] < budget:
-            done = online_run(st, kc, kd, kp, np.int64(CHUNK), np.int64(sel),
-                              np.int64(candidates), tau, dmax, budget)
+            done = run(MODE_ONLINE, CHUNK)
             if progress is not None:
                 progress(int(st.ist[I_PROCESSED]), int(st.ist[I_NS]))
             if done < CHUNK and st.ist[I_POOL] > 0:
@@ -669,9 +728,9 @@ def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish
             break
     if finish:
         st.ist[I_FSHRINK] = st.ist[I_FITER]
-        while not finish_run(st, kc, kd, kp, tau, np.int64(CHUNK)):
+        while not run(MODE_FINISH, CHUNK):
             if progress is not None:
                 progress(int(st.ist[I_PROCESSED]), int(st.ist[I_NS]))
     else:
-        _update_delta(st)
+        run(MODE_DELTA, 0)
     return _result_from_state(st, kc, Cp, Cn)
