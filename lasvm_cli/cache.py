@@ -48,6 +48,9 @@ API (all jitted, ``@njit(cache=True, nogil=True)``, one signature each)
     cache_discard(c, k)        drop the row of example k (LASVM's rejected PROCESS candidates)
     cache_cached_len(c, k)     valid prefix length of k's row, 0 when not cached
     cache_is_cached(c, k, length)   cached_len(k) >= length (HMG)
+    cache_row_into(c, kd, kp, k, length, out)   out[:length] (float64) = k's row rounded to
+                               the cache dtype, cached prefix reused, nothing stored (rows
+                               longer than the width: LIBSVM's full-length G_bar rows)
     cache_set_width(c, width)  re-cut storage into rows of ``width`` entries (keeps the most
                                recent rows that fit, truncated to width); returns n_slots
     cache_clear(c)             drop every row (stats kept)
@@ -208,6 +211,32 @@ def cache_get(c, kd, kp, k, length):
         c.buf[base + t] = out[t - have]
     c.length[s] = length
     return c.buf[base:base + length]
+
+
+@numba.njit(**_NJIT)
+def cache_row_into(c, kd, kp, k, length, out):
+    """out[:length] = row of example k (values rounded to the cache's dtype), without storing it.
+
+    For rows longer than the current width (LIBSVM's full-length G_bar rows while shrunk): the
+    cached prefix is copied, the rest computed (counted as a miss and as kernel evaluations).
+    """
+    s = c.slot_of[k]
+    have = 0
+    if s >= 0:
+        have = min(c.length[s], length)
+        base = s * c.meta[WIDTH]
+        for t in range(have):
+            out[t] = c.buf[base + t]
+    if have >= length:
+        c.stats[HITS] += 1
+        return
+    c.stats[MISSES] += 1
+    c.stats[KERNEL_EVALS] += length - have
+    kernel_row(kd, k, kd, c.perm[have:length], kp, out[have:length])
+    tmp = np.empty(1, c.buf.dtype)
+    for t in range(have, length):
+        tmp[0] = out[t]
+        out[t] = tmp[0]
 
 
 @numba.njit(**_NJIT)

@@ -17,7 +17,7 @@ positions to example ids; shrinking swaps positions and tells the cache). Scalar
 
 from collections import namedtuple
 
-SmoState = namedtuple("SmoState", "alpha y G G_bar p C QD status ist fst")
+SmoState = namedtuple("SmoState", "alpha y G G_bar p C QD status ist fst work")
 
 # alpha status (LIBSVM's alpha_status)
 LOWER, UPPER, FREE = 0, 1, 2
@@ -29,7 +29,7 @@ WS_CODES = {"mvp": WS_MVP, "so": WS_SO, "hmg": WS_HMG}
 # ist indices
 (ACTIVE, COUNTER, UNSHRINK, ITER, MAX_ITER, PREV_I, PREV_J, SHRINKING, WS, FINAL_KKT,
  N_SHRINK, N_RECON, N_MG, N_FALLBACK, N_KKT_CONT, N_MG_EXTRA_ROWS, N_SHRUNK_VARS,
- N_WARN_H0, LAST_KIND, N_IST) = range(20)
+ N_WARN_H0, LAST_KIND, ADAPT_WIDTH, N_IST) = range(21)
 
 # fst indices
 EPS, VIOL, ETA, N_FST = range(4)

@@ -17,9 +17,9 @@ Ctrl-C run between chunks; the chunking does not change the iterates.
 import numba
 import numpy as np
 
-from ..cache import cache_get, cache_swap
+from ..cache import WIDTH, cache_get, cache_row_into, cache_set_width, cache_swap
 from ..kernels import kernel_diagonal
-from . import (ACTIVE, COUNTER, EPS, ETA, FINAL_KKT, FREE, ITER, LAST_KIND, LOWER, MAX_ITER,
+from . import (ACTIVE, ADAPT_WIDTH, COUNTER, EPS, ETA, FINAL_KKT, FREE, ITER, LAST_KIND, LOWER, MAX_ITER,
                MAX_ITER_REACHED, N_FST, N_IST, N_MG_EXTRA_ROWS, N_RECON, N_SHRINK,
                N_SHRUNK_VARS, N_WARN_H0, OPTIMAL, PREV_I, PREV_J, RUNNING, SHRINKING, UNSHRINK,
                UPPER, VIOL, WS, WS_HMG, SmoState)
@@ -32,7 +32,7 @@ CACHE_MISSES = 1  # cache.stats index (kept local to avoid importing a private n
 
 
 def make_state(kd, kp, y, p, C, alpha0=None, *, ws=1, eps=1e-3, shrinking=True, max_iter=None,
-               final_kkt_check=False, eta=1e-8):
+               final_kkt_check=False, eta=1e-8, adapt_width=True):
     """SmoState for l variables (Python; converts dtypes at the boundary)."""
     l = y.shape[0]
     st = SmoState(
@@ -46,6 +46,7 @@ def make_state(kd, kp, y, p, C, alpha0=None, *, ws=1, eps=1e-3, shrinking=True, 
         status=np.zeros(l, np.int8),
         ist=np.zeros(N_IST, np.int64),
         fst=np.zeros(N_FST, np.float64),
+        work=np.zeros(l, np.float64),
     )
     kernel_diagonal(kd, kp, st.QD)
     ist = st.ist
@@ -59,6 +60,7 @@ def make_state(kd, kp, y, p, C, alpha0=None, *, ws=1, eps=1e-3, shrinking=True, 
     st.fst[EPS] = eps
     st.fst[ETA] = eta
     st.fst[VIOL] = INF
+    st.ist[ADAPT_WIDTH] = int(bool(adapt_width))
     return st
 
 
@@ -115,6 +117,7 @@ def reconstruct_gradient(st, c, kd, kp):
         return
     y, G, alpha, status = st.y, st.G, st.alpha, st.status
     st.ist[N_RECON] += 1
+    cache_set_width(c, l)  # rows may be requested at full length from here on
     for t in range(active, l):
         G[t] = st.G_bar[t] + st.p[t]
     nr_free = 0
@@ -198,9 +201,28 @@ def do_shrinking(st, c, kd, kp):
                 active -= 1
         i += 1
     st.ist[ACTIVE] = active
+    if st.ist[ADAPT_WIDTH] != 0 and 4 * active < 3 * c.meta[WIDTH]:
+        cache_set_width(c, active)  # short rows: the same memory holds more of them
     if active < before:
         st.ist[N_SHRINK] += 1
         st.ist[N_SHRUNK_VARS] += before - active
+
+
+@numba.njit(**_NJIT)
+def _gbar_add(st, K, f):
+    for t in range(st.y.shape[0]):
+        st.G_bar[t] += st.y[t] * (np.float64(K[t]) * f)
+
+
+@numba.njit(**_NJIT)
+def _gbar_update(st, c, kd, kp, i, f):
+    """G_bar += f y_i y K_i over all l positions (row cached when the cache's width allows)."""
+    l = st.y.shape[0]
+    if c.meta[WIDTH] >= l:
+        _gbar_add(st, cache_get(c, kd, kp, c.perm[i], l), f)
+    else:
+        cache_row_into(c, kd, kp, c.perm[i], l, st.work)
+        _gbar_add(st, st.work, f)
 
 
 @numba.njit(**_NJIT)
@@ -229,15 +251,9 @@ def _take_step(st, c, kd, kp, i, j):
     _update_status(st, i)
     _update_status(st, j)
     if ui != (st.status[i] == UPPER):
-        Ki = cache_get(c, kd, kp, c.perm[i], l)
-        f = -Ci * y[i] if ui else Ci * y[i]
-        for t in range(l):
-            st.G_bar[t] += y[t] * (np.float64(Ki[t]) * f)
+        _gbar_update(st, c, kd, kp, i, -Ci * y[i] if ui else Ci * y[i])
     if uj != (st.status[j] == UPPER):
-        Kj = cache_get(c, kd, kp, c.perm[j], l)
-        f = -Cj * y[j] if uj else Cj * y[j]
-        for t in range(l):
-            st.G_bar[t] += y[t] * (np.float64(Kj[t]) * f)
+        _gbar_update(st, c, kd, kp, j, -Cj * y[j] if uj else Cj * y[j])
 
 
 @numba.njit(**_NJIT)
