@@ -8,10 +8,10 @@ first argument not starting with ``-`` ends the options and must be the last one
 
 from __future__ import annotations
 
-import re
 import sys
 
 from ..errors import ParameterError
+from .argv import atof
 from .report import UsageExit
 
 USAGE = (
@@ -23,17 +23,6 @@ USAGE = (
     "-s save_filename : save scaling parameters to save_filename\n"
     "-r restore_filename : restore scaling parameters from restore_filename\n"
 )
-
-_ATOF = re.compile(
-    r"\s*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.IGNORECASE
-)
-
-
-def atof(text: str) -> float:
-    """C's atof: the longest prefix that is a number, else 0.0."""
-    m = _ATOF.match(text)
-    return float(m.group(1)) if m else 0.0
-
 
 def parse_args(argv):
     """Return (options dict, data filename) or raise UsageExit / ParameterError."""
