@@ -18,8 +18,19 @@ active set and [n_active, n_S) holds shrunk support vectors (paper §3.2, "Imple
 Details").
 
 State = a few arrays (:class:`LasvmState`), so a run can be saved and resumed between chunks:
-positions, alpha/g/A/B by position, the per-epoch pool of unseen examples, the label mask, an
-int64 and a float64 scalar block and a splitmix64 RNG word.
+positions (the cache's perm/pos arrays), alpha/g/A/B by position, the per-epoch pool of unseen
+examples, the label mask, an int64 and a float64 scalar block and the RNG words. Everything
+compiles into one entry point, :func:`lasvm_run`, called by :func:`solve_lasvm` in chunks of
+~1000 iterations (progress callback, Ctrl-C).
+
+Example order: each epoch draws the unseen examples uniformly (``pool`` with swap-removal,
+la_svm.cpp:select); candidates for GRADIENT/ACTIVE/AUTOACTIVE are drawn with replacement, as in
+LaSVM 1.1. ``rng="glibc"`` replaces splitmix64 by C's rand() so that ``seed=1`` replays LaSVM
+1.1's order exactly (test_lasvm.py checks 1.1's heart_scale numbers that way).
+
+Labels: ``labels_used`` counts distinct examples whose label was read: the processed example for
+RANDOM/ACTIVE/AUTOACTIVE, every candidate for GRADIENT (its criterion y f(x) needs the label),
+and the 2 x 5 seeds.
 
 Deviations from the paper (each also marked in the code):
 - PROCESS rejects an example whose gradient cannot form a violating pair before inserting it
@@ -38,6 +49,7 @@ import numpy as np
 
 from ..cache import (HITS, KERNEL_EVALS, MISSES, N_FREE, N_USED, WIDTH, _drop_slot, _lru_append,
                      _lru_unlink, cache_cached_len, cache_discard)
+from ..cache import cache_set_width
 from ..cache import make_cache as _make_cache
 from ..kernels import kernel_row
 from ..qp.steps import step_pair  # the pure two-variable step shared with SMO
@@ -144,7 +156,7 @@ def _row(c, kd, kp, k, length, t_pos, t_ex):
     To be merged into cache.py as an option of cache_get."""
     w = c.meta[WIDTH]
     if length > w:
-        length = w
+        raise ValueError("lasvm: kernel row longer than the cache width")
     s = c.slot_of[k]
     if s >= 0:
         _lru_unlink(c, s)
@@ -672,6 +684,23 @@ def _result_from_state(st, kc, Cp, Cn):
 CHUNK = 1000
 
 
+def _fit_width(kc, st, l, finishing=False):
+    """Cut the cache into rows just long enough for the next chunk (rows cover [0, n_S + 1) at
+    most, LaSVM's "rows over the current expansion"), so the same memory holds more rows.
+    Online: at least n_S + CHUNK + 2 (a chunk inserts at most CHUNK examples), grown by
+    doubling; finishing: n_S exactly (S only shrinks)."""
+    n_s = int(st.ist[I_NS])
+    w = int(kc.meta[WIDTH])
+    if finishing:
+        target = min(l, max(n_s, 1))
+        if target < w:
+            cache_set_width(kc, np.int64(target))
+        return
+    need = min(l, n_s + CHUNK + 2)
+    if w < need:
+        cache_set_width(kc, np.int64(min(l, max(need, 2 * n_s + CHUNK))))
+
+
 def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish=True,
                 selection="random", candidates=50, delta_max=None, seed=0,
                 label_budget=None, progress=None, rng="splitmix64"):
@@ -713,11 +742,13 @@ def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish
                          budget)
 
     run(MODE_NEW_EPOCH, 0)
+    cache_set_width(kc, np.int64(min(l, 2 * N_SEED + CHUNK + 2)))
     run(MODE_SEED, N_SEED)
     for epoch in range(int(epochs)):
         if epoch > 0:
             run(MODE_NEW_EPOCH, 0)
         while st.ist[I_POOL] > 0 and st.ist[I_LABELS] < budget:
+            _fit_width(kc, st, l)
             done = run(MODE_ONLINE, CHUNK)
             if progress is not None:
                 progress(int(st.ist[I_PROCESSED]), int(st.ist[I_NS]))
@@ -728,6 +759,7 @@ def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish
             break
     if finish:
         st.ist[I_FSHRINK] = st.ist[I_FITER]
+        _fit_width(kc, st, l, finishing=True)
         while not run(MODE_FINISH, CHUNK):
             if progress is not None:
                 progress(int(st.ist[I_PROCESSED]), int(st.ist[I_NS]))
