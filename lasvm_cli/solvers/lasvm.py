@@ -47,11 +47,11 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from ..cache import (HITS, KERNEL_EVALS, MISSES, N_FREE, N_USED, WIDTH, _drop_slot, _lru_append,
+from ..cache import (HITS, KERNEL_EVALS, MISSES, N_FREE, N_SLOTS, N_USED, WIDTH, _drop_slot, _lru_append,
                      _lru_unlink, cache_cached_len, cache_discard)
 from ..cache import cache_set_width
 from ..cache import make_cache as _make_cache
-from ..kernels import kernel_row
+from ..kernels import kernel_row_serial
 from ..qp.steps import step_pair  # the pure two-variable step shared with SMO
 
 _NJIT = dict(cache=True, nogil=True)
@@ -123,10 +123,14 @@ def _swap_keep_prefix(c, i, j):
     c.pos[kj] = i
     c.pos[ki] = j
     w = c.meta[WIDTH]
-    S = c.key.shape[0]
-    s = c.nxt[S]
-    while s != S:
+    # walk the slots in index order (sequential reads of key/length; the LRU list order does
+    # not matter here and chasing its links costs a cache miss per row)
+    for s in range(c.meta[N_SLOTS]):
+        if c.key[s] < 0:
+            continue
         ln = c.length[s]
+        if ln <= i:
+            continue
         if ln > j:
             b = s * w
             t = c.buf[b + i]
@@ -142,7 +146,6 @@ def _swap_keep_prefix(c, i, j):
                 c.buf[s * w + i] = c.buf[sj * w + pe]
             else:
                 c.length[s] = i
-        s = c.nxt[s]
 
 
 @numba.njit(**_NJIT)
@@ -191,7 +194,10 @@ def _row(c, kd, kp, k, length, t_pos, t_ex):
             m += 1
     if m > 0:
         out = c.scratch[:m]
-        kernel_row(kd, k, kd, t_ex[:m], kp, out)
+        # deviation from the shared cache: serial rows. A cached function that reaches the
+        # prange variant (kernels.kernel_row_parallel) segfaulted when loaded back from the
+        # numba cache (first run fine, second run crashes at the first call)
+        kernel_row_serial(kd, k, kd, t_ex[:m], kp, out)
         for r in range(m):
             c.buf[base + t_pos[r]] = out[r]
         c.stats[KERNEL_EVALS] += m
