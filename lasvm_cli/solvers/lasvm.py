@@ -693,8 +693,8 @@ CHUNK = 1000
 def _fit_width(kc, st, l, finishing=False):
     """Cut the cache into rows just long enough for the next chunk (rows cover [0, n_S + 1) at
     most, LaSVM's "rows over the current expansion"), so the same memory holds more rows.
-    Online: at least n_S + CHUNK + 2 (a chunk inserts at most CHUNK examples), grown by
-    doubling; finishing: n_S exactly (S only shrinks)."""
+    Online: at least n_S + CHUNK + 2 (a chunk inserts at most CHUNK examples), grown with 25%
+    slack (each re-cut copies the buffer); finishing: n_S exactly (S only shrinks)."""
     n_s = int(st.ist[I_NS])
     w = int(kc.meta[WIDTH])
     if finishing:
@@ -704,7 +704,7 @@ def _fit_width(kc, st, l, finishing=False):
         return
     need = min(l, n_s + CHUNK + 2)
     if w < need:
-        cache_set_width(kc, np.int64(min(l, max(need, 2 * n_s + CHUNK))))
+        cache_set_width(kc, np.int64(min(l, need + n_s // 4)))
 
 
 def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish=True,
