@@ -40,6 +40,14 @@ Deviations from the paper (each also marked in the code):
   forever when delta_max < tau).
 - After unshrinking, the gradient of a shrunk example is restarted from y_i (LaSVM 1.1 uses
   sign(alpha_i), which is -1 for alpha_i = 0 whatever the label).
+- Finishing shrinks the active set every min(1000, n_S) steps as LaSVM 1.1 does (the paper's
+  "Implementation Details"); its pair choice is REPROCESS's (maximal violating pair).
+
+Kernel rows: the shared cache's storage and bookkeeping (lasvm_cli/cache.py), through two local
+variants to be merged there as options: :func:`_row` (cache_get plus LaSVM 1.1's symmetric fill
+of missing entries) and :func:`_swap_keep_prefix` (cache_swap that truncates or fills a row
+instead of dropping it). Rows are computed with the serial kernel routine: the cached entry point
+reaching the prange variant segfaulted when loaded back from the numba cache.
 """
 
 from collections import namedtuple
