@@ -37,7 +37,7 @@ from numba import njit
 
 from ..errors import InputFormatError
 
-__all__ = ["SvmlightData", "read_svmlight", "write_svmlight"]
+__all__ = ["SvmlightData", "iter_svmlight", "read_svmlight", "write_svmlight"]
 
 
 @dataclass
@@ -504,6 +504,52 @@ def read_svmlight(source, *, zero_based=False, precomputed=False, chunk_bytes=1 
     values = _concat(vals, np.float64)
     del vals
     return SvmlightData(y=y, indptr=indptr, indices=indices, values=values, max_index=max_index)
+
+
+def iter_svmlight(source, *, zero_based=False, precomputed=False, chunk_bytes=1 << 22):
+    """Read a LIBSVM/svmlight file as a sequence of :class:`SvmlightData` blocks of complete
+    rows (about ``chunk_bytes`` of text each), in file order, never holding more than one block:
+    for one pass over files larger than memory (``svm-train --stream``). Same sources, checks
+    and errors as :func:`read_svmlight`; each block's ``max_index`` is its own largest index.
+    """
+    name = _display_name(source)
+    min_index = 0 if (zero_based or precomputed) else 1
+    chunk_bytes = max(int(chunk_bytes), 1)
+    line_base = 1
+    with _open_binary(source) as f:
+        carry = b""
+        eof = False
+        while not eof:
+            data = f.read(chunk_bytes)
+            if not data:
+                eof = True
+                block = carry
+                carry = b""
+            else:
+                cut = data.rfind(b"\n")
+                if cut < 0:
+                    carry = carry + data
+                    continue
+                block = carry + data[: cut + 1]
+                carry = data[cut + 1 :]
+            del data
+            if not block:
+                continue
+            buf = np.frombuffer(bytearray(block), dtype=np.uint8)
+            del block
+            nl = int(np.count_nonzero(buf == 10))
+            if buf[-1] == 10:
+                buf = buf[:-1]
+            else:
+                nl += 1  # last line without newline (end of file)
+            y, rowlen, indices, values, mi = _parse_block(buf, min_index, line_base, name)
+            line_base += nl
+            del buf
+            indptr = np.zeros(rowlen.shape[0] + 1, dtype=np.int64)
+            np.cumsum(rowlen, out=indptr[1:])
+            if y.shape[0]:
+                yield SvmlightData(y=y, indptr=indptr, indices=indices, values=values,
+                                   max_index=mi)
 
 
 def _concat(parts, dtype):
