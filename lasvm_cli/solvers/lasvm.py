@@ -715,9 +715,200 @@ def _fit_width(kc, st, l, finishing=False):
         cache_set_width(kc, np.int64(min(l, need + n_s // 4)))
 
 
+PH_ONLINE, PH_FINISH, PH_DONE = 0, 1, 2
+PHASES = ("online", "finish", "done")
+# state arrays saved by LasvmRun.state_arrays (t_pos/t_ex are scratch)
+SAVED_FIELDS = ("pos2ex", "ex2pos", "alpha", "g", "A", "B", "y", "pool", "labeled", "ist", "fst",
+                "rng")
+
+
+class LasvmRun:
+    """One LASVM run as a resumable phase machine over :class:`LasvmState` (the Python driver
+    of :func:`lasvm_run`). ``begin()`` seeds; each ``step(n)`` runs at most ``n`` online
+    iterations (PROCESS calls) or ``n`` finishing steps, ends epochs and switches phases:
+    online -> finish (or done with ``finish=False``) -> done. Between steps the whole run is
+    ``state_arrays()`` + ``phase``, so it can be saved and resumed (lasvm_cli/online.py), and
+    ``fork()`` gives an independent copy (finishing a snapshot without disturbing the run).
+    Chunk sizes do not change the result: every decision depends on the state arrays only."""
+
+    def __init__(self, kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish=True,
+                 selection="random", candidates=50, delta_max=None, seed=0, label_budget=None,
+                 rng="splitmix64"):
+        if selection not in SELECTIONS:
+            raise ValueError(
+                f"unknown selection {selection!r} (expected one of {sorted(SELECTIONS)})")
+        if rng not in RNGS:
+            raise ValueError(f"unknown rng {rng!r} (expected one of {sorted(RNGS)})")
+        if label_budget is not None and selection == "random":
+            selection = "active"
+        self.kd, self.kp = kd, kp
+        self.Cp, self.Cn = float(Cp), float(Cn)
+        self.config = dict(eps=float(eps), epochs=int(epochs), finish=bool(finish),
+                           selection=selection, candidates=int(candidates),
+                           delta_max=None if delta_max is None else float(delta_max),
+                           seed=int(seed), label_budget=None if label_budget is None
+                           else int(label_budget), rng=rng, Cp=float(Cp), Cn=float(Cn))
+        self.cache_mb = cache_mb
+        y = np.asarray(y)
+        self.l = l = y.shape[0]
+        self.epochs = int(epochs)
+        self.finish = bool(finish)
+        self._tau = float(eps)
+        self._dmax = np.inf if delta_max is None else float(delta_max)
+        self._budget = np.int64(l + 1 if label_budget is None else int(label_budget))
+        self._sel = np.int64(SELECTIONS[selection])
+        self._cand = np.int64(candidates)
+        self.kc = _make_cache(l, cache_mb)
+        self.st = make_state(self.kc, y, Cp, Cn, seed, RNGS[rng])
+        self.phase = PH_ONLINE
+        self._width_ready = False
+
+    def _run(self, mode, n_iter):
+        return lasvm_run(self.st, self.kc, self.kd, self.kp, np.int64(mode), np.int64(n_iter),
+                         self._sel, self._cand, self._tau, self._dmax, self._budget)
+
+    # -- phases ------------------------------------------------------------------------------
+
+    def begin(self):
+        """First epoch's pool and the 2 x N_SEED seeds."""
+        self._run(MODE_NEW_EPOCH, 0)
+        cache_set_width(self.kc, np.int64(min(self.l, 2 * N_SEED + CHUNK + 2)))
+        self._run(MODE_SEED, N_SEED)
+
+    @property
+    def done(self):
+        return self.phase == PH_DONE
+
+    @property
+    def online(self):
+        return self.phase == PH_ONLINE
+
+    def step(self, n=CHUNK):
+        """Advance by at most ``n`` online iterations or ``n`` finishing steps (or one phase
+        change: end of epoch, start of finishing). Returns the online iterations run."""
+        st = self.st
+        if self.phase == PH_ONLINE:
+            if st.ist[I_POOL] > 0 and st.ist[I_LABELS] < self._budget:
+                _fit_width(self.kc, st, self.l)
+                return int(self._run(MODE_ONLINE, n))
+            st.ist[I_EPOCH] += 1
+            if st.ist[I_LABELS] < self._budget and st.ist[I_EPOCH] < self.epochs:
+                self._run(MODE_NEW_EPOCH, 0)
+            else:
+                self.end_online()
+            return 0
+        if self.phase == PH_FINISH:
+            if not self._width_ready:
+                _fit_width(self.kc, st, self.l, finishing=True)
+                self._width_ready = True
+            if self._run(MODE_FINISH, n):
+                self.phase = PH_DONE
+        return 0
+
+    def end_online(self):
+        """Leave the online phase now (all epochs done, label budget, or an early stop)."""
+        if self.phase != PH_ONLINE:
+            return
+        if self.finish:
+            self.st.ist[I_FSHRINK] = self.st.ist[I_FITER]
+            self.phase = PH_FINISH
+            self._width_ready = False
+        else:
+            self._run(MODE_DELTA, 0)
+            self.phase = PH_DONE
+
+    def run_to_end(self, progress=None, n=CHUNK):
+        while not self.done:
+            online = self.online and self.st.ist[I_POOL] > 0 and \
+                self.st.ist[I_LABELS] < self._budget
+            self.step(n)
+            if progress is not None and (online or (self.phase == PH_FINISH)):
+                progress(int(self.st.ist[I_PROCESSED]), int(self.st.ist[I_NS]))
+        return self
+
+    # -- measures ----------------------------------------------------------------------------
+
+    @property
+    def processed(self):
+        """PROCESS calls so far (online iterations, the 2 x N_SEED seeds included)."""
+        return int(self.st.ist[I_PROCESSED])
+
+    @property
+    def n_expansion(self):
+        """|S|, the size of the expansion (LaSVM 1.1's lasvm_get_l)."""
+        return int(self.st.ist[I_NS])
+
+    @property
+    def kernel_evals(self):
+        return int(self.kc.stats[KERNEL_EVALS])
+
+    def delta(self):
+        """delta = g_max - g_min over the active set (recomputed)."""
+        self._run(MODE_DELTA, 0)
+        return float(self.st.fst[F_DELTA])
+
+    def coef_rho(self):
+        """(coef by example, rho) of the current expansion; valid outside finishing."""
+        st = self.st
+        n = int(st.ist[I_NS])
+        coef = np.zeros(self.l)
+        coef[st.pos2ex[:n]] = st.alpha[:n]
+        return coef, -bias(st)
+
+    def result(self):
+        return _result_from_state(self.st, self.kc, self.Cp, self.Cn)
+
+    # -- save / restore ------------------------------------------------------------------------
+
+    def state_arrays(self):
+        """Copies of the state arrays and cache counters (the kernel rows are not saved)."""
+        d = {name: np.array(getattr(self.st, name)) for name in SAVED_FIELDS}
+        d["cache_stats"] = np.array(self.kc.stats)
+        return d
+
+    def load_state_arrays(self, d, phase):
+        """Overwrite the state (in place: the compiled code sees the same arrays) with arrays
+        from :meth:`state_arrays`; the cache starts empty, its rows are recomputed."""
+        for name in SAVED_FIELDS:
+            dst = getattr(self.st, name)
+            src = np.asarray(d[name])
+            if src.shape != dst.shape or src.dtype != dst.dtype:
+                raise ValueError(f"state array {name}: {src.dtype}{src.shape}, expected "
+                                 f"{dst.dtype}{dst.shape}")
+            dst[:] = src
+        if "cache_stats" in d:
+            self.kc.stats[:] = np.asarray(d["cache_stats"])
+        self.phase = int(phase)
+        self._width_ready = False
+        if self.phase == PH_ONLINE:
+            n_s = int(self.st.ist[I_NS])
+            cache_set_width(self.kc, np.int64(min(self.l, n_s + CHUNK + 2 + n_s // 4)))
+
+    def fork(self, cache_mb=None):
+        """An independent copy of this run (own state arrays and an empty cache)."""
+        other = object.__new__(LasvmRun)
+        other.__dict__.update(self.__dict__)
+        other.kc = _make_cache(self.l, self.cache_mb if cache_mb is None else cache_mb)
+        other.st = self.st._replace(pos2ex=other.kc.perm, ex2pos=other.kc.pos,
+                                    **{f: np.array(getattr(self.st, f)) for f in SAVED_FIELDS
+                                       if f not in ("pos2ex", "ex2pos")},
+                                    t_pos=np.zeros(self.l, np.int64),
+                                    t_ex=np.zeros(self.l, np.int64))
+        other.load_state_arrays(self.state_arrays(), self.phase)
+        return other
+
+    def finished_copy(self):
+        """The model this run would give if its online phase ended now: a fork taken through
+        the finishing step (LaSVM 1.1's intermediate models: save alpha/g, finish, save the
+        model, restore). Without finishing, a fork with delta computed."""
+        other = self.fork()
+        other.end_online()
+        return other.run_to_end()
+
+
 def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish=True,
                 selection="random", candidates=50, delta_max=None, seed=0,
-                label_budget=None, progress=None, rng="splitmix64"):
+                label_budget=None, progress=None, rng="splitmix64", control=None):
     """Train a binary SVM with LASVM (Bordes et al. 2005): seeding, ``epochs`` passes of
     PROCESS + REPROCESS over examples chosen by ``selection``, then (``finish``) REPROCESS
     until delta <= tau = ``eps``.
@@ -732,51 +923,17 @@ def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish
     progress    callable(n_processed, n_sv) called between chunks of ~1000 iterations
     rng         "splitmix64" (default) or "glibc": C rand() after srand(seed); with seed=1 this
                 is LaSVM 1.1's example order (it never seeds rand)
+    control     None, or an object whose ``drive(run, progress) -> BinaryResult`` runs the
+                :class:`LasvmRun` (lasvm_cli/online.py: save/resume, early stopping,
+                snapshots, trace)
 
     Returns a BinaryResult (coef = alpha by example, rho = -b, obj = LIBSVM's 0.5a'Qa - e'a).
     """
-    if selection not in SELECTIONS:
-        raise ValueError(f"unknown selection {selection!r} (expected one of {sorted(SELECTIONS)})")
-    if label_budget is not None and selection == "random":
-        selection = "active"
-    sel = SELECTIONS[selection]
-    y = np.asarray(y)
-    l = y.shape[0]
-    tau = float(eps)
-    dmax = np.inf if delta_max is None else float(delta_max)
-    budget = np.int64(l + 1 if label_budget is None else int(label_budget))
-    kc = _make_cache(l, cache_mb)
-    if rng not in RNGS:
-        raise ValueError(f"unknown rng {rng!r} (expected one of {sorted(RNGS)})")
-    st = make_state(kc, y, Cp, Cn, seed, RNGS[rng])
-    sel, cand = np.int64(sel), np.int64(candidates)
-
-    def run(mode, n_iter):
-        return lasvm_run(st, kc, kd, kp, np.int64(mode), np.int64(n_iter), sel, cand, tau, dmax,
-                         budget)
-
-    run(MODE_NEW_EPOCH, 0)
-    cache_set_width(kc, np.int64(min(l, 2 * N_SEED + CHUNK + 2)))
-    run(MODE_SEED, N_SEED)
-    for epoch in range(int(epochs)):
-        if epoch > 0:
-            run(MODE_NEW_EPOCH, 0)
-        while st.ist[I_POOL] > 0 and st.ist[I_LABELS] < budget:
-            _fit_width(kc, st, l)
-            done = run(MODE_ONLINE, CHUNK)
-            if progress is not None:
-                progress(int(st.ist[I_PROCESSED]), int(st.ist[I_NS]))
-            if done < CHUNK and st.ist[I_POOL] > 0:
-                break  # budget reached
-        st.ist[I_EPOCH] += 1
-        if st.ist[I_LABELS] >= budget:
-            break
-    if finish:
-        st.ist[I_FSHRINK] = st.ist[I_FITER]
-        _fit_width(kc, st, l, finishing=True)
-        while not run(MODE_FINISH, CHUNK):
-            if progress is not None:
-                progress(int(st.ist[I_PROCESSED]), int(st.ist[I_NS]))
-    else:
-        run(MODE_DELTA, 0)
-    return _result_from_state(st, kc, Cp, Cn)
+    run = LasvmRun(kd, kp, y, Cp, Cn, eps=eps, cache_mb=cache_mb, epochs=epochs, finish=finish,
+                   selection=selection, candidates=candidates, delta_max=delta_max, seed=seed,
+                   label_budget=label_budget, rng=rng)
+    if control is not None:
+        return control.drive(run, progress)
+    run.begin()
+    run.run_to_end(progress)
+    return run.result()
