@@ -168,10 +168,7 @@ def main(argv):
 
     data = read_svmlight(o.test_file, zero_based=o.zero_based,
                          precomputed=model.kernel_type == 4)
-    from ..model import prefer_dense
-
-    kd = kernel_data(data.indptr, data.indices, data.values, kernel_type=model.kernel_type,
-                     dense=prefer_dense(data.indptr, data.indices, model.kernel_type))
+    kd = kernel_data(data.indptr, data.indices, data.values, kernel_type=model.kernel_type)
     dec = model.decision_values(kd)
 
     lines = []
