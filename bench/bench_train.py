@@ -1,6 +1,6 @@
 """Binary C-SVC training time: our solve_binary against LIBSVM 3.37 (libsvm-official, in-process).
 
-    python bench/bench_train.py [case ...]        cases: adult adult_c100 ijcnn1 mnist20k
+    python bench/bench_train.py [case ...]   cases: adult adult_c100 ijcnn1 usps mnist20k
 
 Data: $LASVM_DATA (default ../shared/data relative to the repository root). Times are training
 only (no parsing), LIBSVM via its Python binding with -q. The JIT warm-up (cache load or cold
@@ -74,6 +74,32 @@ def run_case(label, X, y, gamma, C, cache_mb, wss_list=("so",)):
         sys.stdout.flush()
 
 
+def run_multiclass(label, name, opts_extra=""):
+    """Whole one-vs-one training through lasvm_cli.train (all k(k-1)/2 pairs) against LIBSVM."""
+    from libsvm import svmutil
+    from lasvm_cli.data import Problem
+    from lasvm_cli.io.svmlight import read_svmlight
+    from lasvm_cli.params import TrainParams
+    from lasvm_cli.train import train
+
+    d = read_svmlight(DATA / name / "train.svm.xz")
+    X, y = load(name)
+    opts = f"-q -g {1.0 / d.max_index!r} {opts_extra}".strip()
+    t = time.perf_counter()
+    m = svmutil.svm_train(svmutil.svm_problem(list(y), X), opts)
+    t_lib = time.perf_counter() - t
+    print(f"{label}: l={d.n} LIBSVM {opts}: {t_lib:.2f} s, total nSV {m.l}")
+    params = TrainParams(gamma=1.0 / d.max_index)
+    t = time.perf_counter()
+    problem = Problem.from_svmlight(d)
+    model = train(problem, params)
+    t_ours = time.perf_counter() - t
+    c = model.counters
+    print(f"  ours  so: {t_ours:.2f} s ratio {t_ours / t_lib:.2f} | total nSV {model.total_sv}"
+          f" | kernel evals {c['kernel_evals'] / 1e6:.1f} M, iterations {c['iterations']}")
+    sys.stdout.flush()
+
+
 def main(cases):
     print(f"JIT warm-up: {warmup():.2f} s")
     if "adult" in cases or "adult_c100" in cases:
@@ -85,6 +111,8 @@ def main(cases):
     if "ijcnn1" in cases:
         X, y = load("ijcnn1")
         run_case("ijcnn1 defaults", X, y, 1 / 22, 1, 100)
+    if "usps" in cases:
+        run_multiclass("usps 10 classes, defaults", "usps")
     if "mnist20k" in cases:
         X, y = load("mnist", 20000)
         X = X / 255.0
@@ -94,4 +122,4 @@ def main(cases):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["adult", "adult_c100", "ijcnn1", "mnist20k"])
+    main(sys.argv[1:] or ["adult", "adult_c100", "ijcnn1", "usps", "mnist20k"])

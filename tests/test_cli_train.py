@@ -148,3 +148,29 @@ def test_ovr_extension_round_trips(heart_path, tmp_path):
     res = run(svm_predict, [heart_path, str(model), str(pred)])
     acc = float(res.stdout.split("=")[1].split("%")[0])
     assert acc > 80
+
+
+def test_lasvm_solver_from_the_cli_reaches_libsvm_optimum(heart_path, tmp_path):
+    # LaSVM 1.1 oracle (anchors.md section 2.4): three epochs reach LIBSVM's optimum 100.877
+    out = run(svm_train, ["--solver", "lasvm", "--epochs", "3", heart_path,
+                          str(tmp_path / "m")]).stdout
+    obj = float(re.search(r"obj = (-?[\d.]+)", out).group(1))
+    assert obj == pytest.approx(-100.877288, rel=1e-4)
+    assert "Total nSV = 132" in out
+
+
+def test_lasvm_one_vs_one_multiclass_predicts_like_smo(tmp_path):
+    rng = np.random.default_rng(5)
+    n = 300
+    lab = rng.integers(1, 4, n)
+    X = np.eye(3)[lab - 1] * 2 + rng.normal(scale=0.7, size=(n, 3))
+    path = tmp_path / "three"
+    path.write_text("".join(f"{l} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in enumerate(x)) + "\n"
+                            for l, x in zip(lab, X)))
+    preds = {}
+    for solver in ("smo", "lasvm"):
+        model = tmp_path / f"{solver}.model"
+        run(svm_train, ["-q", "--solver", solver, "--epochs", "2", str(path), str(model)])
+        run(svm_predict, [str(path), str(model), str(tmp_path / f"{solver}.out")])
+        preds[solver] = np.loadtxt(tmp_path / f"{solver}.out")
+    assert (preds["smo"] == preds["lasvm"]).mean() >= 0.98
