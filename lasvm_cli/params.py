@@ -44,6 +44,19 @@ class TrainParams:
     candidates: int = 50
     delta_max: float | None = None
     label_budget: int | None = None
+    # LASVM long runs (lasvm_cli/online.py): state, stopping, snapshots, learning curves
+    save_state: str | None = None
+    resume: str | None = None
+    save_every: float = 60.0
+    stop_iterations: int | None = None
+    stop_sv: int | None = None
+    stop_seconds: float | None = None
+    snapshots: str | None = None  # "1000,2000,5000"
+    snapshot_by: str = "iterations"  # iterations | sv | seconds
+    model_file: str | None = None  # snapshot names: MODEL.<value> (set by svm-train)
+    trace: str | None = None
+    trace_every: int = 1000
+    test_file: str | None = None
 
 
 def check_parameter(p: TrainParams, class_counts=None):

@@ -43,8 +43,9 @@ def kernel_params_for(params: TrainParams):
     return kernels.make_params(params.kernel_type, params.degree, params.gamma, params.coef0)
 
 
-def solve_pair(kd, y, Cp, Cn, params: TrainParams, progress=None):
-    """One binary C-SVC problem (y = +1/-1) with the chosen solver; returns a BinaryResult."""
+def solve_pair(kd, y, Cp, Cn, params: TrainParams, progress=None, control=None):
+    """One binary C-SVC problem (y = +1/-1) with the chosen solver; returns a BinaryResult.
+    ``control``: LASVM's online driver (lasvm_cli/online.py), passed to solve_lasvm."""
     kp = kernel_params_for(params)
     if params.solver == "lasvm":
         from .solvers.lasvm import solve_lasvm
@@ -53,7 +54,8 @@ def solve_pair(kd, y, Cp, Cn, params: TrainParams, progress=None):
                            epochs=params.epochs, finish=params.finish,
                            selection=params.selection, candidates=params.candidates,
                            delta_max=params.delta_max, seed=params.seed,
-                           label_budget=params.label_budget, progress=progress)
+                           label_budget=params.label_budget, progress=progress,
+                           control=control)
     from .solvers.csvc import solve_binary
 
     return solve_binary(kd, kp, y, Cp, Cn, eps=params.eps, shrinking=bool(params.shrinking),
@@ -124,8 +126,16 @@ def binary_probability(kd, rows, y, Cp, Cn, params, rng, info):
 
 
 def train(problem, params: TrainParams, rows=None, info=_quiet, warn=_quiet, progress=None,
-          rng=None):
-    """Train a C-SVC model (one-vs-one or one-vs-rest) on ``problem`` (or its ``rows``)."""
+          rng=None, solve=None):
+    """Train a C-SVC model (one-vs-one or one-vs-rest) on ``problem`` (or its ``rows``).
+    ``solve``: replaces solve_pair for the one-vs-one machines (lasvm_cli/online.py)."""
+    if solve is None and params.solver == "lasvm":
+        # online LASVM options (state save/resume, stopping, snapshots, trace): online.py
+        from .online import online_requested, train_online
+
+        if online_requested(params):
+            return train_online(problem, params, rows, info, warn, progress, rng)
+    solve = solve_pair if solve is None else solve
     if params.multiclass == "ovr":
         from .train_ovr import train_ovr
 
@@ -156,8 +166,8 @@ def train(problem, params: TrainParams, rows=None, info=_quiet, warn=_quiet, pro
                 probA.append(a)
                 probB.append(b)
             bar = progress(f"class {label[i]} vs {label[j]}") if progress else None
-            res = solve_pair(sub_kd, y_pair, Cw[i], Cw[j], params,
-                             progress=bar.update if bar else None)
+            res = solve(sub_kd, y_pair, Cw[i], Cw[j], params,
+                        progress=bar.update if bar else None)
             if bar:
                 bar.close()
             _report_binary(res, Cw[i], Cw[j], local.size, info, warn)

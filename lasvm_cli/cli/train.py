@@ -49,8 +49,24 @@ lasvm-cli options (this version trains -s 0, C-SVC):
 --candidates n : LASVM candidates per selection (default 50)
 --delta-max x : LASVM: REPROCESS until delta < x after each PROCESS
 --label-budget n : LASVM active learning: query at most n labels
+--save-state file : LASVM: save the run's state to file (atomically, every --save-every
+	seconds, at a stop and at the end)
+--resume file : LASVM: continue the run saved in file (same data and parameters)
+--save-every s : seconds between state saves (default 60)
+--stop-iterations n : LASVM: end the online phase after n iterations (PROCESS calls)
+--stop-sv n : LASVM: end the online phase when the expansion holds n vectors
+--stop-seconds s : LASVM: end the online phase after s seconds of training
+--snapshots v1,v2,... : LASVM: write model_file.v1, ... at these points (LaSVM's -l); the
+	online phase stops at the last one
+--snapshot-by iterations|sv|seconds : what --snapshots counts (default iterations, LaSVM's -T)
+--trace file : LASVM: learning curve (CSV: iterations, seconds, kernel evaluations, SVs,
+	delta, dual objective, test error)
+--trace-every n : iterations between trace rows (default 1000)
+--test file : test set for the trace's test error
 --zero-based : the training file uses 0-based feature indices
 --counters : print solver counters (iterations, kernel evaluations, cache) to stderr
+--stream : LASVM in one sequential pass over the training file, holding only the expansion
+	(two classes; -g required for -t 1/2/3; --epochs 1)
 """
 
 _LONG_VALUE = {
@@ -58,6 +74,12 @@ _LONG_VALUE = {
     "--multiclass": ("multiclass", str), "--seed": ("seed", int), "--epochs": ("epochs", int),
     "--selection": ("selection", str), "--candidates": ("candidates", int),
     "--delta-max": ("delta_max", float), "--label-budget": ("label_budget", int),
+    "--save-state": ("save_state", str), "--resume": ("resume", str),
+    "--save-every": ("save_every", float), "--stop-iterations": ("stop_iterations", int),
+    "--stop-sv": ("stop_sv", int), "--stop-seconds": ("stop_seconds", float),
+    "--snapshots": ("snapshots", str), "--snapshot-by": ("snapshot_by", str),
+    "--trace": ("trace", str), "--trace-every": ("trace_every", int),
+    "--test": ("test_file", str),
 }
 _LONG_FLAG = {"--final-kkt-check": ("final_kkt_check", True), "--no-finish": ("finish", False)}
 
@@ -71,6 +93,7 @@ class Options:
         self.nr_fold = 0
         self.zero_based = False
         self.counters = False
+        self.stream = False
         self.input_file = None
         self.model_file = None
 
@@ -93,6 +116,8 @@ def parse_command_line(argv):
                 o.zero_based = True
             elif name == "--counters":
                 o.counters = True
+            elif name == "--stream":
+                o.stream = True
             elif name in _LONG_VALUE:
                 field, kind = _LONG_VALUE[name]
                 if "=" in arg:
@@ -159,6 +184,12 @@ def parse_command_line(argv):
         o.model_file = argv[i + 1]
     else:
         o.model_file = os.path.basename(o.input_file) + ".model"
+    p.model_file = o.model_file  # LASVM snapshots are named model_file.<value>
+    from ..online import OPTION_NAMES, online_requested
+
+    if online_requested(p) and (p.solver != "lasvm" or o.nr_fold):
+        used = " ".join(n for f, n in OPTION_NAMES.items() if getattr(p, f, None))
+        raise ParameterError(f"ERROR: {used}: only with --solver lasvm, without -v")
     return o
 
 
@@ -190,6 +221,46 @@ def check_precomputed(problem):
         _error("Wrong input format: sample_serial_number out of range")
 
 
+def _main_stream(o):
+    """--stream: LASVM in one sequential pass (solvers/lasvm_stream.py); the file is never
+    read into memory as a whole."""
+    from ..io.model_file import write_model
+    from ..params import check_parameter
+    from ..solvers.lasvm_stream import StreamError, train_stream
+    from .progress import progress_factory
+
+    p = o.params
+    if p.solver != "lasvm":
+        _error("--stream needs --solver lasvm")
+    if o.nr_fold:
+        _error("--stream does not support cross validation (-v)")
+    for name in ("save_state", "resume", "stop_iterations", "stop_sv", "stop_seconds",
+                 "snapshots", "trace"):
+        if getattr(p, name, None) is not None:
+            _error(f"--stream does not support --{name.replace('_', '-')}")
+    err = check_parameter(p)
+    if err:
+        _error(err)
+    info = (lambda _m: None) if o.quiet else _stdout
+    try:
+        model = train_stream(o.input_file, p, zero_based=o.zero_based, info=info,
+                             warn=_stderr, progress=progress_factory(o.quiet))
+    except StreamError as e:
+        _error(str(e))
+    except FileNotFoundError:
+        _stderr(f"can't open input file {o.input_file}")
+        return 1
+    try:
+        write_model(model, o.model_file)
+    except OSError:
+        _stderr(f"can't save model to file {o.model_file}")
+        return 1
+    if o.counters:
+        for k, v in model.counters.items():
+            _stderr(f"{k} = {v}")
+    return 0
+
+
 def main(argv):
     o = parse_command_line(argv)
     from ..data import Problem
@@ -200,6 +271,8 @@ def main(argv):
     from .progress import progress_factory
 
     p = o.params
+    if o.stream:
+        return _main_stream(o)
     precomputed = p.kernel_type == 4
     try:
         data = read_svmlight(o.input_file, zero_based=o.zero_based or precomputed,

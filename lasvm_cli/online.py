@@ -1,0 +1,499 @@
+"""Long online LASVM runs: state save / resume, early stopping, snapshots and learning curves.
+
+The algorithm stays in lasvm_cli/solvers/lasvm.py; this module drives its :class:`LasvmRun`
+(a phase machine over state arrays) between chunks of work:
+
+* **State files** (``--save-state FILE``, ``--resume FILE``): an ``.npz`` written atomically
+  (temporary file, fsync, rename) every ``--save-every`` seconds of wall clock, when the run
+  stops and at its end. It holds the LasvmState arrays (positions = the cache's perm/pos, alpha,
+  g, boxes, labels, the epoch's pool, label mask, scalar blocks, RNG words), the cache counters
+  (the kernel rows are not saved: they are recomputed), the phase, the elapsed training time,
+  the snapshot / trace positions, the parameters and a fingerprint of the training data (n,
+  sum of labels, a hash of 16 rows). Resuming on other data or with other parameters (anything
+  but ``--epochs`` and the stopping options) is a ParameterError. Every decision of the solver
+  depends on the state arrays only, so a resumed run gives the same model, bit for bit, as an
+  uninterrupted run with the same ``--seed``; a killed run loses the work since its last save.
+* **Early stopping** (``--stop-iterations``, ``--stop-sv``, ``--stop-seconds``): the online
+  phase ends at the first limit reached; the model is then the finished copy of the run (as
+  LaSVM 1.1: finishing step unless ``--no-finish``), while the saved state is the online state
+  at the stop, so ``--resume`` with a larger limit continues the same run. Limits are totals
+  over the run (resumed sessions included).
+* **Snapshots** (LaSVM 1.1's ``-T``/``-l``: ``--snapshots 1000,2000,5000 --snapshot-by
+  iterations|sv|seconds``): at each value, a copy of the run is taken through the finishing
+  step and written to ``MODEL.<value>`` (LIBSVM format, built by train.train as the final
+  model). As in LaSVM 1.1 the online phase stops at the last value.
+* **Trace** (``--trace FILE``, ``--trace-every N``, ``--test FILE``): CSV rows of iterations,
+  training seconds, kernel evaluations, support vectors, delta, dual objective W and test
+  error of the current (online, unfinished) machine, every N iterations, plus a ``final`` row
+  for the returned model. Evaluation, snapshots and saving are not counted in the seconds.
+
+Counting: *iterations* are PROCESS calls (online iterations, the 2 x 5 seeds included), *sv*
+for stopping and snapshots is the size of the expansion S (LaSVM 1.1's ``lasvm_get_l``), the
+trace's ``sv`` column the number of non-zero alphas; *seconds* are training seconds.
+
+Scope: binary problems (two classes, one-vs-one); a multi-class training set is a
+ParameterError naming the options used.
+"""
+
+import dataclasses
+import hashlib
+import json
+import math
+import os
+import time
+
+import numpy as np
+
+from .errors import ParameterError
+
+STATE_VERSION = 1
+SNAPSHOT_BY = ("iterations", "sv", "seconds")
+GRAIN = 100  # online iterations between checks of sv / seconds criteria
+TRACE_COLUMNS = ("iterations", "seconds", "kernel_evals", "sv", "delta", "dual_objective",
+                 "test_error", "phase")
+
+# TrainParams field -> command-line option (for messages)
+OPTION_NAMES = {
+    "save_state": "--save-state", "resume": "--resume", "stop_iterations": "--stop-iterations",
+    "stop_sv": "--stop-sv", "stop_seconds": "--stop-seconds", "snapshots": "--snapshots",
+    "trace": "--trace", "test_file": "--test",
+}
+
+
+@dataclasses.dataclass
+class OnlineOptions:
+    save_state: str | None = None
+    resume: str | None = None
+    save_every: float = 60.0
+    stop_iterations: int | None = None
+    stop_sv: int | None = None
+    stop_seconds: float | None = None
+    snapshots: tuple = ()
+    snapshot_by: str = "iterations"
+    model_file: str | None = None
+    trace: str | None = None
+    trace_every: int = 1000
+    test_file: str | None = None
+
+    @classmethod
+    def from_params(cls, p):
+        """Options from TrainParams (missing fields read as unset); None when none is set."""
+        if not online_requested(p):
+            return None
+        o = cls(save_state=getattr(p, "save_state", None), resume=getattr(p, "resume", None),
+                save_every=float(getattr(p, "save_every", 60.0)),
+                stop_iterations=getattr(p, "stop_iterations", None),
+                stop_sv=getattr(p, "stop_sv", None),
+                stop_seconds=getattr(p, "stop_seconds", None),
+                snapshots=parse_snapshots(getattr(p, "snapshots", None)),
+                snapshot_by=getattr(p, "snapshot_by", "iterations"),
+                model_file=getattr(p, "model_file", None), trace=getattr(p, "trace", None),
+                trace_every=int(getattr(p, "trace_every", 1000)),
+                test_file=getattr(p, "test_file", None))
+        o.check()
+        return o
+
+    def check(self):
+        if self.snapshot_by not in SNAPSHOT_BY:
+            _error(f"unknown --snapshot-by '{self.snapshot_by}' (choose from "
+                   f"{', '.join(SNAPSHOT_BY)})")
+        if self.trace_every < 1:
+            _error("--trace-every < 1")
+        if self.save_every < 0:
+            _error("--save-every < 0")
+        for name in ("stop_iterations", "stop_sv", "stop_seconds"):
+            v = getattr(self, name)
+            if v is not None and v < 0:
+                _error(f"{OPTION_NAMES[name]} < 0")
+        if self.snapshots and not self.model_file:
+            _error("--snapshots needs a model file name")
+        if self.test_file and not self.trace:
+            _error("--test needs --trace")
+
+    def used(self):
+        return [OPTION_NAMES[f] for f in OPTION_NAMES if getattr(self, f)]
+
+
+def online_requested(p):
+    """True when any option of this module is set on TrainParams ``p``."""
+    return any(getattr(p, f, None) not in (None, "", ()) for f in OPTION_NAMES)
+
+
+def parse_snapshots(text):
+    """'1000,2000,5000' (commas or spaces) -> sorted tuple of positive floats."""
+    if text is None or text == "":
+        return ()
+    if isinstance(text, (list, tuple)):
+        items = list(text)
+    else:
+        items = [t for t in str(text).replace(",", " ").split() if t]
+    try:
+        values = sorted(float(t) for t in items)
+    except ValueError:
+        _error(f"invalid value '{text}' for --snapshots (a list such as 1000,2000,5000)")
+    if any(not math.isfinite(v) or v < 0 for v in values):
+        _error(f"invalid value '{text}' for --snapshots (values must be >= 0)")
+    return tuple(values)
+
+
+def snapshot_path(model_file, value):
+    return f"{model_file}.{value:g}"
+
+
+def _error(msg):
+    raise ParameterError(f"ERROR: {msg}")
+
+
+# ---------------------------------------------------------------------------------------------
+# fingerprint, parameters and the state file
+
+
+def data_fingerprint(kd, y):
+    """n, sum of the +-1 labels and a sha256 of 16 evenly spaced rows (storage independent)."""
+    from .data import row_to_csr
+    from .kernels import n_rows
+
+    n = int(n_rows(kd))
+    h = hashlib.sha256()
+    for i in sorted(set(np.linspace(0, max(n - 1, 0), 16).astype(np.int64).tolist())):
+        if n == 0:
+            break
+        idx, val = row_to_csr(kd, i)
+        h.update(np.asarray(idx, np.int64).tobytes())
+        h.update(np.asarray(val, np.float64).tobytes())
+        h.update(np.float64(y[i]).tobytes())
+    return dict(n=n, label_sum=float(np.sum(y)), rows_sha256=h.hexdigest()[:32])
+
+
+def run_parameters(run):
+    """What determines the run's result (everything but the number of epochs)."""
+    kp = run.kp
+    d = dict(run.config)
+    d.pop("epochs", None)
+    d.update(kernel_type=int(kp.kind), degree=int(kp.degree), gamma=float(kp.gamma),
+             coef0=float(kp.coef0))
+    return d
+
+
+def save_state(path, run, meta):
+    """Write the run's state and ``meta`` (JSON-able) to ``path`` atomically."""
+    from .io.atomic import atomic_write
+    from .solvers.lasvm import PHASES
+
+    arrays = run.state_arrays()
+    meta = dict(meta, version=STATE_VERSION, phase=PHASES[run.phase], epochs=run.epochs)
+    arrays["meta"] = np.array(json.dumps(meta))
+    with atomic_write(path, mode="wb") as f:
+        np.savez(f, **arrays)
+
+
+def load_state(path):
+    """(meta dict, arrays dict) from a state file; ParameterError when it is not one."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        meta = json.loads(str(arrays.pop("meta")))
+    except (OSError, ValueError, KeyError) as e:
+        _error(f"cannot read LASVM state file {path}: {e}")
+    if meta.get("version") != STATE_VERSION:
+        _error(f"{path}: unsupported LASVM state version {meta.get('version')}")
+    return meta, arrays
+
+
+def check_resume(path, meta, fingerprint, params):
+    if meta["fingerprint"] != fingerprint:
+        _error(f"{path}: the state was saved for other training data (state: "
+               f"{_fp_text(meta['fingerprint'])}; this data: {_fp_text(fingerprint)})")
+    diff = [f"{k} {meta['params'].get(k)!r} (now {v!r})" for k, v in params.items()
+            if meta["params"].get(k) != v]
+    if diff:
+        _error(f"{path}: the state was saved with other parameters: " + ", ".join(diff))
+
+
+def _fp_text(fp):
+    return f"n = {fp['n']}, sum of labels = {fp['label_sum']:g}, rows {fp['rows_sha256'][:12]}"
+
+
+# ---------------------------------------------------------------------------------------------
+# test set for the trace
+
+
+class TestSet:
+    """Test rows in the training data's storage (dense/sparse, same width) and their labels."""
+
+    def __init__(self, path, problem, zero_based=False):
+        from .data import kernel_data
+        from .io.svmlight import read_svmlight
+
+        try:
+            d = read_svmlight(path, zero_based=zero_based)
+        except OSError:
+            _error(f"can't open test file {path}")
+        kd = problem.kd
+        dense = kd.X.shape[0] > 0
+        width = kd.X.shape[1] if dense else max(problem.max_index, d.max_index) + 1
+        self.kd = kernel_data(d.indptr, d.indices, d.values, width=width, dense=dense)
+        self.y = np.asarray(d.y, np.float64)
+        self.n = self.y.shape[0]
+
+    def error(self, run, label):
+        """Test error of the run's current machine: sign(sum alpha K - rho) -> label[0|1]."""
+        from .kernels import expansion_values
+
+        coef, rho = run.coef_rho()
+        sv = np.flatnonzero(coef)
+        out = np.zeros(self.n)
+        if sv.size and self.n:
+            expansion_values(self.kd, np.arange(self.n, dtype=np.int64), run.kd,
+                             sv.astype(np.int64), coef[sv], run.kp, out)
+        pred = np.where(out - rho > 0, float(label[0]), float(label[1]))
+        return float(np.mean(pred != self.y)) if self.n else float("nan")
+
+
+# ---------------------------------------------------------------------------------------------
+# the driver
+
+
+class OnlineControl:
+    """Drives one binary LasvmRun (``solve_lasvm(..., control=self)``): resume, stopping,
+    snapshots, trace, periodic state saves. ``build_model(result) -> SVMModel`` makes the
+    snapshot models; ``label`` maps the decision's sign to class labels (test error)."""
+
+    def __init__(self, opts, label=None, test=None, build_model=None, info=None, warn=None):
+        self.o = opts
+        self.label = label if label is not None else np.array([1, -1])
+        self.test = test
+        self.build_model = build_model
+        self.info = info or (lambda _m: None)
+        self.warn = warn or (lambda _m: None)
+        self.elapsed = 0.0
+        self.snap_i = 0
+        self.next_trace = 0
+        self.trace_offset = None
+        self.stop_reason = None
+        self.snapshots_written = []
+        self._trace_f = None
+        self._last = None  # (processed, finished copy) of the last snapshot
+
+    # -- measures ----------------------------------------------------------------------------
+
+    def _measure(self, run, by):
+        if by == "iterations":
+            return run.processed
+        if by == "sv":
+            return run.n_expansion
+        return self.elapsed
+
+    def _stop(self, run):
+        o = self.o
+        if o.stop_iterations is not None and run.processed >= o.stop_iterations:
+            return f"--stop-iterations {o.stop_iterations}"
+        if o.stop_sv is not None and run.n_expansion >= o.stop_sv:
+            return f"--stop-sv {o.stop_sv}"
+        if o.stop_seconds is not None and self.elapsed >= o.stop_seconds:
+            return f"--stop-seconds {o.stop_seconds:g}"
+        if o.snapshots and self.snap_i >= len(o.snapshots):
+            return f"last snapshot ({o.snapshot_by} {o.snapshots[-1]:g})"
+        return None
+
+    def _chunk(self, run):
+        from .solvers.lasvm import CHUNK
+
+        o = self.o
+        p = run.processed
+        n = CHUNK
+        if o.trace:
+            n = min(n, self.next_trace - p)
+        if o.stop_iterations is not None:
+            n = min(n, o.stop_iterations - p)
+        if o.snapshots and self.snap_i < len(o.snapshots):
+            if o.snapshot_by == "iterations":
+                n = min(n, math.ceil(o.snapshots[self.snap_i]) - p)
+            else:
+                n = min(n, GRAIN)
+        if o.stop_sv is not None or o.stop_seconds is not None:
+            n = min(n, GRAIN)
+        return max(int(n), 1)
+
+    # -- trace ---------------------------------------------------------------------------------
+
+    def _open_trace(self, resumed):
+        path = self.o.trace
+        if resumed and self.trace_offset is not None and os.path.exists(path):
+            f = open(path, "r+", encoding="ascii", newline="\n")
+            f.truncate(self.trace_offset)  # drop rows written after the saved state
+            f.seek(self.trace_offset)
+        else:
+            f = open(path, "w", encoding="ascii", newline="\n")
+            f.write(",".join(TRACE_COLUMNS) + "\n")
+        f.flush()
+        self._trace_f = f
+        self.trace_offset = f.tell()
+
+    def _trace_row(self, run, seconds, phase, kernel_evals=None):
+        from .solvers.lasvm import dual_objective
+
+        coef, _ = run.coef_rho()
+        err = self.test.error(run, self.label) if self.test is not None else None
+        row = [str(run.processed), f"{seconds:.6f}",
+               str(run.kernel_evals if kernel_evals is None else kernel_evals),
+               str(int(np.count_nonzero(coef))), f"{run.delta():.10g}",
+               f"{dual_objective(run.st):.12g}", "" if err is None else f"{err:.6g}", phase]
+        self._trace_f.write(",".join(row) + "\n")
+        self._trace_f.flush()
+        self.trace_offset = self._trace_f.tell()
+
+    # -- snapshots -------------------------------------------------------------------------------
+
+    def _finished(self, run):
+        if self._last is not None and self._last[0] == run.processed and run.online:
+            return self._last[1]
+        fin = run.finished_copy()
+        self._last = (run.processed, fin)
+        return fin
+
+    def _snapshots(self, run):
+        o = self.o
+        from .io.model_file import write_model
+
+        while self.snap_i < len(o.snapshots) and \
+                self._measure(run, o.snapshot_by) >= o.snapshots[self.snap_i]:
+            value = o.snapshots[self.snap_i]
+            fin = self._finished(run)
+            path = snapshot_path(o.model_file, value)
+            write_model(self.build_model(fin.result()), path)
+            self.snapshots_written.append(path)
+            self.info(f"snapshot {path}: iterations {run.processed}, expansion "
+                      f"{run.n_expansion}, {self.elapsed:.3g} s, nSV {fin.result().n_sv}")
+            self.snap_i += 1
+
+    # -- state ------------------------------------------------------------------------------------
+
+    def _save(self, run):
+        save_state(self.o.save_state, run, dict(
+            fingerprint=self.fingerprint, params=self.params, elapsed=self.elapsed,
+            snap_i=self.snap_i, next_trace=self.next_trace, trace_offset=self.trace_offset))
+        self._last_save = time.monotonic()
+
+    # -- main loop -------------------------------------------------------------------------------
+
+    def drive(self, run, progress=None):
+        from .solvers.lasvm import PHASES
+
+        o = self.o
+        self.fingerprint = data_fingerprint(run.kd, run.st.y)
+        self.params = run_parameters(run)
+        resumed = False
+        if o.resume:
+            meta, arrays = load_state(o.resume)
+            check_resume(o.resume, meta, self.fingerprint, self.params)
+            try:
+                run.load_state_arrays(arrays, PHASES.index(meta["phase"]))
+            except ValueError as e:
+                _error(f"{o.resume}: {e}")
+            self.elapsed = float(meta["elapsed"])
+            self.snap_i = int(meta["snap_i"]) if meta.get("snap_i") is not None else 0
+            self.next_trace = int(meta.get("next_trace") or 0)
+            self.trace_offset = meta.get("trace_offset")
+            resumed = True
+            self.info(f"resumed {o.resume}: {meta['phase']} phase, {run.processed} iterations, "
+                      f"{self.elapsed:.3g} s")
+        else:
+            t0 = time.perf_counter()
+            run.begin()
+            self.elapsed += time.perf_counter() - t0
+        if o.trace:
+            self._open_trace(resumed)
+        self._last_save = time.monotonic()
+        try:
+            return self._loop(run, progress, resumed)
+        finally:
+            if self._trace_f is not None:
+                self._trace_f.close()
+                self._trace_f = None
+
+    def _after_online_chunk(self, run):
+        o = self.o
+        if o.trace and run.processed >= self.next_trace:
+            self._trace_row(run, self.elapsed, "online")
+            self.next_trace = (run.processed // o.trace_every + 1) * o.trace_every
+        if o.snapshots:
+            self._snapshots(run)
+
+    def _loop(self, run, progress, resumed):
+        o = self.o
+        if run.online and not resumed:
+            self._after_online_chunk(run)  # the seeded machine, snapshots <= the seeds
+        while not run.done:
+            if run.online:
+                self.stop_reason = self._stop(run)
+                if self.stop_reason:
+                    break
+                n = self._chunk(run)
+            else:
+                n = 1000
+            was_online = run.online
+            t0 = time.perf_counter()
+            run.step(n)
+            self.elapsed += time.perf_counter() - t0
+            if progress is not None:
+                progress(run.processed, run.n_expansion)
+            if was_online and run.online:
+                self._after_online_chunk(run)
+            if o.save_state and time.monotonic() - self._last_save >= o.save_every:
+                self._save(run)
+        if self.stop_reason:
+            self.info(f"stopped at {run.processed} iterations ({self.stop_reason})")
+            t0 = time.perf_counter()
+            fin = self._finished(run)
+            seconds = self.elapsed + time.perf_counter() - t0
+        else:
+            fin, seconds = run, self.elapsed
+        if o.trace:
+            # the saved state points before the final row: a resumed run replaces it
+            offset = self.trace_offset
+            self._trace_row(fin, seconds, "final")
+            self.trace_offset = offset
+        if o.save_state:
+            self._save(run)
+        for value in o.snapshots[self.snap_i:]:
+            self.warn(f"WARNING: snapshot at {o.snapshot_by} {value:g} not reached "
+                      f"({snapshot_path(o.model_file, value)} not written)")
+        res = fin.result()
+        res.counters["seconds"] = seconds
+        return res
+
+
+# ---------------------------------------------------------------------------------------------
+# training entry point (train.train dispatches here when an option of this module is set)
+
+
+def train_online(problem, params, rows=None, info=None, warn=None, progress=None, rng=None):
+    """train.train for a binary LASVM problem under OnlineControl; the final model and every
+    snapshot are built by train.train itself (``solve=`` returns the run's result)."""
+    from .train import group_classes, solve_pair, train
+
+    info = info or (lambda _m: None)
+    warn = warn or (lambda _m: None)
+    opts = OnlineOptions.from_params(params)
+    rows = np.arange(problem.n) if rows is None else np.asarray(rows, np.int64)
+    label = group_classes(problem.y[rows])[0]
+    if label.size != 2 or params.multiclass != "ovo":
+        _error(f"{', '.join(opts.used())}: binary problems only (the training set has "
+               f"{label.size} classes)" if label.size != 2 else
+               f"{', '.join(opts.used())}: one-vs-one models only (--multiclass ovo)")
+    test = TestSet(opts.test_file, problem) if opts.test_file else None
+    plain = dataclasses.replace(params, probability=0)
+
+    def build_model(res):
+        return train(problem, plain, rows, solve=lambda *a, **k: res)
+
+    control = OnlineControl(opts, label=label, test=test, build_model=build_model, info=info,
+                            warn=warn)
+
+    def solve(kd, y, Cp, Cn, p, progress=None):
+        return solve_pair(kd, y, Cp, Cn, p, progress=progress, control=control)
+
+    model = train(problem, params, rows, info, warn, progress, rng, solve=solve)
+    model.online = control
+    return model
