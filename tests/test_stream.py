@@ -1,0 +1,242 @@
+"""svm-train --solver lasvm --stream (lasvm_cli/solvers/lasvm_stream.py): one sequential pass.
+
+Oracles:
+* same example order: lasvm.py's own jitted primitives (seed_run, _process, _reprocess,
+  finish_run) driven in file order over the in-memory data give the same run, bit for bit
+  (same steps, same float32 kernel rows, same tie rules);
+* the in-memory one-pass LASVM (random order, lasvm.py's solve_lasvm through train()): dual
+  objective within 0.5% and test accuracy within 1 point after finishing.
+"""
+
+import lzma
+
+import numpy as np
+import pytest
+
+from lasvm_cli import kernels
+from lasvm_cli.data import Problem
+from lasvm_cli.errors import InputFormatError, ParameterError
+from lasvm_cli.io.svmlight import read_svmlight
+from lasvm_cli.params import TrainParams
+from lasvm_cli.solvers import lasvm as L
+from lasvm_cli.solvers.lasvm_stream import StreamError, train_stream
+from lasvm_cli.train import group_classes, train
+
+from .conftest import shared_file
+
+
+def file_order_lasvm(path, gamma, C, eps=1e-3, finish=True):
+    """In-memory LASVM (lasvm.py's primitives) with the stream's order: seeds (first 5 of each
+    class), then every other example in file order; returns (obj, rho, n_sv, n_iter)."""
+    d = read_svmlight(path)
+    pr = Problem.from_svmlight(d, kernel_type=2)
+    label = group_classes(d.y)[0]
+    y = np.where(np.trunc(d.y) == label[0], 1.0, -1.0)
+    kp = kernels.make_params(2, 3, gamma, 0.0)
+    l = y.size
+    kc = L._make_cache(l, 100.0)
+    st = L.make_state(kc, y, C, C, 0)
+
+    def run(mode, n):
+        return L.lasvm_run(st, kc, pr.kd, kp, np.int64(mode), np.int64(n), np.int64(0),
+                           np.int64(1), float(eps), np.inf, np.int64(l + 1))
+
+    run(L.MODE_NEW_EPOCH, 0)
+    run(L.MODE_SEED, L.N_SEED)
+    seeds = set(np.flatnonzero(st.labeled).tolist())
+    for ex in range(l):
+        if ex not in seeds:
+            L._process(st, kc, pr.kd, kp, ex, float(eps))
+            L._reprocess(st, kc, pr.kd, kp, float(eps))
+    if finish:
+        st.ist[L.I_FSHRINK] = st.ist[L.I_FITER]
+        while not run(L.MODE_FINISH, 1000):
+            pass
+    else:
+        run(L.MODE_DELTA, 0)
+    r = L._result_from_state(st, kc, C, C)
+    return r.obj, r.rho, r.n_sv, r.n_iter
+
+
+def stream(path, gamma, C, **kw):
+    chunk = kw.pop("chunk_bytes", 1 << 22)
+    p = TrainParams(solver="lasvm", gamma=gamma, C=C, **kw)
+    return train_stream(str(path), p, chunk_bytes=chunk)
+
+
+def accuracy(model, path):
+    d = read_svmlight(path)
+    kd = Problem.from_svmlight(d).kd
+    return 100.0 * float((model.predict(kd) == d.y).mean())
+
+
+@pytest.fixture(scope="module")
+def adult2000(tmp_path_factory):
+    """First 2000 rows of adult train and test (LASVM_DATA)."""
+    out = {}
+    for part in ("train", "test"):
+        src = shared_file("adult", part)
+        dst = tmp_path_factory.mktemp("adult") / f"{part}2000.svm"
+        with lzma.open(src, "rb") as f, open(dst, "wb") as g:
+            for _ in range(2000):
+                g.write(f.readline())
+        out[part] = dst
+    return out
+
+
+@pytest.mark.parametrize("finish", [True, False])
+def test_same_order_as_in_memory_heart(heart_path, finish):
+    obj, rho, n_sv, n_iter = file_order_lasvm(heart_path, 1 / 13, 1.0, finish=finish)
+    m = stream(heart_path, 1 / 13, 1.0, finish=finish)
+    assert m.counters["obj"] == obj
+    assert m.rho[0] == pytest.approx(rho, abs=1e-12)
+    assert m.total_sv == n_sv
+    assert m.counters["iterations"] == n_iter
+
+
+def test_same_order_as_in_memory_adult(adult2000):
+    obj, rho, n_sv, n_iter = file_order_lasvm(adult2000["train"], 0.01, 1.0)
+    m = stream(adult2000["train"], 0.01, 1.0, chunk_bytes=20000)  # many blocks
+    assert m.counters["obj"] == pytest.approx(obj, rel=1e-9)
+    assert m.rho[0] == pytest.approx(rho, abs=1e-6)
+    assert m.total_sv == n_sv
+    assert m.counters["iterations"] == n_iter
+
+
+def _in_memory(path, gamma, C):
+    d = read_svmlight(path)
+    pr = Problem.from_svmlight(d, kernel_type=2)
+    model = train(pr, TrainParams(solver="lasvm", gamma=gamma, C=C))
+    return model, model.counters
+
+
+@pytest.mark.parametrize("which", ["heart", "adult"])
+def test_one_pass_close_to_in_memory(which, heart_path, request):
+    if which == "heart":
+        tr = te = heart_path
+        gamma = 1 / 13
+    else:
+        a = request.getfixturevalue("adult2000")
+        tr, te = a["train"], a["test"]
+        gamma = 0.01
+    mem, _ = _in_memory(tr, gamma, 1.0)
+    m = stream(tr, gamma, 1.0)
+    # the model's objective: LIBSVM's 0.5 a'Qa - e'a, recomputed from each model's SVs
+    def obj(model):
+        kd = model.sv_data()
+        K = np.empty((model.total_sv, model.total_sv))
+        kp = model.kernel_params()
+        for i in range(model.total_sv):
+            kernels.kernel_row_serial(kd, i, kd, np.arange(model.total_sv), kp, K[i])
+        a = model.sv_coef[0]
+        return 0.5 * a @ K @ a - np.abs(a).sum()
+    o_mem, o_str = obj(mem), obj(m)
+    assert abs(o_str - o_mem) <= 0.005 * abs(o_mem)
+    assert abs(accuracy(m, te) - accuracy(mem, te)) <= 1.0
+
+
+def test_feature_width_grows(tmp_path, heart_path):
+    """Rows with ever larger indices: the store widens; same run as in memory."""
+    d = read_svmlight(heart_path)
+    rng = np.random.default_rng(0)
+    lines = []
+    for i in range(d.n):
+        lo, hi = d.indptr[i], d.indptr[i + 1]
+        shift = 20 * (i // 50)  # features move to higher columns as the file goes on
+        pairs = " ".join(f"{int(c) + shift}:{v:.6g}" for c, v in zip(d.indices[lo:hi],
+                                                                    d.values[lo:hi]))
+        lines.append(f"{int(d.y[i])} {pairs}\n")
+    path = tmp_path / "wide.svm"
+    path.write_text("".join(lines))
+    obj, rho, n_sv, _ = file_order_lasvm(path, 0.05, 1.0)
+    m = stream(path, 0.05, 1.0, chunk_bytes=3000)
+    assert m.counters["store_width"] == read_svmlight(path).max_index + 1
+    assert m.counters["obj"] == pytest.approx(obj, rel=1e-6)
+    assert m.total_sv == n_sv
+    assert m.sv_indices.max() > 100
+    assert accuracy(m, path) > 80
+
+
+def test_third_label_names_file_and_line(tmp_path):
+    path = tmp_path / "three.svm"
+    path.write_text("1 1:1\n-1 1:-1\n# a comment line\n1 1:0.5\n2 1:0.3\n")
+    with pytest.raises(InputFormatError) as e:
+        stream(path, 1.0, 1.0)
+    assert e.value.line == 5
+    assert str(path) in str(e.value) and "two classes" in str(e.value)
+
+
+def test_one_class_is_an_error(tmp_path):
+    path = tmp_path / "one.svm"
+    path.write_text("1 1:1\n1 1:-1\n")
+    with pytest.raises(StreamError, match="two classes"):
+        stream(path, 1.0, 1.0)
+
+
+def test_label_order_libsvm(tmp_path):
+    """-1 first then +1: +1 still comes first (LIBSVM's swap); other labels: file order."""
+    rows = ["-1 1:-1 2:0.2", "-1 1:-0.8", "1 1:1", "1 1:0.9 2:0.1"] * 4
+    path = tmp_path / "pm.svm"
+    path.write_text("\n".join(rows) + "\n")
+    m = stream(path, 1.0, 1.0)
+    assert list(m.label) == [1, -1]
+    assert (m.predict(Problem.from_svmlight(read_svmlight(path)).kd) ==
+            read_svmlight(path).y).all()
+    path2 = tmp_path / "57.svm"
+    path2.write_text("\n".join(r.replace("-1 ", "7 ", 1).replace("1 1:", "5 1:", 1)
+                               if r.startswith("1 ") else r.replace("-1 ", "7 ", 1)
+                               for r in rows) + "\n")
+    m2 = stream(path2, 1.0, 1.0)
+    assert list(m2.label) == [7, 5]
+
+
+def test_missing_gamma(heart_path, tmp_path):
+    from lasvm_cli.cli.train import main
+
+    with pytest.raises(ParameterError, match="needs -g"):
+        main(["--solver", "lasvm", "--stream", "-q", heart_path, str(tmp_path / "m")])
+    # linear kernel: no gamma needed
+    assert main(["--solver", "lasvm", "--stream", "-q", "-t", "0", heart_path,
+                 str(tmp_path / "m")]) == 0
+
+
+def test_stream_needs_lasvm(heart_path, tmp_path):
+    from lasvm_cli.cli.train import main
+
+    with pytest.raises(ParameterError, match="--solver lasvm"):
+        main(["--stream", "-g", "0.1", heart_path, str(tmp_path / "m")])
+
+
+@pytest.mark.parametrize("selection", ["active", "gradient", "autoactive"])
+def test_candidate_window_independent_of_blocks(heart_path, selection):
+    """The window carries over block boundaries: tiny blocks give the same run."""
+    a = stream(heart_path, 1 / 13, 1.0, selection=selection, candidates=10,
+               chunk_bytes=700)
+    b = stream(heart_path, 1 / 13, 1.0, selection=selection, candidates=10)
+    assert a.counters["obj"] == b.counters["obj"]
+    assert a.counters["processed"] == 270 == b.counters["processed"]
+    assert accuracy(a, heart_path) > 80
+
+
+def test_small_cache_same_result(heart_path):
+    """-m bounds the row cache; a tiny cache recomputes rows but gives the same run."""
+    a = stream(heart_path, 1 / 13, 1.0, cache_size=0.01)
+    b = stream(heart_path, 1 / 13, 1.0)
+    assert a.counters["cache_rows"] < b.counters["cache_rows"]
+    assert a.counters["obj"] == b.counters["obj"]
+    assert a.counters["kernel_evals"] > b.counters["kernel_evals"]
+
+
+def test_cli_writes_libsvm_model(heart_path, tmp_path, capsys):
+    from lasvm_cli.cli.train import main
+    from lasvm_cli.io.model_file import read_model
+
+    out = tmp_path / "h.model"
+    assert main(["--solver", "lasvm", "--stream", "-g", str(1 / 13), heart_path,
+                 str(out)]) == 0
+    text = capsys.readouterr().out
+    for key in ("optimization finished, #iter =", "nu =", "obj =", "nSV =", "Total nSV ="):
+        assert key in text
+    model = read_model(out)
+    assert list(model.label) == [1, -1] and model.total_sv == int(model.nSV.sum())
+    assert accuracy(model, heart_path) > 80
