@@ -362,7 +362,10 @@ class OnlineControl:
             fin = self._finished(run)
             path = snapshot_path(o.model_file, value)
             write_model(self.build_model(fin.result()), path)
-            self.snapshots_written.append(path)
+            self.snapshots_written.append(dict(path=path, value=value,
+                                               iterations=run.processed,
+                                               expansion=run.n_expansion,
+                                               seconds=self.elapsed))
             self.info(f"snapshot {path}: iterations {run.processed}, expansion "
                       f"{run.n_expansion}, {self.elapsed:.3g} s, nSV {fin.result().n_sv}")
             self.snap_i += 1

@@ -1,0 +1,65 @@
+"""lasvm plot: learning curves from svm-train --trace files (test error, or the dual
+objective when the trace has no test error, against time, iterations or support vectors)."""
+
+from .report import UsageExit
+
+USAGE = """\
+Usage: lasvm plot [options] trace_file [trace_file ...] -o output.png
+options:
+-o file : output image (format from the extension: png, pdf, svg ...; required)
+--x time|iterations|sv|kernel : x axis (default time): training seconds, online iterations,
+	support vectors or kernel evaluations
+--label name : legend entry of the next trace file (repeatable; default: file name)
+--title text : plot title
+--logx : logarithmic x axis
+Needs matplotlib: pip install 'lasvm-cli[plot]'
+"""
+
+
+def parse_command_line(argv):
+    opts = dict(out=None, x="time", labels=[], title=None, logx=False, traces=[])
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-o", "--x", "--label", "--title") or a.split("=", 1)[0] in ("--x", "--label",
+                                                                                 "--title"):
+            if "=" in a and a.startswith("--"):
+                name, value = a.split("=", 1)
+            else:
+                name = a
+                i += 1
+                if i >= len(argv):
+                    raise UsageExit(USAGE, f"{a} needs a value")
+                value = argv[i]
+            if name == "-o":
+                opts["out"] = value
+            elif name == "--x":
+                opts["x"] = value
+            elif name == "--label":
+                opts["labels"].append(value)
+            else:
+                opts["title"] = value
+        elif a == "--logx":
+            opts["logx"] = True
+        elif a.startswith("-") and a != "-":
+            raise UsageExit(USAGE, f"Unknown option: {a}")
+        else:
+            opts["traces"].append(a)
+        i += 1
+    if not opts["traces"] or not opts["out"]:
+        raise UsageExit(USAGE)
+    return opts
+
+
+def main(argv):
+    from ..plot import X_AXES, PlotError, plot_traces
+
+    o = parse_command_line(argv)
+    if o["x"] not in X_AXES:
+        raise UsageExit(USAGE, f"unknown --x '{o['x']}' (choose from {', '.join(X_AXES)})")
+    try:
+        plot_traces(o["traces"], o["out"], x=o["x"], labels=o["labels"] or None,
+                    title=o["title"], logx=o["logx"])
+    except OSError as e:
+        raise PlotError(f"can't write {o['out']}: {e.strerror}") from None
+    return 0

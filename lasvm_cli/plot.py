@@ -1,0 +1,106 @@
+"""Learning curves from ``svm-train --trace`` files (Bordes et al. 2005, figures 11-15: test
+error against training time, online iterations or support vectors).
+
+matplotlib is an optional dependency (``pip install 'lasvm-cli[plot]'``); it is imported only
+when a plot is drawn, with the Agg backend (no display needed).
+"""
+
+import csv
+import os
+
+from .errors import LasvmError
+
+X_AXES = {"time": ("seconds", "training time (s)"),
+          "iterations": ("iterations", "online iterations"),
+          "sv": ("sv", "support vectors"),
+          "kernel": ("kernel_evals", "kernel evaluations")}
+MISSING_MPL = ("lasvm plot needs matplotlib: pip install 'lasvm-cli[plot]' "
+               "(or pip install matplotlib)")
+
+
+class PlotError(LasvmError):
+    """A trace that cannot be read, or matplotlib missing."""
+
+
+def read_trace(path):
+    """Columns of a trace file (CSV or TSV with a header row) as a dict name -> list; numeric
+    columns become floats (empty cells: None), ``phase`` stays text."""
+    try:
+        with open(path, newline="") as f:
+            text = f.read()
+    except OSError as e:
+        raise PlotError(f"can't open trace file {path}: {e.strerror}") from None
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        raise PlotError(f"{path}: empty trace file")
+    delim = "\t" if "\t" in lines[0] else ","
+    rows = list(csv.reader(lines, delimiter=delim))
+    header = [h.strip() for h in rows[0]]
+    if "iterations" not in header:
+        raise PlotError(f"{path}: not a trace file (no 'iterations' column in the header)")
+    cols = {h: [] for h in header}
+    for n, row in enumerate(rows[1:], start=2):
+        if len(row) != len(header):
+            raise PlotError(f"{path}:{n}: {len(row)} fields, the header has {len(header)}")
+        for h, v in zip(header, row):
+            v = v.strip()
+            if h == "phase":
+                cols[h].append(v)
+                continue
+            try:
+                cols[h].append(float(v) if v != "" else None)
+            except ValueError:
+                raise PlotError(f"{path}:{n}: bad number '{v}' in column {h}") from None
+    return cols
+
+
+def curve(cols, x="time"):
+    """(xs, ys, y_label) for one trace: test error when the trace has it, else the dual
+    objective; rows without a value are left out."""
+    xcol, _ = X_AXES[x]
+    if xcol not in cols:
+        raise PlotError(f"trace has no '{xcol}' column")
+    ycol, ylabel = "test_error", "test error"
+    if "test_error" not in cols or all(v is None for v in cols["test_error"]):
+        ycol, ylabel = "dual_objective", "dual objective"
+    if ycol not in cols:
+        raise PlotError(f"trace has neither test_error nor dual_objective")
+    pts = [(a, b) for a, b in zip(cols[xcol], cols[ycol]) if a is not None and b is not None]
+    return [p[0] for p in pts], [p[1] for p in pts], ylabel
+
+
+def plot_traces(paths, out, x="time", labels=None, title=None, logx=False):
+    """Draw the traces on one axis and save to ``out`` (format from its extension)."""
+    if x not in X_AXES:
+        raise PlotError(f"unknown x axis '{x}' (choose from {', '.join(X_AXES)})")
+    traces = [read_trace(p) for p in paths]
+    try:
+        import matplotlib
+    except ImportError:
+        raise PlotError(MISSING_MPL) from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    ylabels = set()
+    try:
+        for i, (path, cols) in enumerate(zip(paths, traces)):
+            xs, ys, ylabel = curve(cols, x)
+            ylabels.add(ylabel)
+            name = labels[i] if labels and i < len(labels) else \
+                os.path.splitext(os.path.basename(path))[0]
+            ax.plot(xs, ys, marker=".", markersize=3, linewidth=1.2, label=name)
+        ax.set_xlabel(X_AXES[x][1])
+        ax.set_ylabel(" / ".join(sorted(ylabels)))
+        if logx:
+            ax.set_xscale("log")
+        if title:
+            ax.set_title(title)
+        ax.grid(True, alpha=0.3)
+        if len(paths) > 1 or labels:
+            ax.legend()
+        fig.tight_layout()
+        fig.savefig(out)
+    finally:
+        plt.close(fig)
+    return out

@@ -1,0 +1,294 @@
+"""Online LASVM long runs (lasvm_cli/online.py): resume equivalence, data / parameter checks,
+early stopping, snapshots (LaSVM 1.1's -T/-l), traces, svm-train end to end, lasvm plot."""
+
+import csv
+import os
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from lasvm_cli.data import Problem, subset
+from lasvm_cli.errors import ParameterError
+from lasvm_cli.io.model_file import read_model
+from lasvm_cli.io.svmlight import read_svmlight
+from lasvm_cli.kernels import RBF, make_params
+from lasvm_cli.online import OnlineControl, OnlineOptions, parse_snapshots
+from lasvm_cli.params import TrainParams
+from lasvm_cli.solvers import lasvm as L
+from lasvm_cli.solvers.lasvm import solve_lasvm
+from lasvm_cli.train import decision_on, group_classes, train
+
+from .conftest import HEART
+
+KW = dict(seed=7, epochs=2)
+
+
+@pytest.fixture(scope="module")
+def heart():
+    d = read_svmlight(str(HEART))
+    prob = Problem.from_svmlight(d)
+    y = np.where(d.y > 0, 1.0, -1.0)
+    return prob, y, make_params(RBF, gamma=1 / 13)
+
+
+def _solve(heart, opts, **kw):
+    prob, y, kp = heart
+    return solve_lasvm(prob.kd, kp, y, 1.0, 1.0, control=OnlineControl(opts), **{**KW, **kw})
+
+
+def _same(a, b):
+    assert np.array_equal(a.coef, b.coef)
+    assert a.rho == b.rho and a.obj == b.obj and a.n_sv == b.n_sv
+
+
+def test_resume_equals_uninterrupted(heart, tmp_path):
+    prob, y, kp = heart
+    ref = solve_lasvm(prob.kd, kp, y, 1.0, 1.0, **KW)
+    state = str(tmp_path / "run.npz")
+    # stop twice (online phase, second epoch), saving at every chunk; resume each time
+    r1 = _solve(heart, OnlineOptions(save_state=state, save_every=0, stop_iterations=130))
+    assert r1.counters["iterations"] > 0
+    r2 = _solve(heart, OnlineOptions(resume=state, save_state=state, stop_iterations=400))
+    r3 = _solve(heart, OnlineOptions(resume=state, save_state=state))
+    _same(r3, ref)
+    # the final state resumes to the same model, with nothing left to do
+    _same(_solve(heart, OnlineOptions(resume=state)), ref)
+    # stopping is not the end: the stopped models are the finished copies at the stop
+    assert r1.obj > r2.obj > ref.obj
+    # a stop-by-sv run and a resume also reproduce the run
+    s2 = str(tmp_path / "sv.npz")
+    _solve(heart, OnlineOptions(save_state=s2, stop_sv=60))
+    _same(_solve(heart, OnlineOptions(resume=s2)), ref)
+
+
+def test_resume_checks_data_and_parameters(heart, tmp_path):
+    prob, y, kp = heart
+    state = str(tmp_path / "s.npz")
+    _solve(heart, OnlineOptions(save_state=state, stop_iterations=50))
+    other = subset(prob.kd, np.arange(1, prob.n))
+    with pytest.raises(ParameterError, match="other training data"):
+        solve_lasvm(other, kp, y[1:], 1.0, 1.0, control=OnlineControl(
+            OnlineOptions(resume=state)), **KW)
+    flipped = y.copy()
+    flipped[3] = -flipped[3]
+    with pytest.raises(ParameterError, match="other training data"):
+        solve_lasvm(prob.kd, kp, flipped, 1.0, 1.0,
+                    control=OnlineControl(OnlineOptions(resume=state)), **KW)
+    with pytest.raises(ParameterError, match="other parameters: Cp"):
+        solve_lasvm(prob.kd, kp, y, 2.0, 1.0, control=OnlineControl(
+            OnlineOptions(resume=state)), **KW)
+    with pytest.raises(ParameterError, match="other parameters: .*gamma"):
+        solve_lasvm(prob.kd, make_params(RBF, gamma=0.5), y, 1.0, 1.0,
+                    control=OnlineControl(OnlineOptions(resume=state)), **KW)
+    bad = tmp_path / "bad.npz"
+    bad.write_text("not a state")
+    with pytest.raises(ParameterError, match="cannot read LASVM state"):
+        _solve(heart, OnlineOptions(resume=str(bad)))
+    # more epochs are allowed (how long to run, not what to compute)
+    _solve(heart, OnlineOptions(resume=state), epochs=3)
+
+
+def test_state_save_is_atomic(heart, tmp_path, monkeypatch):
+    """A crash while writing leaves the previous state file intact and no temporary file."""
+    state = tmp_path / "s.npz"
+    _solve(heart, OnlineOptions(save_state=str(state), stop_iterations=40))
+    before = state.read_bytes()
+    import lasvm_cli.online as O
+
+    def boom(*a, **k):
+        raise RuntimeError("killed")
+
+    monkeypatch.setattr(O.np, "savez", boom)
+    with pytest.raises(RuntimeError):
+        _solve(heart, OnlineOptions(save_state=str(state), stop_iterations=80))
+    assert state.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["s.npz"]
+
+
+def _params(**kw):
+    return TrainParams(solver="lasvm", gamma=1 / 13, **{**KW, **kw})
+
+
+def test_snapshots_are_models_of_the_run(heart, tmp_path):
+    prob, y, kp = heart
+    base = str(tmp_path / "m")
+    model = train(prob, _params(snapshots="25,60,120", model_file=base))
+    snaps = model.online.snapshots_written
+    assert [s["path"] for s in snaps] == [f"{base}.25", f"{base}.60", f"{base}.120"]
+    assert [s["iterations"] for s in snaps] == [25, 60, 120]
+    assert model.online.stop_reason.startswith("last snapshot")
+    for s in snaps:
+        m = read_model(s["path"])
+        assert m.svm_type == "c_svc" and m.nr_class == 2 and list(m.label) == [1, -1]
+    # snapshot at 60 = the run stopped at 60 and finished = LasvmRun's finished copy at 60
+    stopped = train(prob, _params(stop_iterations=60))
+    m60 = read_model(f"{base}.60")
+    dv = m60.decision_values(prob.kd)[:, 0]
+    np.testing.assert_allclose(dv, stopped.decision_values(prob.kd)[:, 0], rtol=0, atol=1e-12)
+    grouped = group_classes(prob.y)[3]  # train's sub-problem: rows grouped by class, +1 first
+    run = L.LasvmRun(subset(prob.kd, grouped), kp, y[grouped], 1.0, 1.0, **KW)
+    run.begin()
+    while run.processed < 60:
+        run.step(60 - run.processed)
+    res = run.finished_copy().result()
+    f = decision_on(prob.kd, grouped, res.coef, res.rho, np.arange(prob.n), kp)
+    np.testing.assert_allclose(dv, f, atol=1e-6)  # model file: %.17g coefs, %.8g features
+    np.testing.assert_array_equal(m60.predict(prob.kd), np.where(f > 0, 1.0, -1.0))
+    # the final model of a snapshot run is the last snapshot
+    np.testing.assert_array_equal(read_model(f"{base}.120").sv_coef, model.sv_coef)
+
+
+def test_snapshots_by_sv_and_seconds(heart, tmp_path):
+    prob, y, kp = heart
+    base = str(tmp_path / "m")
+    warns = []
+    model = train(prob, _params(snapshots="20,40,60", snapshot_by="sv", model_file=base))
+    snaps = model.online.snapshots_written
+    assert [s["value"] for s in snaps] == [20, 40, 60]
+    for s in snaps:
+        assert s["expansion"] >= s["value"]
+    its = [s["iterations"] for s in snaps]
+    assert its == sorted(its)
+    model = train(prob, _params(snapshots="0,1e9", snapshot_by="seconds", model_file=base),
+                  warn=warns.append)
+    assert os.path.exists(f"{base}.0") and not os.path.exists(f"{base}.1e+09")
+    assert any("not reached" in w for w in warns)
+
+
+def test_trace_columns(heart, tmp_path):
+    prob, y, kp = heart
+    trace = tmp_path / "t.csv"
+    train(prob, _params(trace=str(trace), trace_every=50, test_file=str(HEART)))
+    rows = list(csv.DictReader(trace.open()))
+    assert list(rows[0]) == ["iterations", "seconds", "kernel_evals", "sv", "delta",
+                             "dual_objective", "test_error", "phase"]
+    it = [int(r["iterations"]) for r in rows]
+    sec = [float(r["seconds"]) for r in rows]
+    ke = [int(r["kernel_evals"]) for r in rows]
+    assert it == sorted(it) and sec == sorted(sec) and ke == sorted(ke)
+    assert it[0] == 10 and it[1:4] == [50, 100, 150] and len(rows) >= 10
+    assert [r["phase"] for r in rows] == ["online"] * (len(rows) - 1) + ["final"]
+    err = [float(r["test_error"]) for r in rows]
+    assert all(0 <= e <= 1 for e in err)
+    assert err[-1] < 0.2 and err[-1] < err[0]  # training error of the final machine
+    w = [float(r["dual_objective"]) for r in rows]
+    assert w[-1] == pytest.approx(100.877, rel=1e-4)  # two epochs: LIBSVM's optimum
+    assert float(rows[-1]["delta"]) <= 1e-3
+
+
+def test_trace_continues_after_resume(heart, tmp_path):
+    prob, y, kp = heart
+    trace, state = tmp_path / "t.csv", str(tmp_path / "s.npz")
+    train(prob, _params(trace=str(trace), trace_every=40, stop_iterations=200,
+                        save_state=state))
+    first = trace.read_text().splitlines()
+    assert first[-1].endswith(",final")
+    train(prob, _params(trace=str(trace), trace_every=40, resume=state))
+    whole = trace.read_text().splitlines()
+    # the stopped run's final row is replaced; the online rows continue
+    assert whole[:len(first) - 1] == first[:-1]
+    it = [int(r.split(",")[0]) for r in whole[1:]]
+    assert it == sorted(it) and whole[len(first) - 1].split(",")[0] == "240"
+    assert sum(r.endswith(",final") for r in whole) == 1
+
+
+def test_option_errors(heart, tmp_path):
+    prob, y, kp = heart
+    with pytest.raises(ParameterError, match="--snapshot-by"):
+        train(prob, _params(snapshots="10", snapshot_by="epochs", model_file="m"))
+    with pytest.raises(ParameterError, match="--snapshots"):
+        parse_snapshots("10,x")
+    assert parse_snapshots("5000 1000,2000") == (1000.0, 2000.0, 5000.0)
+    three = Problem(np.where(prob.y > 0, 1.0, np.arange(prob.n) % 2 + 2), prob.indptr,
+                    prob.indices, prob.values, prob.max_index)
+    with pytest.raises(ParameterError, match="binary problems only"):
+        train(three, _params(stop_iterations=10))
+
+
+# ---------------------------------------------------------------------------------------------
+# svm-train end to end
+
+
+def _cli(args):
+    from lasvm_cli.cli.main import svm_train
+
+    return CliRunner().invoke(svm_train, args)
+
+
+def test_svm_train_cli(tmp_path):
+    d = str(tmp_path)
+    common = ["--solver", "lasvm", "--epochs", "2", "--seed", "3", "-q"]
+    r = _cli(common + [str(HEART), f"{d}/full.model"])
+    assert r.exit_code == 0, r.output
+    r = _cli(common + ["--save-state", f"{d}/s.npz", "--stop-iterations", "150", "--trace",
+                       f"{d}/t.csv", "--trace-every", "50", "--test", str(HEART),
+                       "--snapshots", "40,80", str(HEART), f"{d}/m"])
+    assert r.exit_code == 0, r.output
+    for name in ("m", "m.40", "m.80", "s.npz", "t.csv"):
+        assert os.path.exists(f"{d}/{name}"), name
+    read_model(f"{d}/m.40")
+    r = _cli(common + ["--resume", f"{d}/s.npz", "--save-state", f"{d}/s.npz",
+                       str(HEART), f"{d}/resumed.model"])
+    assert r.exit_code == 0, r.output
+    assert open(f"{d}/resumed.model").read() == open(f"{d}/full.model").read()
+    # errors: resume on other data, options without --solver lasvm or with -v
+    other = tmp_path / "other"
+    other.write_text("".join(open(HEART).readlines()[:100]))
+    r = _cli(common + ["--resume", f"{d}/s.npz", str(other), f"{d}/o.model"])
+    assert r.exit_code == 1 and "other training data" in r.output
+    r = _cli(["--stop-iterations", "10", str(HEART), f"{d}/x.model"])
+    assert r.exit_code == 1 and "--solver lasvm" in r.output
+    r = _cli(common + ["-v", "3", "--trace", f"{d}/x.csv", str(HEART)])
+    assert r.exit_code == 1 and "without -v" in r.output
+
+
+# ---------------------------------------------------------------------------------------------
+# lasvm plot
+
+
+def _trace(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("iterations,seconds,kernel_evals,sv,delta,dual_objective,test_error,phase\n"
+                 "10,0.1,50,10,1,7,0.3,online\n100,0.5,900,40,0.5,40,0.2,online\n"
+                 "100,0.6,1200,42,0.001,44,0.18,final\n")
+    q = tmp_path / "u.tsv"
+    q.write_text("iterations\tseconds\tsv\tdual_objective\n10\t0.1\t5\t3\n20\t0.2\t8\t6\n")
+    return str(p), str(q)
+
+
+def test_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    from lasvm_cli.cli.plot import main
+    from lasvm_cli.plot import curve, read_trace
+
+    p, q = _trace(tmp_path)
+    assert curve(read_trace(p), "iterations") == ([10, 100, 100], [0.3, 0.2, 0.18], "test error")
+    assert curve(read_trace(q), "sv")[2] == "dual objective"
+    for x in ("time", "iterations", "sv"):
+        out = tmp_path / f"c_{x}.png"
+        assert main([p, q, "-o", str(out), "--x", x, "--label", "a", "--title", "t"]) == 0
+        assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_errors(tmp_path, monkeypatch):
+    import sys
+
+    from lasvm_cli.cli.main import _run  # noqa: F401  (the module loads)
+    from lasvm_cli.cli.plot import main
+    from lasvm_cli.cli.report import UsageExit, run_guarded
+    from lasvm_cli.plot import PlotError
+
+    p, _ = _trace(tmp_path)
+    with pytest.raises(UsageExit):
+        main([p])
+    with pytest.raises(UsageExit):
+        main([p, "-o", "x.png", "--x", "epochs"])
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n1,2\n")
+    with pytest.raises(PlotError, match="not a trace file"):
+        main([str(bad), "-o", str(tmp_path / "x.png")])
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(PlotError, match=r"pip install 'lasvm-cli\[plot\]'"):
+        main([p, "-o", str(tmp_path / "x.png")])
+    assert run_guarded(main, [p, "-o", str(tmp_path / "x.png")]) == 1
