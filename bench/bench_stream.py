@@ -1,0 +1,133 @@
+"""Peak memory of svm-train --solver lasvm --stream vs the file size.
+
+Generates a synthetic two-class file (``--dim`` dense features; the class is a 2-d pattern of
+well separated clusters, the other features small noise, so the number of SVs stays moderate)
+of about ``--gb`` GiB in a temp dir (``--blocks`` blocks of ``--block-rows`` distinct rows, cycled
+verbatim: the file repeats them, as "mnist repeated" would), then runs under
+``/usr/bin/time -v``:
+
+* ``--stream`` on the big file,
+* ``--stream`` and the in-memory path (``--solver lasvm``) on a small file (first rows),
+
+and prints file size, rows, nSV and peak RSS ("Maximum resident set size"). The big file is
+deleted at the end.
+
+    python bench/bench_stream.py --gb 3 [--dim 100] [--tmp /tmp]
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+
+def make_block(rng, n, dim):
+    y = rng.choice([-1, 1], n)
+    # class +1: clusters at (+-2, +2), class -1: at (+-2, -2); std 0.5: separated by 4 std
+    cx = rng.choice([-2.0, 2.0], n)
+    X = np.empty((n, dim))
+    X[:, 0] = cx + 0.5 * rng.standard_normal(n)
+    X[:, 1] = 2.0 * y + 0.5 * rng.standard_normal(n)
+    X[:, 2:] = 0.1 * rng.standard_normal((n, dim - 2))
+    fmt = "%d " + " ".join(f"{c + 1}:%.3f" for c in range(dim)) + "\n"
+    rows = [fmt % ((int(y[i]),) + tuple(X[i])) for i in range(n)]
+    return "".join(rows).encode()
+
+
+def write_file(path, gb, dim, block_rows, n_blocks, seed=0):
+    rng = np.random.default_rng(seed)
+    blocks = [make_block(rng, block_rows, dim) for _ in range(n_blocks)]
+    target = int(gb * (1 << 30))
+    size = 0
+    rows = 0
+    k = 0
+    with open(path, "wb") as f:
+        while size < target:
+            b = blocks[k % n_blocks]
+            f.write(b)
+            size += len(b)
+            rows += block_rows
+            k += 1
+    return size, rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gb", type=float, default=3.0)
+    ap.add_argument("--small-mb", type=float, default=100.0)
+    ap.add_argument("--dim", type=int, default=100)
+    ap.add_argument("--block-rows", type=int, default=20000)
+    ap.add_argument("--blocks", type=int, default=5)
+    ap.add_argument("--tmp", default="/tmp")
+    ap.add_argument("-g", type=float, default=0.05)
+    ap.add_argument("-c", type=float, default=1.0)
+    ap.add_argument("--keep", action="store_true")
+    a = ap.parse_args()
+    exe = shutil.which("svm-train") or "svm-train"
+    d = tempfile.mkdtemp(prefix="bench_stream_", dir=a.tmp)
+    try:
+        big = os.path.join(d, "big.svm")
+        small = os.path.join(d, "small.svm")
+        t = time.time()
+        size, rows = write_file(big, a.gb, a.dim, a.block_rows, a.blocks)
+        print(f"generated {size / 2**30:.2f} GiB, {rows} rows in {time.time() - t:.0f} s",
+              flush=True)
+        with open(big, "rb") as f, open(small, "wb") as g:
+            n_small = 0
+            while g.tell() < a.small_mb * (1 << 20):
+                g.write(f.readline())
+                n_small += 1
+        s_size = os.path.getsize(small)
+        opts = ["-g", str(a.g), "-c", str(a.c), "-q"]
+        results = []
+        for label, cmd, fsize, n in [
+            ("stream, big file", [exe, "--solver", "lasvm", "--stream"] + opts +
+             [big, os.path.join(d, "m1")], size, rows),
+            ("stream, small file", [exe, "--solver", "lasvm", "--stream"] + opts +
+             [small, os.path.join(d, "m2")], s_size, n_small),
+            ("in memory, small file", [exe, "--solver", "lasvm"] + opts +
+             [small, os.path.join(d, "m3")], s_size, n_small),
+        ]:
+            # -q silences the nSV lines: count SVs from the model file instead
+            rss, _, wall = timed_q(cmd)
+            nsv = total_sv(cmd[-1])
+            results.append((label, fsize, n, nsv, rss, wall))
+            print(f"{label}: done in {wall:.0f} s", flush=True)
+        print()
+        print(f"| run | file size | rows | nSV | peak RSS | wall |")
+        print(f"|---|---:|---:|---:|---:|---:|")
+        for label, fsize, n, nsv, rss, wall in results:
+            print(f"| {label} | {fsize / 2**20:,.0f} MiB | {n:,} | {nsv} | "
+                  f"{rss / 1024:,.0f} MiB | {wall:.0f} s |")
+    finally:
+        if not a.keep:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def timed_q(cmd):
+    t = time.time()
+    r = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True)
+    wall = time.time() - t
+    if r.returncode != 0:
+        sys.stderr.write(r.stdout + r.stderr)
+        raise SystemExit(f"failed: {' '.join(cmd)}")
+    rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", r.stderr).group(1))
+    return rss, None, wall
+
+
+def total_sv(model_path):
+    with open(model_path) as f:
+        for line in f:
+            if line.startswith("total_sv"):
+                return int(line.split()[1])
+    return -1
+
+
+if __name__ == "__main__":
+    main()
