@@ -249,3 +249,42 @@ def test_one_compiled_signature(heart):
     d, kd, y, kp = heart
     solve_lasvm(kd, kp, y, 1.0, 1.0, epochs=1)
     assert len(L.lasvm_run.signatures) == 1
+
+
+def test_run_chunking_fork_and_finish_resume(heart):
+    """LasvmRun: chunk sizes do not change the result; a state taken in the finishing phase
+    and loaded into a fresh run (empty cache) finishes to the same machine, bit for bit."""
+    d, kd, y, kp = heart
+    kw = dict(seed=5, epochs=1, selection="gradient", candidates=3)
+    ref = solve_lasvm(kd, kp, y, 1.0, 1.0, **kw)
+    run = L.LasvmRun(kd, kp, y, 1.0, 1.0, **kw)
+    run.begin()
+    while run.online:
+        run.step(7)
+    for _ in range(3):
+        run.step(1)
+    assert run.phase == L.PH_FINISH and ref.counters["finish_steps"] > 10
+    fork = run.fork()
+    other = L.LasvmRun(kd, kp, y, 1.0, 1.0, **kw)
+    other.load_state_arrays(run.state_arrays(), run.phase)
+    for r in (run.run_to_end(n=3), fork.run_to_end(), other.run_to_end()):
+        res = r.result()
+        assert np.array_equal(res.coef, ref.coef)
+        assert res.rho == ref.rho and res.obj == ref.obj
+
+
+def test_finished_copy_leaves_run_unchanged(heart):
+    d, kd, y, kp = heart
+    ref = solve_lasvm(kd, kp, y, 1.0, 1.0, seed=2)
+    run = L.LasvmRun(kd, kp, y, 1.0, 1.0, seed=2)
+    run.begin()
+    run.step(60)
+    before = run.state_arrays()
+    fin = run.finished_copy()
+    assert fin.done and fin.result().counters["delta"] <= 1e-3
+    after = run.state_arrays()
+    for k in before:
+        if k != "cache_stats":
+            assert np.array_equal(before[k], after[k]), k
+    res = run.run_to_end().result()
+    assert np.array_equal(res.coef, ref.coef) and res.rho == ref.rho
