@@ -64,7 +64,7 @@ def curve(cols, x="time"):
     if "test_error" not in cols or all(v is None for v in cols["test_error"]):
         ycol, ylabel = "dual_objective", "dual objective"
     if ycol not in cols:
-        raise PlotError(f"trace has neither test_error nor dual_objective")
+        raise PlotError("trace has neither test_error nor dual_objective")
     pts = [(a, b) for a, b in zip(cols[xcol], cols[ycol]) if a is not None and b is not None]
     return [p[0] for p in pts], [p[1] for p in pts], ylabel
 
