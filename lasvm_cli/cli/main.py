@@ -49,6 +49,10 @@ svm_scale = _raw_command(
     "scale", "scale", "Scale a data file: svm-scale [options] data_filename. "
     "Run without arguments for the option list."
 )
+lasvm_plot = _raw_command(
+    "plot", "plot", "Plot learning curves from svm-train --trace files: lasvm plot TRACE... "
+    "-o OUT.png [--x time|iterations|sv|kernel]. Needs the 'plot' extra (matplotlib)."
+)
 
 
 @click.group(context_settings=dict(help_option_names=["--help"]))
@@ -60,3 +64,4 @@ def lasvm():
 lasvm.add_command(svm_train)
 lasvm.add_command(svm_predict)
 lasvm.add_command(svm_scale)
+lasvm.add_command(lasvm_plot)
