@@ -10,7 +10,7 @@ export LASVM_DATA
 $(BIN)/svm-train: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,bench]'
+	$(BIN)/pip install --quiet -e '.[test,bench,plot]'
 	touch $@
 
 # Train on the bundled heart_scale with our solver, then predict on it (LIBSVM's example run).
