@@ -26,6 +26,12 @@ from numba import prange
 LINEAR, POLY, RBF, SIGMOID, PRECOMPUTED = 0, 1, 2, 3, 4
 KERNEL_NAMES = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
 
+# Start numba's thread pool now. A cached serial function (the SMO loop, the cache) that reaches
+# a prange region (kernel_row_parallel) when it is loaded from the on-disk cache finds the pool
+# not yet launched and crashes; numba launches it only when a parallel function is compiled or
+# called from Python. get_num_threads() launches it.
+numba.get_num_threads()
+
 KernelData = namedtuple("KernelData", "X indptr indices values x_sq")
 KernelData.__doc__ = """Rows of a data set, dense or sparse.
 
