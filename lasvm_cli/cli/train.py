@@ -224,7 +224,6 @@ def check_precomputed(problem):
 def _main_stream(o):
     """--stream: LASVM in one sequential pass (solvers/lasvm_stream.py); the file is never
     read into memory as a whole."""
-    from ..io.model_file import write_model
     from ..params import check_parameter
     from ..solvers.lasvm_stream import StreamError, train_stream
     from .progress import progress_factory
@@ -250,6 +249,13 @@ def _main_stream(o):
     except FileNotFoundError:
         _stderr(f"can't open input file {o.input_file}")
         return 1
+    return save_model(model, o)
+
+
+def save_model(model, o):
+    """Write the model atomically (LIBSVM's message on failure); print counters on request."""
+    from ..io.model_file import write_model
+
     try:
         write_model(model, o.model_file)
     except OSError:
@@ -264,7 +270,6 @@ def _main_stream(o):
 def main(argv):
     o = parse_command_line(argv)
     from ..data import Problem
-    from ..io.model_file import write_model
     from ..io.svmlight import read_svmlight
     from ..params import check_parameter
     from ..train import cross_validation, train
@@ -304,12 +309,4 @@ def main(argv):
         return 0
 
     model = train(problem, p, info=info, warn=_stderr, progress=progress)
-    try:
-        write_model(model, o.model_file)
-    except OSError:
-        _stderr(f"can't save model to file {o.model_file}")
-        return 1
-    if o.counters:
-        for k, v in model.counters.items():
-            _stderr(f"{k} = {v}")
-    return 0
+    return save_model(model, o)

@@ -621,7 +621,6 @@ def train_stream(source, params, *, zero_based=False, info=None, warn=None, prog
     unless ``params.finish`` is False. Returns (SVMModel, counters)."""
     from .. import kernels
     from ..io.svmlight import iter_svmlight
-    from ..model import SVMModel
     from ..train import weighted_C
 
     info = info or (lambda _m: None)
@@ -669,7 +668,7 @@ def train_stream(source, params, *, zero_based=False, info=None, warn=None, prog
 
     def run_block(st, block, last):
         y, indptr, indices, values, rowid = block
-        nonlocal Cp, Cn, label, seeded
+        nonlocal seeded
         ckd = KernelData(np.zeros((0, 0)), indptr, indices.astype(np.int32), values,
                          squared_norms(indptr, values))
         lab = np.trunc(y).astype(np.int64)
