@@ -59,7 +59,7 @@ from ..cache import (HITS, KERNEL_EVALS, MISSES, N_FREE, N_SLOTS, N_USED, WIDTH,
                      _lru_unlink, cache_cached_len, cache_discard)
 from ..cache import cache_set_width
 from ..cache import make_cache as _make_cache
-from ..kernels import kernel_row_serial
+from ..kernels import kernel_row
 from ..qp.steps import step_pair  # the pure two-variable step shared with SMO
 
 _NJIT = dict(cache=True, nogil=True)
@@ -202,10 +202,7 @@ def _row(c, kd, kp, k, length, t_pos, t_ex):
             m += 1
     if m > 0:
         out = c.scratch[:m]
-        # deviation from the shared cache: serial rows. A cached function that reaches the
-        # prange variant (kernels.kernel_row_parallel) segfaulted when loaded back from the
-        # numba cache (first run fine, second run crashes at the first call)
-        kernel_row_serial(kd, k, kd, t_ex[:m], kp, out)
+        kernel_row(kd, k, kd, t_ex[:m], kp, out)  # serial or prange by row length
         for r in range(m):
             c.buf[base + t_pos[r]] = out[r]
         c.stats[KERNEL_EVALS] += m
