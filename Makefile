@@ -5,7 +5,7 @@ BIN     = $(VENV)/bin
 LASVM_DATA ?= $(abspath ../shared/data)
 export LASVM_DATA
 
-.PHONY: demo test test-slow bench bench-parser bench-predict bench-train bench-lasvm clean
+.PHONY: demo test bench bench-parser bench-predict bench-train bench-lasvm clean
 
 $(BIN)/svm-train: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,10 +20,6 @@ demo: $(BIN)/svm-train
 
 test: $(BIN)/svm-train
 	$(BIN)/python -m pytest -q
-
-# Opt-in tests on the shared benchmark data (accuracy against LIBSVM on full data sets).
-test-slow: $(BIN)/svm-train
-	$(BIN)/python -m pytest -q -m slow
 
 bench: bench-parser bench-predict bench-train bench-lasvm
 
