@@ -449,69 +449,9 @@ def _parse_block(buf, min_index, line_base, name):
     return y, rowlen, indices, values, int(max_index)
 
 
-def read_svmlight(source, *, zero_based=False, precomputed=False, chunk_bytes=1 << 24):
-    """Read a LIBSVM/svmlight file (path, ``.gz``/``.bz2``/``.xz`` path, or ``"-"`` for stdin).
-
-    ``indices`` keep the numbering of the file; index 0 is accepted only when ``zero_based``
-    or ``precomputed`` is set. Raises :class:`InputFormatError` with a 1-based line number.
-    """
-    name = _display_name(source)
-    min_index = 0 if (zero_based or precomputed) else 1
-    chunk_bytes = max(int(chunk_bytes), 1)
-    ys, lens, idxs, vals = [], [], [], []
-    max_index = 0
-    line_base = 1
-    with _open_binary(source) as f:
-        carry = b""
-        eof = False
-        while not eof:
-            data = f.read(chunk_bytes)
-            if not data:
-                eof = True
-                block = carry
-                carry = b""
-            else:
-                cut = data.rfind(b"\n")
-                if cut < 0:
-                    carry = carry + data
-                    continue
-                block = carry + data[: cut + 1]
-                carry = data[cut + 1 :]
-            if not block:
-                continue
-            # the block holds complete lines; drop its final newline so no phantom line follows
-            buf = np.frombuffer(bytearray(block), dtype=np.uint8)
-            nl = int(np.count_nonzero(buf == 10))
-            if buf[-1] == 10:
-                buf = buf[:-1]
-            else:
-                nl += 1  # last line without newline (end of file)
-            y, rowlen, indices, values, mi = _parse_block(buf, min_index, line_base, name)
-            line_base += nl
-            del buf, block
-            ys.append(y)
-            lens.append(rowlen)
-            idxs.append(indices)
-            vals.append(values)
-            max_index = max(max_index, mi)
-    y = _concat(ys, np.float64)
-    rowlen = _concat(lens, np.int64)
-    indptr = np.zeros(rowlen.shape[0] + 1, dtype=np.int64)
-    np.cumsum(rowlen, out=indptr[1:])
-    del rowlen, lens
-    indices = _concat(idxs, np.int32)
-    del idxs
-    values = _concat(vals, np.float64)
-    del vals
-    return SvmlightData(y=y, indptr=indptr, indices=indices, values=values, max_index=max_index)
-
-
-def iter_svmlight(source, *, zero_based=False, precomputed=False, chunk_bytes=1 << 22):
-    """Read a LIBSVM/svmlight file as a sequence of :class:`SvmlightData` blocks of complete
-    rows (about ``chunk_bytes`` of text each), in file order, never holding more than one block:
-    for one pass over files larger than memory (``svm-train --stream``). Same sources, checks
-    and errors as :func:`read_svmlight`; each block's ``max_index`` is its own largest index.
-    """
+def _parsed_blocks(source, zero_based, precomputed, chunk_bytes):
+    """Parse ``source`` chunk by chunk: yields (y, rowlen, indices, values, max_index) for each
+    block of complete lines, in file order, holding one block of text at a time."""
     name = _display_name(source)
     min_index = 0 if (zero_based or precomputed) else 1
     chunk_bytes = max(int(chunk_bytes), 1)
@@ -535,6 +475,7 @@ def iter_svmlight(source, *, zero_based=False, precomputed=False, chunk_bytes=1 
             del data
             if not block:
                 continue
+            # the block holds complete lines; drop its final newline so no phantom line follows
             buf = np.frombuffer(bytearray(block), dtype=np.uint8)
             del block
             nl = int(np.count_nonzero(buf == 10))
@@ -542,14 +483,56 @@ def iter_svmlight(source, *, zero_based=False, precomputed=False, chunk_bytes=1 
                 buf = buf[:-1]
             else:
                 nl += 1  # last line without newline (end of file)
-            y, rowlen, indices, values, mi = _parse_block(buf, min_index, line_base, name)
+            parsed = _parse_block(buf, min_index, line_base, name)
             line_base += nl
             del buf
-            indptr = np.zeros(rowlen.shape[0] + 1, dtype=np.int64)
-            np.cumsum(rowlen, out=indptr[1:])
-            if y.shape[0]:
-                yield SvmlightData(y=y, indptr=indptr, indices=indices, values=values,
-                                   max_index=mi)
+            yield parsed
+
+
+def _indptr(rowlen):
+    indptr = np.zeros(rowlen.shape[0] + 1, dtype=np.int64)
+    np.cumsum(rowlen, out=indptr[1:])
+    return indptr
+
+
+def read_svmlight(source, *, zero_based=False, precomputed=False, chunk_bytes=1 << 24):
+    """Read a LIBSVM/svmlight file (path, ``.gz``/``.bz2``/``.xz`` path, or ``"-"`` for stdin).
+
+    ``indices`` keep the numbering of the file; index 0 is accepted only when ``zero_based``
+    or ``precomputed`` is set. Raises :class:`InputFormatError` with a 1-based line number.
+    Blocks are parsed one at a time and concatenated once at the end (peak memory about twice
+    the final arrays).
+    """
+    ys, lens, idxs, vals = [], [], [], []
+    max_index = 0
+    for y, rowlen, indices, values, mi in _parsed_blocks(source, zero_based, precomputed,
+                                                          chunk_bytes):
+        ys.append(y)
+        lens.append(rowlen)
+        idxs.append(indices)
+        vals.append(values)
+        max_index = max(max_index, mi)
+    y = _concat(ys, np.float64)
+    indptr = _indptr(_concat(lens, np.int64))
+    del lens
+    indices = _concat(idxs, np.int32)
+    del idxs
+    values = _concat(vals, np.float64)
+    del vals
+    return SvmlightData(y=y, indptr=indptr, indices=indices, values=values, max_index=max_index)
+
+
+def iter_svmlight(source, *, zero_based=False, precomputed=False, chunk_bytes=1 << 22):
+    """Read a LIBSVM/svmlight file as a sequence of :class:`SvmlightData` blocks of complete
+    rows (about ``chunk_bytes`` of text each), in file order, never holding more than one block:
+    for one pass over files larger than memory (``svm-train --stream``). Same sources, checks
+    and errors as :func:`read_svmlight`; each block's ``max_index`` is its own largest index.
+    """
+    for y, rowlen, indices, values, mi in _parsed_blocks(source, zero_based, precomputed,
+                                                          chunk_bytes):
+        if y.shape[0]:
+            yield SvmlightData(y=y, indptr=_indptr(rowlen), indices=indices, values=values,
+                               max_index=mi)
 
 
 def _concat(parts, dtype):
