@@ -347,3 +347,106 @@ def cache_set_width(c, width):
         c.free[c.meta[N_FREE]] = s
         c.meta[N_FREE] += 1
     return n_new
+
+
+# ---------------------------------------------------------------------------------------------
+# LASVM's policy (LaSVM 1.1 kcache.c): rows over the current expansion, kept across swaps
+
+
+@numba.njit(inline="always", **_NJIT)
+def cache_swap_keep_prefix(c, i, j):
+    """cache_swap, except that a row covering position min(i, j) but not max(i, j) gets its new
+    entry by symmetry or is cut to the prefix [0, min(i, j)), instead of being dropped (LaSVM
+    1.1 kcache.c:xswap).
+
+    LASVM needs this: after evictions, most support-vector rows are longer than n_S, and every
+    insertion swaps position n_S with a position beyond them; dropping those rows would empty
+    the cache at each PROCESS."""
+    if i == j:
+        return
+    if i > j:
+        i, j = j, i
+    ki = c.perm[i]
+    kj = c.perm[j]
+    c.perm[i] = kj
+    c.perm[j] = ki
+    c.pos[kj] = i
+    c.pos[ki] = j
+    w = c.meta[WIDTH]
+    # walk the slots in index order (sequential reads of key/length; the LRU list order does
+    # not matter here and chasing its links costs a cache miss per row)
+    for s in range(c.meta[N_SLOTS]):
+        if c.key[s] < 0:
+            continue
+        ln = c.length[s]
+        if ln <= i:
+            continue
+        if ln > j:
+            b = s * w
+            t = c.buf[b + i]
+            c.buf[b + i] = c.buf[b + j]
+            c.buf[b + j] = t
+        elif ln > i:
+            # the entry at i is now K(e, kj): copy it from kj's row by symmetry when that row
+            # covers e's position (kcache.c:xswap), otherwise keep the prefix [0, i)
+            e = c.key[s]
+            sj = c.slot_of[kj]
+            pe = c.pos[e]
+            if e != ki and e != kj and sj >= 0 and c.length[sj] > pe:
+                c.buf[s * w + i] = c.buf[sj * w + pe]
+            else:
+                c.length[s] = i
+
+
+@numba.njit(**_NJIT)
+def cache_get_symmetric(c, kd, kp, k, length, t_pos, t_ex):
+    """K(x_k, x_perm[t]) for t < length: a float32 view into the shared cache.
+
+    Same contract and bookkeeping as cache_get, plus LaSVM 1.1's symmetric
+    fill (kcache.c:lasvm_kcache_query_row): a missing entry K(k, j) is copied from the cached
+    row of j when that row covers k's position, and only the rest is computed (one
+    kernel_row call over the gathered targets). ``t_pos``/``t_ex`` are int64 [l] scratch.
+    Raises when ``length`` exceeds the row width (cache_get caps it)."""
+    w = c.meta[WIDTH]
+    if length > w:
+        raise ValueError("kernel row longer than the cache width")
+    s = c.slot_of[k]
+    if s >= 0:
+        _lru_unlink(c, s)
+        _lru_append(c, s)
+        have = c.length[s]
+        if have >= length:
+            c.stats[HITS] += 1
+            return c.buf[s * w:s * w + length]
+    else:
+        if c.meta[N_FREE] == 0:
+            _drop_slot(c, c.nxt[c.key.shape[0]])
+        c.meta[N_FREE] -= 1
+        s = c.free[c.meta[N_FREE]]
+        c.meta[N_USED] += 1
+        c.key[s] = k
+        c.length[s] = 0
+        c.slot_of[k] = s
+        _lru_append(c, s)
+        have = 0
+    c.stats[MISSES] += 1
+    base = s * w
+    q = c.pos[k]
+    m = 0
+    for t in range(have, length):
+        j = c.perm[t]
+        sj = c.slot_of[j]
+        if j != k and sj >= 0 and c.length[sj] > q:
+            c.buf[base + t] = c.buf[sj * w + q]
+        else:
+            t_pos[m] = t
+            t_ex[m] = j
+            m += 1
+    if m > 0:
+        out = c.scratch[:m]
+        kernel_row(kd, k, kd, t_ex[:m], kp, out)  # serial or prange by row length
+        for r in range(m):
+            c.buf[base + t_pos[r]] = out[r]
+        c.stats[KERNEL_EVALS] += m
+    c.length[s] = length
+    return c.buf[base:base + length]
