@@ -239,11 +239,10 @@ def cache_row_into(c, kd, kp, k, length, out):
         out[t] = tmp[0]
 
 
-@numba.njit(**_NJIT)
-def cache_swap(c, i, j):
-    """The solver swapped positions i and j: keep perm/pos and every cached column in step."""
-    if i == j:
-        return
+@numba.njit(inline="always", **_NJIT)
+def _swap_positions(c, i, j):
+    """Swap positions i != j in perm/pos; returns (min, max, example now at max, example now
+    at min)."""
     if i > j:
         i, j = j, i
     ki = c.perm[i]
@@ -252,6 +251,15 @@ def cache_swap(c, i, j):
     c.perm[j] = ki
     c.pos[kj] = i
     c.pos[ki] = j
+    return i, j, ki, kj
+
+
+@numba.njit(**_NJIT)
+def cache_swap(c, i, j):
+    """The solver swapped positions i and j: keep perm/pos and every cached column in step."""
+    if i == j:
+        return
+    i, j, ki, kj = _swap_positions(c, i, j)
     w = c.meta[WIDTH]
     S = c.key.shape[0]
     s = c.nxt[S]
@@ -364,14 +372,7 @@ def cache_swap_keep_prefix(c, i, j):
     the cache at each PROCESS."""
     if i == j:
         return
-    if i > j:
-        i, j = j, i
-    ki = c.perm[i]
-    kj = c.perm[j]
-    c.perm[i] = kj
-    c.perm[j] = ki
-    c.pos[kj] = i
-    c.pos[ki] = j
+    i, j, ki, kj = _swap_positions(c, i, j)
     w = c.meta[WIDTH]
     # walk the slots in index order (sequential reads of key/length; the LRU list order does
     # not matter here and chasing its links costs a cache miss per row)
