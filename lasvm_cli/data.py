@@ -5,15 +5,22 @@ features when the targets are CSR and the full width when they are dense (vector
 ways). So dense storage wins only above about 1/4 density: usps and ijcnn1 are dense, while
 adult (11%: sparse rows measured 2-3x faster than dense), mnist and reuters stay CSR. The choice
 is made once, here, for training and prediction alike.
+
+Binary data (every stored value exactly 1) with at most MAX_BIT_WORDS x 64 columns also get
+their rows packed as bit sets (kernels.py: a popcount per word and a table lookup per kernel
+value). That is a third copy of the rows, and a small one: 16 bytes per row for adult.
 """
 
 import numpy as np
 
-from .kernels import PRECOMPUTED, KernelData
+from .kernels import NO_BITS, PRECOMPUTED, KernelData
 
 # Dense when the dense matrix is at most this many bytes and at least this fraction non-zero.
 DENSE_MAX_BYTES = 4 << 30
 DENSE_MIN_DENSITY = 0.25
+# Bit sets for binary data of at most this many 64-bit words per row (beyond, a CSR gather over
+# the few stored features costs less than a popcount over every word).
+MAX_BIT_WORDS = 16
 
 
 def _empty_csr():
@@ -21,10 +28,11 @@ def _empty_csr():
 
 
 def squared_norms(indptr, values):
-    sq = np.zeros(indptr.shape[0] - 1, np.float64)
-    np.add.reduceat(values * values, indptr[:-1], out=sq) if values.size else None
-    sq[indptr[:-1] == indptr[1:]] = 0.0  # reduceat repeats the next value for empty rows
-    return sq
+    """|x_i|^2 per CSR row, summed in stored order (rows without features, the last ones
+    included, give 0)."""
+    n = indptr.shape[0] - 1
+    rows = np.repeat(np.arange(n), np.diff(indptr))
+    return np.bincount(rows, weights=values * values, minlength=n).astype(np.float64)
 
 
 def choose_dense(n_rows, width, nnz, kernel_type=None):
@@ -32,6 +40,24 @@ def choose_dense(n_rows, width, nnz, kernel_type=None):
         return True
     cells = max(n_rows * width, 1)
     return cells * 8 <= DENSE_MAX_BYTES and nnz / cells >= DENSE_MIN_DENSITY
+
+
+def pack_bits(indptr, indices, values, width):
+    """uint64 [n, words] bit sets of binary rows (bit c of row i: feature c stored), or NO_BITS
+    when a stored value is not exactly 1 or the rows need more than MAX_BIT_WORDS words."""
+    n = indptr.shape[0] - 1
+    if values.size == 0 or not np.all(values == 1.0):
+        return NO_BITS
+    width = max(int(width), int(indices.max()) + 1)
+    words = (width + 63) // 64
+    if words > MAX_BIT_WORDS:
+        return NO_BITS
+    bits = np.zeros((n, words), np.uint64)
+    rows = np.repeat(np.arange(n), np.diff(indptr))
+    cols = indices.astype(np.int64)
+    np.bitwise_or.at(bits, (rows, cols >> 6), np.left_shift(np.uint64(1), (cols & 63).astype(
+        np.uint64)))
+    return bits
 
 
 def kernel_data(indptr, indices, values, width=None, dense=None, kernel_type=None):
@@ -45,8 +71,9 @@ def kernel_data(indptr, indices, values, width=None, dense=None, kernel_type=Non
     if dense is None:
         dense = choose_dense(n, width, values.size, kernel_type)
     x_sq = squared_norms(indptr, values)
+    bits = NO_BITS if kernel_type == PRECOMPUTED else pack_bits(indptr, indices, values, width)
     if not dense:
-        return KernelData(np.zeros((0, 0)), indptr, indices, values, x_sq)
+        return KernelData(np.zeros((0, 0)), indptr, indices, values, x_sq, bits)
     X = np.zeros((max(n, 1) if n == 0 else n, max(width, 1)), np.float64)
     rows = np.repeat(np.arange(n), np.diff(indptr))
     keep = indices < X.shape[1]
@@ -54,7 +81,7 @@ def kernel_data(indptr, indices, values, width=None, dense=None, kernel_type=Non
     if n == 0:
         X = np.zeros((0, 0))
     empty = _empty_csr()
-    return KernelData(X, empty[0], empty[1], empty[2], x_sq)
+    return KernelData(X, empty[0], empty[1], empty[2], x_sq, bits)
 
 
 def subset(kd, rows):
@@ -62,7 +89,8 @@ def subset(kd, rows):
     rows = np.asarray(rows, np.int64)
     if kd.X.shape[0] > 0:
         e = _empty_csr()
-        return KernelData(np.ascontiguousarray(kd.X[rows]), e[0], e[1], e[2], kd.x_sq[rows].copy())
+        return KernelData(np.ascontiguousarray(kd.X[rows]), e[0], e[1], e[2], kd.x_sq[rows].copy(),
+                          _rows_of(kd.bits, rows))
     starts, stops = kd.indptr[rows], kd.indptr[rows + 1]
     lengths = stops - starts
     indptr = np.zeros(rows.size + 1, np.int64)
@@ -70,7 +98,11 @@ def subset(kd, rows):
     take = np.concatenate([np.arange(a, b) for a, b in zip(starts, stops)]) if rows.size else \
         np.zeros(0, np.int64)
     return KernelData(kd.X, indptr, kd.indices[take].copy(), kd.values[take].copy(),
-                      kd.x_sq[rows].copy())
+                      kd.x_sq[rows].copy(), _rows_of(kd.bits, rows))
+
+
+def _rows_of(bits, rows):
+    return np.ascontiguousarray(bits[rows]) if bits.shape[0] > 0 else NO_BITS
 
 
 def row_to_csr(kd, i):

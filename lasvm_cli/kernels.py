@@ -11,6 +11,13 @@ One routine, :func:`kernel_row`, computes K(x_a, x_b) for many b in one call; it
 kernel-row cache calls on a miss, and what batch prediction calls. It runs serially or over all
 cores (``prange``) depending on the work in the row, and never allocates per element.
 
+Binary data (every stored value 1, as adult, a1a-a9a, w1a-w8a) also carry their rows as bit sets
+(:attr:`KernelData.bits`). Then u'v = popcount(u & v) and |u-v|^2 = popcount(u ^ v) are small
+integers, so a row costs a couple of popcounts and a table lookup per target instead of a gather
+and an exp: about 10x the CSR row rate on adult (research/performance-limits.md section 2, (e')).
+The values are the same numbers: the integer count is exact either way and the kernel of it is
+taken from a table filled with the scalar formula (:func:`kernel_value`'s).
+
 Data travel as :class:`KernelData`, a namedtuple of arrays (one compiled signature for dense
 and sparse data: the unused representation is an empty array). RBF uses the dot form
 ``|u|^2 + |v|^2 - 2u'v`` with squared norms precomputed, as LIBSVM's ``Kernel`` class does during
@@ -21,7 +28,8 @@ from collections import namedtuple
 
 import numba
 import numpy as np
-from numba import prange
+from numba import prange, types
+from numba.extending import intrinsic
 
 LINEAR, POLY, RBF, SIGMOID, PRECOMPUTED = 0, 1, 2, 3, 4
 KERNEL_NAMES = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
@@ -32,12 +40,16 @@ KERNEL_NAMES = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
 # called from Python. get_num_threads() launches it.
 numba.get_num_threads()
 
-KernelData = namedtuple("KernelData", "X indptr indices values x_sq")
+NO_BITS = np.zeros((0, 0), np.uint64)
+
+KernelData = namedtuple("KernelData", "X indptr indices values x_sq bits", defaults=(NO_BITS,))
 KernelData.__doc__ = """Rows of a data set, dense or sparse.
 
 X        float64 [n, d] dense rows (column c holds feature index c), or shape (0, 0) when sparse
 indptr   int64 [n+1], indices int32 [nnz], values float64 [nnz]: CSR rows (empty when dense)
 x_sq     float64 [n] squared norms (RBF)
+bits     uint64 [n, words]: bit c of row i set when feature c is stored (binary data only, as
+         well as X or the CSR arrays); NO_BITS (shape (0, 0)) otherwise
 """
 
 KernelParams = namedtuple("KernelParams", "kind degree gamma coef0")
@@ -201,6 +213,54 @@ def kernel_value(A, a, B, b, kp):
 
 
 # ---------------------------------------------------------------------------------------------
+# binary rows as bit sets
+
+
+@intrinsic
+def popcount(typingctx, x):
+    """Number of set bits of a uint64 (LLVM's ctpop: one POPCNT instruction on x86-64)."""
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+    return types.uint64(types.uint64), codegen
+
+
+@numba.njit(**_NJIT)
+def both_bits(A, B, kp):
+    """Whether rows of A against rows of B can use the bit-set path."""
+    return (A.bits.shape[0] > 0 and B.bits.shape[0] > 0 and A.bits.shape[1] == B.bits.shape[1]
+            and kp.kind != PRECOMPUTED)
+
+
+@numba.njit(**_NJIT)
+def _bits_table(kp, n_bits):
+    """table[d] = the kernel of the integer count d: |u-v|^2 for RBF, u'v otherwise."""
+    table = np.empty(n_bits + 1, np.float64)
+    for d in range(n_bits + 1):
+        if kp.kind == RBF:
+            table[d] = np.exp(_finish(RBF, kp, 0.0, np.float64(d), 0.0))
+        else:
+            table[d] = _finish(kp.kind, kp, np.float64(d), 0.0, 0.0)
+    return table
+
+
+@numba.njit(**_NJIT)
+def _bits_row(A, a, B, targets, kp, table, out, lo_t, hi_t):
+    xa = A.bits[a]
+    words = xa.shape[0]
+    rbf = kp.kind == RBF
+    for t in range(lo_t, hi_t):
+        xb = B.bits[targets[t]]
+        d = np.uint64(0)
+        if rbf:
+            for w in range(words):
+                d += popcount(xa[w] ^ xb[w])
+        else:
+            for w in range(words):
+                d += popcount(xa[w] & xb[w])
+        out[t] = table[d]
+
+
+# ---------------------------------------------------------------------------------------------
 # rows: out[t] = K(x_a, y_{targets[t]}); the sparse-row path scatters x_a into a dense buffer
 # once and gathers per target (faster than merging, research/performance-limits.md section 7)
 
@@ -254,6 +314,10 @@ def _scatter_width(A, a):
 
 @numba.njit(**_NJIT)
 def kernel_row_serial(A, a, B, targets, kp, out):
+    if both_bits(A, B, kp):
+        table = _bits_table(kp, 64 * A.bits.shape[1])
+        _bits_row(A, a, B, targets, kp, table, out, 0, targets.shape[0])
+        return
     scatter = _scatter_row(A, a, _scatter_width(A, a))
     _row_pre_exp(A, a, B, targets, kp, scatter, out, 0, targets.shape[0])
     if kp.kind == RBF:
@@ -262,8 +326,14 @@ def kernel_row_serial(A, a, B, targets, kp, out):
 
 @numba.njit(parallel=True, **_NJIT)
 def kernel_row_parallel(A, a, B, targets, kp, out):
-    scatter = _scatter_row(A, a, _scatter_width(A, a))
     m = targets.shape[0]
+    if both_bits(A, B, kp):
+        table = _bits_table(kp, 64 * A.bits.shape[1])
+        n_blocks = (m + 2047) // 2048
+        for blk in prange(n_blocks):
+            _bits_row(A, a, B, targets, kp, table, out, blk * 2048, min(blk * 2048 + 2048, m))
+        return
+    scatter = _scatter_row(A, a, _scatter_width(A, a))
     n_blocks = (m + 511) // 512
     for blk in prange(n_blocks):
         lo = blk * 512
@@ -274,8 +344,12 @@ def kernel_row_parallel(A, a, B, targets, kp, out):
 
 
 @numba.njit(**_NJIT)
-def row_work(B, m):
-    """Rough cost of a row of m targets: m times the mean number of stored features."""
+def row_work(A, B, kp, m):
+    """Rough cost of a row of m targets, in gathered features: m times the mean number of
+    stored features; bit-set rows count one per word (on adult, 2 words, the serial row is as
+    fast as the parallel one up to full rows: ~200 M evaluations/s)."""
+    if both_bits(A, B, kp):
+        return m * B.bits.shape[1]
     if B.X.shape[0] > 0:
         return m * B.X.shape[1]
     n = B.indptr.shape[0] - 1
@@ -288,7 +362,7 @@ def kernel_row(A, a, B, targets, kp, out):
 
     Callers that count kernel evaluations add ``len(targets)``.
     """
-    if row_work(B, targets.shape[0]) >= PARALLEL_MIN_WORK:
+    if row_work(A, B, kp, targets.shape[0]) >= PARALLEL_MIN_WORK:
         kernel_row_parallel(A, a, B, targets, kp, out)
     else:
         kernel_row_serial(A, a, B, targets, kp, out)

@@ -144,3 +144,30 @@ def test_set_width_keeps_recent_prefixes():
     assert c.stats[kc.KERNEL_EVALS] - evals == n - 5  # only the tail is computed
     kc.cache_clear(c)
     assert all(kc.cache_cached_len(c, k) == 0 for k in range(n))
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_symmetric_rows_fill_from_cached_rows_unless_bit_sets(binary):
+    # LaSVM 1.1's fill copies K(k, j) from j's cached row; bit-set rows compute every entry
+    from lasvm_cli.data import kernel_data
+    from lasvm_cli.kernels import RBF
+
+    rng = np.random.default_rng(5)
+    M = (rng.random((30, 10)) < 0.4).astype(float)
+    if not binary:
+        M *= rng.random((30, 10)) + 0.5
+    indptr = np.concatenate([[0], np.cumsum((M != 0).sum(1))]).astype(np.int64)
+    idx = np.concatenate([np.flatnonzero(r) for r in M]).astype(np.int32)
+    kd = kernel_data(indptr, idx, M[M != 0], width=10)
+    assert (kd.bits.shape[0] > 0) == binary
+    kp = make_params(RBF, gamma=0.2)
+    c = kc.make_cache(30, 1.0)
+    t_pos, t_ex = np.zeros(30, np.int64), np.zeros(30, np.int64)
+    kc.cache_get_symmetric(c, kd, kp, 3, 30, t_pos, t_ex)
+    kc.cache_get_symmetric(c, kd, kp, 8, 30, t_pos, t_ex)
+    before = kc.cache_stats(c)["kernel_evals"]
+    row = np.array(kc.cache_get_symmetric(c, kd, kp, 11, 30, t_pos, t_ex), np.float64)
+    d = ((M[11] - M) ** 2).sum(1)
+    np.testing.assert_allclose(row, np.exp(-0.2 * d), rtol=1e-6)
+    # entries 3 and 8 come from rows 3 and 8 (non-binary), or are computed (bit sets)
+    assert kc.cache_stats(c)["kernel_evals"] - before == (30 if binary else 28)

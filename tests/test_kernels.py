@@ -93,3 +93,87 @@ def test_one_compiled_signature_per_function():
     # row targets are int64 everywhere (cache positions, SV lists): one compiled variant each
     for fn in (K.kernel_row, K.kernel_value):
         assert len(fn.signatures) <= 1, fn.signatures
+
+
+# ---------------------------------------------------------------------------------------------
+# binary data as bit sets
+
+
+def random_binary_csr(rng, n, d, density):
+    M = (rng.random((n, d)) < density).astype(np.float64)
+    M[0] = 0.0  # an all-zero row
+    M[:, 0] = 0.0
+    indptr = np.concatenate([[0], np.cumsum((M != 0).sum(1))]).astype(np.int64)
+    idx = np.concatenate([np.flatnonzero(r) for r in M]).astype(np.int32)
+    return M, indptr, idx, np.ones(idx.size)
+
+
+@pytest.mark.parametrize("kind", [K.LINEAR, K.POLY, K.RBF, K.SIGMOID])
+@pytest.mark.parametrize("d", [5, 64, 123, 300])  # 1, 1 (bit 63 used), 2 and 5 words
+@pytest.mark.parametrize("n", [9, 20000])  # serial and parallel paths
+def test_bit_rows_match_brute_force_and_csr(kind, d, n):
+    rng = np.random.default_rng(kind + d + n)
+    M, indptr, idx, val = random_binary_csr(rng, n, d, 0.15)
+    kd = kernel_data(indptr, idx, val, width=d)
+    assert kd.bits.shape == (n, (d + 63) // 64)
+    plain = kd._replace(bits=K.NO_BITS)
+    kp = K.make_params(kind, 3, 0.05, 0.5)
+    want = brute(M[:3], M, kind, 3, 0.05, 0.5)
+    targets = rng.permutation(n).astype(np.int64)
+    out, ref = np.empty(n), np.empty(n)
+    for a in range(3):
+        K.kernel_row(kd, a, kd, targets, kp, out)
+        K.kernel_row(plain, a, plain, targets, kp, ref)
+        np.testing.assert_allclose(out, want[a, targets], rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(out, ref, rtol=2e-16 * 8, atol=0)
+        K.kernel_row_serial(kd, a, kd, targets, kp, ref)
+        np.testing.assert_array_equal(out, ref)
+
+
+def test_bits_only_for_binary_narrow_data():
+    rng = np.random.default_rng(1)
+    M, indptr, idx, val = random_binary_csr(rng, 30, 20, 0.3)
+    assert kernel_data(indptr, idx, val).bits.shape == (30, 1)
+    assert kernel_data(indptr, idx, val, dense=True).bits.shape == (30, 1)  # with X as well
+    assert kernel_data(indptr, idx, 2.0 * val).bits.shape == (0, 0)  # a value other than 1
+    assert kernel_data(indptr, idx, val, kernel_type=K.PRECOMPUTED).bits.shape == (0, 0)
+    wide = idx.copy()
+    wide[-1] = 64 * 16  # needs 17 words
+    assert kernel_data(indptr, wide, val).bits.shape == (0, 0)
+    assert subset(kernel_data(indptr, idx, val), [4, 2]).bits.shape == (2, 1)
+
+
+def test_bit_rows_fall_back_when_storages_differ():
+    # a model's SVs with bits against test rows without (a non-binary value), or with another
+    # number of words: the CSR/dense path gives the kernel
+    rng = np.random.default_rng(2)
+    M, indptr, idx, val = random_binary_csr(rng, 40, 70, 0.2)
+    A = kernel_data(indptr, idx, val, width=70)
+    B_val = val.copy()
+    B_val[3] = 0.5
+    M_b = M.copy()
+    M_b[np.repeat(np.arange(40), np.diff(indptr))[3], idx[3]] = 0.5
+    B = kernel_data(indptr, idx, B_val, width=70)
+    M_n = M[:5].copy()
+    M_n[:, 60:] = 0.0
+    ip_n = np.concatenate([[0], np.cumsum((M_n != 0).sum(1))]).astype(np.int64)
+    idx_n = np.concatenate([np.flatnonzero(r) for r in M_n]).astype(np.int32)
+    narrow = kernel_data(ip_n, idx_n, np.ones(idx_n.size), width=60)
+    assert B.bits.shape == (0, 0) and narrow.bits.shape[1] != A.bits.shape[1]
+    kp = K.make_params(K.RBF, gamma=0.1)
+    out = np.empty(40)
+    K.kernel_row(A, 1, B, np.arange(40, dtype=np.int64), kp, out)
+    np.testing.assert_allclose(out, brute(M[1:2], M_b, K.RBF, 3, 0.1, 0)[0], rtol=1e-13)
+    out5 = np.empty(5)
+    K.kernel_row(A, 1, narrow, np.arange(5, dtype=np.int64), kp, out5)
+    np.testing.assert_allclose(out5, brute(M[1:2], M_n, K.RBF, 3, 0.1, 0)[0], rtol=1e-13)
+
+
+def test_squared_norms_with_empty_rows_anywhere():
+    from lasvm_cli.data import squared_norms
+
+    # rows: empty, (1, 2), empty, (3), empty, empty: LIBSVM files may end with feature-less rows
+    indptr = np.array([0, 0, 2, 2, 3, 3, 3], np.int64)
+    np.testing.assert_array_equal(squared_norms(indptr, np.array([1.0, 2.0, 3.0])),
+                                  [0, 5, 0, 9, 0, 0])
+    np.testing.assert_array_equal(squared_norms(np.zeros(3, np.int64), np.zeros(0)), [0, 0])
