@@ -12,7 +12,8 @@ The algorithm stays in lasvm_cli/solvers/lasvm.py; this module drives its :class
   sum of labels, a hash of 16 rows). Resuming on other data or with other parameters (anything
   but ``--epochs`` and the stopping options) is a ParameterError. Every decision of the solver
   depends on the state arrays only, so a resumed run gives the same model, bit for bit, as an
-  uninterrupted run with the same ``--seed``; a killed run loses the work since its last save.
+  uninterrupted run with the same ``--seed``; a killed run loses the work since its last save,
+  and Ctrl-C saves the state at the next chunk boundary before exiting (status 130).
 * **Early stopping** (``--stop-iterations``, ``--stop-sv``, ``--stop-seconds``): the online
   phase ends at the first limit reached; the model is then the finished copy of the run (as
   LaSVM 1.1: finishing step unless ``--no-finish``), while the saved state is the online state
@@ -31,15 +32,23 @@ Counting: *iterations* are PROCESS calls (online iterations, the 2 x 5 seeds inc
 for stopping and snapshots is the size of the expansion S (LaSVM 1.1's ``lasvm_get_l``), the
 trace's ``sv`` column the number of non-zero alphas; *seconds* are training seconds.
 
-Scope: binary problems (two classes, one-vs-one); a multi-class training set is a
-ParameterError naming the options used.
+Multi-class: the binary machines of one-vs-one (k(k-1)/2 pairs, LIBSVM's order) or
+one-vs-rest (k) run one after the other, each under the rules above: limits and snapshot values
+apply to each machine's own iterations, expansion and seconds. The state file holds the
+finished machines' results and the current machine's state; a snapshot model ``MODEL.v`` is
+assembled from every machine's model at v (a machine whose online phase ended before v gives
+its final model) once the last machine reaches v; trace rows get a ``machine`` column ("1-2",
+"3-rest") and test errors are each machine's own, on the test rows of its classes.
 """
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import math
 import os
+import signal
+import threading
 import time
 
 import numpy as np
@@ -175,12 +184,14 @@ def run_parameters(run):
     return d
 
 
-def save_state(path, run, meta):
-    """Write the run's state and ``meta`` (JSON-able) to ``path`` atomically."""
+def save_state(path, run, meta, extra=None):
+    """Write the run's state, ``meta`` (JSON-able) and the ``extra`` arrays to ``path``
+    atomically."""
     from .io.atomic import atomic_write
     from .solvers.lasvm import PHASES
 
     arrays = run.state_arrays()
+    arrays.update(extra or {})
     meta = dict(meta, version=STATE_VERSION, phase=PHASES[run.phase], epochs=run.epochs)
     arrays["meta"] = np.array(json.dumps(meta))
     with atomic_write(path, mode="wb") as f:
@@ -236,46 +247,88 @@ class TestSet:
         self.y = np.asarray(d.y, np.float64)
         self.n = self.y.shape[0]
 
-    def error(self, run, label):
-        """Test error of the run's current machine: sign(sum alpha K - rho) -> label[0|1]."""
+    def error(self, run, pos, neg=None):
+        """Test error of the run's current binary machine, positive side = class ``pos``, on
+        the test rows of classes pos and neg (``neg`` None: every row, "pos against the
+        rest")."""
         from .kernels import expansion_values
 
+        labels = np.trunc(self.y)
+        rows = np.flatnonzero(True if neg is None else (labels == pos) | (labels == neg))
+        if rows.size == 0:
+            return float("nan")
         coef, rho = run.coef_rho()
         sv = np.flatnonzero(coef)
-        out = np.zeros(self.n)
-        if sv.size and self.n:
-            expansion_values(self.kd, np.arange(self.n, dtype=np.int64), run.kd,
-                             sv.astype(np.int64), coef[sv], run.kp, out)
-        pred = np.where(out - rho > 0, float(label[0]), float(label[1]))
-        return float(np.mean(pred != self.y)) if self.n else float("nan")
+        out = np.zeros(rows.size)
+        if sv.size:
+            expansion_values(self.kd, rows.astype(np.int64), run.kd, sv.astype(np.int64),
+                             coef[sv], run.kp, out)
+        return float(np.mean((out - rho > 0) != (labels[rows] == pos)))
 
 
 # ---------------------------------------------------------------------------------------------
 # the driver
 
 
-class OnlineControl:
-    """Drives one binary LasvmRun (``solve_lasvm(..., control=self)``): resume, stopping,
-    snapshots, trace, periodic state saves. ``build_model(result) -> SVMModel`` makes the
-    snapshot models; ``label`` maps the decision's sign to class labels (test error)."""
+def _plain(v):
+    return v.item() if isinstance(v, np.generic) else v
 
-    def __init__(self, opts, label=None, test=None, build_model=None, info=None, warn=None):
+
+def _result_meta(res):
+    """JSON-able scalars of a BinaryResult (its coef is saved as an array)."""
+    d = {f.name: _plain(getattr(res, f.name)) for f in dataclasses.fields(res)
+         if f.name != "coef"}
+    d["counters"] = {k: _plain(v) for k, v in d["counters"].items()}
+    return d
+
+
+def _result_from(meta, coef):
+    from .solvers.lasvm import _binary_result_class
+
+    return _binary_result_class()(coef=np.asarray(coef, np.float64), **meta)
+
+
+class OnlineControl:
+    """Drives the LasvmRun of each binary machine of a training set in turn (one for two
+    classes, k(k-1)/2 for one-vs-one, k for one-vs-rest): ``solve_lasvm(..., control=self)``
+    calls :meth:`drive` once per machine, in train.train's order.
+
+    Per machine: resume, stopping, snapshots, trace rows (limits and snapshot values apply to
+    each machine's own iterations, expansion and seconds). Across machines: the state file
+    (finished machines' results, the current machine's state) and the snapshot models.
+
+    ``machines``: (positive label, negative label or None for "the rest") of each machine;
+    ``build_model(results) -> SVMModel`` assembles a model from one BinaryResult per machine.
+    A snapshot model MODEL.v is written once the last machine reaches v (at once for two
+    classes); a machine whose online phase ended before v contributes its final model, and
+    MODEL.v is not written when no machine reached v."""
+
+    def __init__(self, opts, machines=((1, -1),), test=None, build_model=None, info=None,
+                 warn=None):
         self.o = opts
-        self.label = label if label is not None else np.array([1, -1])
+        self.machines = [tuple(m) for m in machines]
         self.test = test
         self.build_model = build_model
         self.info = info or (lambda _m: None)
         self.warn = warn or (lambda _m: None)
-        self.elapsed = 0.0
-        self.snap_i = 0
-        self.next_trace = 0
-        self.trace_offset = None
-        self.stop_reason = None
+        self.index = -1            # machine being driven
+        self.results = []          # BinaryResult of each finished machine
+        self.finished = []         # (meta, arrays) state block of each finished machine
+        self.snap_results = []     # per machine: {snapshot number: BinaryResult}
+        self.fingerprints = []
         self.snapshots_written = []
+        self.trace_offset = None
         self._trace_f = None
-        self._last = None  # (processed, finished copy) of the last snapshot
+        self._resume = None        # (meta, arrays) of --resume until its machine is reached
+        self._last_save = None
+        self.stop_reason = None
+        self.interrupted = False
 
-    # -- measures ----------------------------------------------------------------------------
+    @property
+    def multi(self):
+        return len(self.machines) > 1
+
+    # -- measures of the current machine ---------------------------------------------------
 
     def _measure(self, run, by):
         if by == "iterations":
@@ -317,28 +370,39 @@ class OnlineControl:
 
     # -- trace ---------------------------------------------------------------------------------
 
-    def _open_trace(self, resumed):
+    def _columns(self):
+        return TRACE_COLUMNS + (("machine",) if self.multi else ())
+
+    def _open_trace(self):
         path = self.o.trace
-        if resumed and self.trace_offset is not None and os.path.exists(path):
+        if self.trace_offset is not None and os.path.exists(path):
             f = open(path, "r+", encoding="ascii", newline="\n")
             f.truncate(self.trace_offset)  # drop rows written after the saved state
             f.seek(self.trace_offset)
         else:
             f = open(path, "w", encoding="ascii", newline="\n")
-            f.write(",".join(TRACE_COLUMNS) + "\n")
+            f.write(",".join(self._columns()) + "\n")
         f.flush()
         self._trace_f = f
         self.trace_offset = f.tell()
+
+    def _machine_name(self):
+        pos, neg = self.machines[self.index]
+        return f"{pos:g}-{'rest' if neg is None else format(neg, 'g')}"
 
     def _trace_row(self, run, seconds, phase, kernel_evals=None):
         from .solvers.lasvm import dual_objective
 
         coef, _ = run.coef_rho()
-        err = self.test.error(run, self.label) if self.test is not None else None
+        err = None
+        if self.test is not None:
+            err = self.test.error(run, *self.machines[self.index])
         row = [str(run.processed), f"{seconds:.6f}",
                str(run.kernel_evals if kernel_evals is None else kernel_evals),
                str(int(np.count_nonzero(coef))), f"{run.delta():.10g}",
                f"{dual_objective(run.st):.12g}", "" if err is None else f"{err:.6g}", phase]
+        if self.multi:
+            row.append(self._machine_name())
         self._trace_f.write(",".join(row) + "\n")
         self._trace_f.flush()
         self.trace_offset = self._trace_f.tell()
@@ -354,66 +418,189 @@ class OnlineControl:
 
     def _snapshots(self, run):
         o = self.o
-        from .io.model_file import write_model
-
+        taken = self.snap_results[self.index]
         while self.snap_i < len(o.snapshots) and \
                 self._measure(run, o.snapshot_by) >= o.snapshots[self.snap_i]:
-            value = o.snapshots[self.snap_i]
-            fin = self._finished(run)
-            path = snapshot_path(o.model_file, value)
-            write_model(self.build_model(fin.result()), path)
-            self.snapshots_written.append(dict(path=path, value=value,
-                                               iterations=run.processed,
-                                               expansion=run.n_expansion,
-                                               seconds=self.elapsed))
-            self.info(f"snapshot {path}: iterations {run.processed}, expansion "
-                      f"{run.n_expansion}, {self.elapsed:.3g} s, nSV {fin.result().n_sv}")
+            taken[self.snap_i] = self._finished(run).result()
+            if self.index == len(self.machines) - 1:
+                self._write_snapshot(self.snap_i, run)
             self.snap_i += 1
+
+    def _write_snapshot(self, i, run=None):
+        """MODEL.v from every machine's model at v (its final one when it ended before)."""
+        from .io.model_file import write_model
+
+        o = self.o
+        value = o.snapshots[i]
+        path = snapshot_path(o.model_file, value)
+        per_machine = [snaps.get(i, res) for snaps, res in
+                       zip(self.snap_results, self.results + [None])]
+        model = self.build_model(per_machine)
+        write_model(model, path)
+        entry = dict(path=path, value=value)
+        if run is not None:
+            entry.update(iterations=run.processed, expansion=run.n_expansion,
+                         seconds=self.elapsed)
+        self.snapshots_written.append(entry)
+        where = (f"iterations {run.processed}, expansion {run.n_expansion}, "
+                 f"{self.elapsed:.3g} s, " if run is not None and not self.multi else "")
+        self.info(f"snapshot {path}: {where}nSV {int(np.sum(model.nSV))}")
+
+    def _last_snapshots(self):
+        """After the last machine: the values it never reached (written when another machine
+        reached them, else a warning)."""
+        o = self.o
+        for i in range(len(o.snapshots)):
+            if i in self.snap_results[-1]:
+                continue
+            if any(i in snaps for snaps in self.snap_results):
+                self._write_snapshot(i)
+            else:
+                self.warn(f"WARNING: snapshot at {o.snapshot_by} {o.snapshots[i]:g} not "
+                          f"reached ({snapshot_path(o.model_file, o.snapshots[i])} not written)")
 
     # -- state ------------------------------------------------------------------------------------
 
+    def _machine_block(self, run):
+        """What the state file keeps of the current machine: its arrays and its place."""
+        taken = self.snap_results[self.index]
+        arrays = run.state_arrays()
+        for i, r in taken.items():
+            arrays[f"snap_{i}_coef"] = r.coef
+        from .solvers.lasvm import PHASES
+
+        meta = dict(phase=PHASES[run.phase], elapsed=self.elapsed, snap_i=self.snap_i,
+                    next_trace=self.next_trace, fingerprint=self.fingerprints[self.index],
+                    params=self.params,
+                    snapshots={str(i): _result_meta(r) for i, r in taken.items()})
+        return meta, arrays
+
     def _save(self, run):
+        """The state file: the current machine's block at the top level (the whole file for
+        two classes), each finished machine's block under its number (``m0_alpha``, ...)."""
+        meta, arrays = self._machine_block(run)
+        meta.pop("phase")
+        extra = {k: v for k, v in arrays.items() if k.startswith("snap_")}
+        done = []
+        for q, (q_meta, q_arrays) in enumerate(self.finished):
+            done.append(q_meta)
+            extra.update({f"m{q}_{k}": v for k, v in q_arrays.items()})
         save_state(self.o.save_state, run, dict(
-            fingerprint=self.fingerprint, params=self.params, elapsed=self.elapsed,
-            snap_i=self.snap_i, next_trace=self.next_trace, trace_offset=self.trace_offset))
+            meta, trace_offset=self.trace_offset, machine=self.index,
+            n_machines=len(self.machines), finished=done), extra)
         self._last_save = time.monotonic()
+
+    def _load_resume(self):
+        meta, arrays = load_state(self.o.resume)
+        n = meta.get("n_machines", 1)
+        if n != len(self.machines):
+            _error(f"{self.o.resume}: the state was saved for {n} binary machine(s), this "
+                   f"training set has {len(self.machines)}")
+        self._resume = (meta, arrays)
+        self.trace_offset = meta.get("trace_offset")
+
+    def _restore(self, run):
+        """Put machine ``index``'s saved block (if the state file has one) into ``run``;
+        returns None (no block), "finished" (a machine finished before the save) or
+        "current" (the machine the save was made in)."""
+        from .solvers.lasvm import PHASES
+
+        meta, arrays = self._resume
+        m = self.index
+        saved = meta.get("machine", 0)
+        if m > saved:
+            return None
+        if m < saved:
+            block = meta["finished"][m]
+            prefix = f"m{m}_"
+            arrays = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+        else:
+            block = meta
+        check_resume(self.o.resume, block, self.fingerprints[m], self.params)
+        try:
+            run.load_state_arrays(arrays, PHASES.index(block["phase"]))
+        except (ValueError, KeyError) as e:
+            _error(f"{self.o.resume}: {e}")
+        self.snap_results[m] = {int(i): _result_from(r, arrays[f"snap_{i}_coef"])
+                                for i, r in block.get("snapshots", {}).items()}
+        self.elapsed = float(block["elapsed"])
+        self.snap_i = int(block.get("snap_i") or 0)
+        self.next_trace = int(block.get("next_trace") or 0)
+        if m == saved:
+            self._resume = None
+        what = f"machine {self._machine_name()}: " if self.multi else ""
+        self.info(f"resumed {self.o.resume}: {what}{block['phase']} phase, {run.processed} "
+                  f"iterations, {self.elapsed:.3g} s")
+        return "finished" if m < saved else "current"
 
     # -- main loop -------------------------------------------------------------------------------
 
     def drive(self, run, progress=None):
-        from .solvers.lasvm import PHASES
-
         o = self.o
-        self.fingerprint = data_fingerprint(run.kd, run.st.y)
+        self.index += 1
+        m = self.index
+        self.fingerprints.append(data_fingerprint(run.kd, run.st.y))
         self.params = run_parameters(run)
-        resumed = False
-        if o.resume:
-            meta, arrays = load_state(o.resume)
-            check_resume(o.resume, meta, self.fingerprint, self.params)
-            try:
-                run.load_state_arrays(arrays, PHASES.index(meta["phase"]))
-            except ValueError as e:
-                _error(f"{o.resume}: {e}")
-            self.elapsed = float(meta["elapsed"])
-            self.snap_i = int(meta["snap_i"]) if meta.get("snap_i") is not None else 0
-            self.next_trace = int(meta.get("next_trace") or 0)
-            self.trace_offset = meta.get("trace_offset")
-            resumed = True
-            self.info(f"resumed {o.resume}: {meta['phase']} phase, {run.processed} iterations, "
-                      f"{self.elapsed:.3g} s")
-        else:
+        self.snap_results.append({})
+        self.elapsed, self.snap_i, self.next_trace = 0.0, 0, 0
+        self.stop_reason, self._last = None, None
+        if self._last_save is None:
+            self._last_save = time.monotonic()
+            if o.resume:
+                self._load_resume()
+        restored = self._restore(run) if self._resume is not None else None
+        resumed = restored is not None
+        if not resumed:
             t0 = time.perf_counter()
             run.begin()
             self.elapsed += time.perf_counter() - t0
-        if o.trace:
-            self._open_trace(resumed)
-        self._last_save = time.monotonic()
+        # a machine finished before the save, with nothing left to do, has its rows in the trace
+        quiet = restored == "finished" and (run.done or (run.online and self._stop(run)))
+        if o.trace and self._trace_f is None:
+            self._open_trace()
         try:
-            return self._loop(run, progress, resumed)
+            with self._deferred_interrupt():
+                res = self._loop(run, progress, resumed, quiet)
+        except BaseException:
+            self._close_trace()
+            raise
+        if m == len(self.machines) - 1:
+            self._close_trace()
+        self.results.append(res)
+        if m < len(self.machines) - 1:
+            meta, arrays = self._machine_block(run)
+            self.finished.append((meta, arrays))
+        elif o.snapshots:
+            self._last_snapshots()
+        return res
+
+    @contextlib.contextmanager
+    def _deferred_interrupt(self):
+        """With --save-state, Ctrl-C (SIGINT) only sets a flag, read between chunks where the
+        arrays are consistent: the state is saved there, then KeyboardInterrupt goes on
+        (svm-train exits with 130)."""
+        self.interrupted = False
+        previous = None
+        if self.o.save_state and threading.current_thread() is threading.main_thread():
+            previous = signal.signal(signal.SIGINT,
+                                     lambda *_: setattr(self, "interrupted", True))
+        try:
+            yield
         finally:
-            if self._trace_f is not None:
-                self._trace_f.close()
-                self._trace_f = None
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
+
+    def _check_interrupt(self, run):
+        if self.interrupted:
+            self._save(run)
+            self.warn(f"interrupted: state saved to {self.o.save_state} (--resume "
+                      f"{self.o.save_state} continues the run)")
+            raise KeyboardInterrupt
+
+    def _close_trace(self):
+        if self._trace_f is not None:
+            self._trace_f.close()
+            self._trace_f = None
 
     def _after_online_chunk(self, run):
         o = self.o
@@ -423,7 +610,7 @@ class OnlineControl:
         if o.snapshots:
             self._snapshots(run)
 
-    def _loop(self, run, progress, resumed):
+    def _loop(self, run, progress, resumed, quiet=False):
         o = self.o
         if run.online and not resumed:
             self._after_online_chunk(run)  # the seeded machine, snapshots <= the seeds
@@ -445,6 +632,7 @@ class OnlineControl:
                 self._after_online_chunk(run)
             if o.save_state and time.monotonic() - self._last_save >= o.save_every:
                 self._save(run)
+            self._check_interrupt(run)
         if self.stop_reason:
             self.info(f"stopped at {run.processed} iterations ({self.stop_reason})")
             t0 = time.perf_counter()
@@ -452,16 +640,13 @@ class OnlineControl:
             seconds = self.elapsed + time.perf_counter() - t0
         else:
             fin, seconds = run, self.elapsed
-        if o.trace:
+        if o.trace and not quiet:
             # the saved state points before the final row: a resumed run replaces it
             offset = self.trace_offset
             self._trace_row(fin, seconds, "final")
             self.trace_offset = offset
         if o.save_state:
             self._save(run)
-        for value in o.snapshots[self.snap_i:]:
-            self.warn(f"WARNING: snapshot at {o.snapshot_by} {value:g} not reached "
-                      f"({snapshot_path(o.model_file, value)} not written)")
         res = fin.result()
         res.counters["seconds"] = seconds
         return res
@@ -472,27 +657,33 @@ class OnlineControl:
 
 
 def train_online(problem, params, rows=None, info=None, warn=None, progress=None, rng=None):
-    """train.train for a binary LASVM problem under OnlineControl; the final model and every
-    snapshot are built by train.train itself (``solve=`` returns the run's result)."""
+    """train.train under OnlineControl: its binary LASVM machines (one for two classes,
+    k(k-1)/2 one-vs-one or k one-vs-rest) are driven in turn; the final model and every
+    snapshot are built by train.train itself (``solve=`` returns the machines' results)."""
     from .train import group_classes, solve_pair, train
 
     info = info or (lambda _m: None)
     warn = warn or (lambda _m: None)
     opts = OnlineOptions.from_params(params)
     rows = np.arange(problem.n) if rows is None else np.asarray(rows, np.int64)
-    label = group_classes(problem.y[rows])[0]
-    if label.size != 2 or params.multiclass != "ovo":
-        _error(f"{', '.join(opts.used())}: binary problems only (the training set has "
-               f"{label.size} classes)" if label.size != 2 else
-               f"{', '.join(opts.used())}: one-vs-one models only (--multiclass ovo)")
+    label = group_classes(problem.y[rows])[0].tolist()
+    if params.multiclass == "ovr":
+        machines = [(c, None) for c in label]
+    elif params.multiclass == "ovo":
+        machines = [(a, b) for i, a in enumerate(label) for b in label[i + 1:]]
+    else:
+        _error(f"{', '.join(opts.used())}: one-vs-one or one-vs-rest models only")
+    if not machines:
+        _error(f"{', '.join(opts.used())}: the training data hold only one class")
     test = TestSet(opts.test_file, problem) if opts.test_file else None
     plain = dataclasses.replace(params, probability=0)
 
-    def build_model(res):
-        return train(problem, plain, rows, solve=lambda *a, **k: res)
+    def build_model(results):
+        it = iter(results)
+        return train(problem, plain, rows, solve=lambda *a, **k: next(it))
 
-    control = OnlineControl(opts, label=label, test=test, build_model=build_model, info=info,
-                            warn=warn)
+    control = OnlineControl(opts, machines=machines, test=test, build_model=build_model,
+                            info=info, warn=warn)
 
     def solve(kd, y, Cp, Cn, p, progress=None):
         return solve_pair(kd, y, Cp, Cn, p, progress=progress, control=control)

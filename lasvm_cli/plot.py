@@ -18,13 +18,16 @@ MISSING_MPL = ("lasvm plot needs matplotlib: pip install 'lasvm-cli[plot]' "
                "(or pip install matplotlib)")
 
 
+TEXT_COLUMNS = ("phase", "machine")
+
+
 class PlotError(LasvmError):
     """A trace that cannot be read, or matplotlib missing."""
 
 
 def read_trace(path):
     """Columns of a trace file (CSV or TSV with a header row) as a dict name -> list; numeric
-    columns become floats (empty cells: None), ``phase`` stays text."""
+    columns become floats (empty cells: None), ``phase`` and ``machine`` stay text."""
     try:
         with open(path, newline="") as f:
             text = f.read()
@@ -44,7 +47,7 @@ def read_trace(path):
             raise PlotError(f"{path}:{n}: {len(row)} fields, the header has {len(header)}")
         for h, v in zip(header, row):
             v = v.strip()
-            if h == "phase":
+            if h in TEXT_COLUMNS:
                 cols[h].append(v)
                 continue
             try:
@@ -69,6 +72,16 @@ def curve(cols, x="time"):
     return [p[0] for p in pts], [p[1] for p in pts], ylabel
 
 
+def by_machine(cols):
+    """[(machine name or None, columns)]: a multi-class trace (``machine`` column) split into
+    one trace per binary machine, in order of first appearance."""
+    if "machine" not in cols:
+        return [(None, cols)]
+    names = list(dict.fromkeys(cols["machine"]))
+    return [(m, {h: [v for v, k in zip(vals, cols["machine"]) if k == m]
+                 for h, vals in cols.items()}) for m in names]
+
+
 def plot_traces(paths, out, x="time", labels=None, title=None, logx=False):
     """Draw the traces on one axis and save to ``out`` (format from its extension)."""
     if x not in X_AXES:
@@ -84,12 +97,16 @@ def plot_traces(paths, out, x="time", labels=None, title=None, logx=False):
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
     ylabels = set()
     try:
-        for i, (path, cols) in enumerate(zip(paths, traces)):
-            xs, ys, ylabel = curve(cols, x)
-            ylabels.add(ylabel)
+        n_curves = 0
+        for i, (path, trace) in enumerate(zip(paths, traces)):
             name = labels[i] if labels and i < len(labels) else \
                 os.path.splitext(os.path.basename(path))[0]
-            ax.plot(xs, ys, marker=".", markersize=3, linewidth=1.2, label=name)
+            for machine, cols in by_machine(trace):
+                xs, ys, ylabel = curve(cols, x)
+                ylabels.add(ylabel)
+                ax.plot(xs, ys, marker=".", markersize=3, linewidth=1.2,
+                        label=name if machine is None else f"{name} {machine}")
+                n_curves += 1
         ax.set_xlabel(X_AXES[x][1])
         ax.set_ylabel(" / ".join(sorted(ylabels)))
         if logx:
@@ -97,7 +114,7 @@ def plot_traces(paths, out, x="time", labels=None, title=None, logx=False):
         if title:
             ax.set_title(title)
         ax.grid(True, alpha=0.3)
-        if len(paths) > 1 or labels:
+        if n_curves > 1 or labels:
             ax.legend()
         fig.tight_layout()
         fig.savefig(out)

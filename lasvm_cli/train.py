@@ -128,7 +128,7 @@ def binary_probability(kd, rows, y, Cp, Cn, params, rng, info):
 def train(problem, params: TrainParams, rows=None, info=_quiet, warn=_quiet, progress=None,
           rng=None, solve=None):
     """Train a C-SVC model (one-vs-one or one-vs-rest) on ``problem`` (or its ``rows``).
-    ``solve``: replaces solve_pair for the one-vs-one machines (lasvm_cli/online.py)."""
+    ``solve``: replaces solve_pair for the binary machines (lasvm_cli/online.py)."""
     if solve is None and params.solver == "lasvm":
         # online LASVM options (state save/resume, stopping, snapshots, trace): online.py
         from .online import online_requested, train_online
@@ -139,7 +139,7 @@ def train(problem, params: TrainParams, rows=None, info=_quiet, warn=_quiet, pro
     if params.multiclass == "ovr":
         from .train_ovr import train_ovr
 
-        return train_ovr(problem, params, rows, info, warn, progress, rng)
+        return train_ovr(problem, params, rows, info, warn, progress, rng, solve=solve)
     from .model import SVMModel
 
     rows = np.arange(problem.n) if rows is None else np.asarray(rows, np.int64)

@@ -9,10 +9,11 @@ from .params import TrainParams
 from .rand import GlibcRand
 
 
-def train_ovr(problem, params: TrainParams, rows, info, warn, progress, rng):
+def train_ovr(problem, params: TrainParams, rows, info, warn, progress, rng, solve=None):
     from .model import SVMModel
     from .train import _report_binary, group_classes, solve_pair, weighted_C
 
+    solve = solve_pair if solve is None else solve
     if params.probability:
         from .errors import ParameterError
 
@@ -30,7 +31,7 @@ def train_ovr(problem, params: TrainParams, rows, info, warn, progress, rng):
         y = np.where(class_of == c, 1.0, -1.0)
         bar = progress(f"class {label[c]} vs rest") if progress else None
         # the rest's C is C itself: the weight of class c applies to its own examples
-        res = solve_pair(sub_kd, y, Cw[c], params.C, params, progress=bar.update if bar else None)
+        res = solve(sub_kd, y, Cw[c], params.C, params, progress=bar.update if bar else None)
         if bar:
             bar.close()
         _report_binary(res, Cw[c], params.C, grouped.size, info, warn)

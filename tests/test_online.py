@@ -200,10 +200,121 @@ def test_option_errors(heart, tmp_path):
     with pytest.raises(ParameterError, match="--snapshots"):
         parse_snapshots("10,x")
     assert parse_snapshots("5000 1000,2000") == (1000.0, 2000.0, 5000.0)
-    three = Problem(np.where(prob.y > 0, 1.0, np.arange(prob.n) % 2 + 2), prob.indptr,
-                    prob.indices, prob.values, prob.max_index)
-    with pytest.raises(ParameterError, match="binary problems only"):
-        train(three, _params(stop_iterations=10))
+    one = Problem(np.ones(prob.n), prob.indptr, prob.indices, prob.values, prob.max_index)
+    with pytest.raises(ParameterError, match="only one class"):
+        train(one, _params(stop_iterations=10))
+
+
+# ---------------------------------------------------------------------------------------------
+# multi-class: the binary machines one after the other
+
+
+@pytest.fixture(scope="module")
+def three(heart):
+    prob = heart[0]
+    return Problem(np.where(prob.y > 0, 1.0, np.arange(prob.n) % 2 + 2), prob.indptr,
+                   prob.indices, prob.values, prob.max_index)
+
+
+def _same_model(a, b):
+    np.testing.assert_array_equal(a.sv_coef, b.sv_coef)
+    np.testing.assert_array_equal(a.rho, b.rho)
+    np.testing.assert_array_equal(a.sv_indices, b.sv_indices)
+
+
+@pytest.mark.parametrize("multiclass", ["ovo", "ovr"])
+def test_multiclass_stop_and_resume_equal_uninterrupted(three, tmp_path, monkeypatch, multiclass):
+    import shutil
+
+    import lasvm_cli.online as O
+
+    ref = train(three, _params(multiclass=multiclass))
+    state, killed = str(tmp_path / "s.npz"), str(tmp_path / "killed.npz")
+    # every machine stops at 60 iterations; the state file holds all three
+    stopped = train(three, _params(multiclass=multiclass, save_state=state, save_every=0,
+                                   stop_iterations=60))
+    assert stopped.online.stop_reason == "--stop-iterations 60"
+    assert len(stopped.online.results) == 3
+    assert all(r.counters["processed"] == 60 for r in stopped.online.results)
+    # resuming without the limit continues every machine: the uninterrupted model, bit for bit
+    _same_model(train(three, _params(multiclass=multiclass, resume=state)), ref)
+    # a run killed while its second machine was in its online phase
+    save = O.OnlineControl._save
+
+    def save_and_copy(self, run):
+        save(self, run)
+        if self.index == 1 and run.online and run.processed > 100 and \
+                not os.path.exists(killed):
+            shutil.copy(state, killed)
+
+    monkeypatch.setattr(O.OnlineControl, "_save", save_and_copy)
+    train(three, _params(multiclass=multiclass, save_state=state, save_every=0))
+    monkeypatch.undo()
+    assert os.path.exists(killed)
+    resumed = train(three, _params(multiclass=multiclass, resume=killed))
+    _same_model(resumed, ref)
+    with pytest.raises(ParameterError, match="other training data"):
+        train(three, _params(multiclass="ovr" if multiclass == "ovo" else "ovo",
+                             resume=killed))
+    two = Problem(np.where(three.y > 1, -1.0, 1.0), three.indptr, three.indices, three.values,
+                  three.max_index)
+    with pytest.raises(ParameterError, match="saved for 3 binary machine"):
+        train(two, _params(multiclass=multiclass, resume=killed))
+
+
+def test_multiclass_snapshots_are_models_of_every_machine(three, tmp_path):
+    base = str(tmp_path / "m")
+    model = train(three, _params(snapshots="20,60,100000", model_file=base), warn=print)
+    assert [s["path"] for s in model.online.snapshots_written] == [f"{base}.20", f"{base}.60"]
+    assert not os.path.exists(f"{base}.100000")
+    for v in (20, 60):
+        snap = read_model(f"{base}.{v}")
+        assert snap.nr_class == 3 and list(snap.label) == list(model.label)
+        stopped = train(three, _params(stop_iterations=v))
+        np.testing.assert_allclose(snap.decision_values(three.kd),
+                                   stopped.decision_values(three.kd), atol=1e-12)
+    # a machine that ends before a value gives its final model to that snapshot
+    small = Problem(three.y[:60], *three.csr_rows(np.arange(60)), three.max_index)
+    count = np.bincount(small.y.astype(int))[1:]
+    sizes = [count[0] + count[1], count[0] + count[2], count[1] + count[2]]
+    v = (min(sizes) + max(sizes)) // 2  # iterations of one epoch = the machine's examples
+    assert min(sizes) < v <= max(sizes)
+    base2 = str(tmp_path / "s")
+    train(small, _params(snapshots=str(v), model_file=base2, epochs=1, finish=False))
+    final = train(small, _params(epochs=1, finish=False))
+    snap = read_model(f"{base2}.{v}")
+    assert snap.nr_class == 3
+    # the machines that ended before v (all of them, at v = max) give their final models
+    if v == max(sizes):
+        np.testing.assert_array_equal(snap.sv_coef, final.sv_coef)
+
+
+def test_multiclass_trace_has_a_machine_column(three, tmp_path):
+    trace = tmp_path / "t.csv"
+    model = train(three, _params(trace=str(trace), trace_every=50, test_file=str(HEART)))
+    a, b, c = model.label  # LIBSVM's order of first appearance: 1, 3, 2
+    pairs = [f"{a}-{b}", f"{a}-{c}", f"{b}-{c}"]
+    rows = list(csv.DictReader(trace.open()))
+    assert list(rows[0])[-1] == "machine"
+    names = [r["machine"] for r in rows]
+    assert list(dict.fromkeys(names)) == pairs
+    assert [r["machine"] for r in rows if r["phase"] == "final"] == pairs
+    # heart_scale's test rows all have labels +1/-1: machine 1-x is tested on the +1 rows
+    # (class 1 against x), the machine of classes 2 and 3 on none of them
+    assert all(r["test_error"] == "nan" for r in rows if r["machine"] == pairs[2])
+    assert all(0 <= float(r["test_error"]) <= 1 for r in rows if r["machine"] == pairs[0])
+    # lasvm plot draws one curve per machine
+    from lasvm_cli.plot import by_machine, read_trace
+
+    split = by_machine(read_trace(str(trace)))
+    assert [m for m, _ in split] == pairs
+    assert sum(len(c["iterations"]) for _, c in split) == len(rows)
+    if pytest.importorskip("matplotlib"):
+        from lasvm_cli.cli.plot import main
+
+        out = tmp_path / "multi.png"
+        assert main([str(trace), "-o", str(out), "--x", "iterations"]) == 0
+        assert out.read_bytes()[:4] == b"\x89PNG"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -292,3 +403,27 @@ def test_plot_errors(tmp_path, monkeypatch):
     with pytest.raises(PlotError, match=r"pip install 'lasvm-cli\[plot\]'"):
         main([p, "-o", str(tmp_path / "x.png")])
     assert run_guarded(main, [p, "-o", str(tmp_path / "x.png")]) == 1
+
+
+def test_ctrl_c_saves_the_state_then_resume_finishes_the_run(heart, tmp_path):
+    """SIGINT in the middle of a run: the state is saved at the next chunk boundary, then
+    KeyboardInterrupt (svm-train: exit status 130); --resume gives the uninterrupted model."""
+    import signal
+
+    prob, y, kp = heart
+    ref = solve_lasvm(prob.kd, kp, y, 1.0, 1.0, **KW)
+    state = str(tmp_path / "s.npz")
+    calls = []
+
+    def progress(processed, n_sv):
+        calls.append(processed)
+        if len(calls) == 3:
+            os.kill(os.getpid(), signal.SIGINT)  # what Ctrl-C sends
+
+    warns = []
+    control = OnlineControl(OnlineOptions(save_state=state, save_every=1e9), warn=warns.append)
+    with pytest.raises(KeyboardInterrupt):
+        solve_lasvm(prob.kd, kp, y, 1.0, 1.0, control=control, progress=progress, **KW)
+    assert any("interrupted: state saved" in w for w in warns)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
+    _same(_solve(heart, OnlineOptions(resume=state)), ref)
