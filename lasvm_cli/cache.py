@@ -28,7 +28,7 @@ State
     prev, nxt int64 [n+1]  doubly linked LRU list over slots; sentinel at index n;
                          nxt[n] is the least recently used slot, prev[n] the most recent
     free     int64 [n]   stack of free slots (slots in use never move, so views stay valid)
-    meta     int64 [4]   N_SLOTS, WIDTH, N_USED, N_FREE
+    meta     int64 [5]   N_SLOTS, WIDTH, N_USED, N_FREE, FILL (cache_get_symmetric's fill: 0/1)
     stats    int64 [4]   HITS, MISSES, KERNEL_EVALS, ROWS_DROPPED
     scratch  float64 [n] row buffer for kernel_row (kernel values are computed in float64
                          and rounded once, as LIBSVM casts double -> Qfloat)
@@ -65,12 +65,12 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from .kernels import both_bits, kernel_row
+from .kernels import kernel_row, row_work
 
 KernelCache = namedtuple(
     "KernelCache", "buf perm pos slot_of key length prev nxt free meta stats scratch")
 
-N_SLOTS, WIDTH, N_USED, N_FREE = 0, 1, 2, 3
+N_SLOTS, WIDTH, N_USED, N_FREE, FILL = 0, 1, 2, 3, 4
 HITS, MISSES, KERNEL_EVALS, ROWS_DROPPED = 0, 1, 2, 3
 
 _NJIT = dict(cache=True, nogil=True)
@@ -87,10 +87,11 @@ def make_cache(n, cache_mb, dtype=np.float32):
     budget = max(min(budget, width * max(n, 2)), 2 * width)  # never more than all rows
     n_slots = min(budget // width, max(n, 2))
     budget = max(budget, n_slots * width)
-    meta = np.zeros(4, np.int64)
+    meta = np.zeros(5, np.int64)
     meta[N_SLOTS] = n_slots
     meta[WIDTH] = width
     meta[N_FREE] = n_slots
+    meta[FILL] = 1
     m = max(n, 2)
     c = KernelCache(
         buf=np.empty(budget, dtype),
@@ -360,6 +361,18 @@ def cache_set_width(c, width):
 # ---------------------------------------------------------------------------------------------
 # LASVM's policy (LaSVM 1.1 kcache.c): rows over the current expansion, kept across swaps
 
+FILL_MIN_WORK = 32  # symmetric fill only for kernels costing more per entry
+
+
+def fill_pays(kd, kp):
+    """Whether cache_get_symmetric's fill pays for these data: looking an entry up in another
+    row is a random read of the row storage (~100 ns when it misses the CPU cache), more than
+    a kernel value of at most FILL_MIN_WORK gathered features (kernels.row_work per entry):
+    bit-set rows (a popcount, ~5 ns), adult as CSR (14 features), ijcnn1 (22). Measured, LASVM
+    one epoch without the fill: adult bit sets 15.4 -> 10.5 s online phase, adult CSR 46 -> 33
+    s, ijcnn1 20.0 -> 18.4 s. mnist (150 features per row) keeps it."""
+    return bool(row_work(kd, kd, kp, 1) > FILL_MIN_WORK)
+
 
 @numba.njit(inline="always", **_NJIT)
 def cache_swap_keep_prefix(c, i, j):
@@ -408,10 +421,8 @@ def cache_get_symmetric(c, kd, kp, k, length, t_pos, t_ex):
     row of j when that row covers k's position, and only the rest is computed (one
     kernel_row call over the gathered targets). ``t_pos``/``t_ex`` are int64 [l] scratch.
     Raises when ``length`` exceeds the row width (cache_get caps it).
-
-    Bit-set rows skip the fill: looking an entry up in another row is a random read of the
-    row storage (~100 ns when it misses the CPU cache), a popcount kernel value costs ~5 ns
-    (adult: the online phase ran 2.5x faster computing every entry)."""
+    The fill is on while ``c.meta[FILL]`` is 1 (the default; :func:`fill_pays` tells when it
+    is worth it); with 0 every missing entry is computed."""
     w = c.meta[WIDTH]
     if length > w:
         raise ValueError("kernel row longer than the cache width")
@@ -436,7 +447,7 @@ def cache_get_symmetric(c, kd, kp, k, length, t_pos, t_ex):
         have = 0
     c.stats[MISSES] += 1
     base = s * w
-    if both_bits(kd, kd, kp):
+    if c.meta[FILL] == 0:
         c.stats[KERNEL_EVALS] += length - have
         out = c.scratch[have:length]
         kernel_row(kd, k, kd, c.perm[have:length], kp, out)

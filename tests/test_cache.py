@@ -146,22 +146,21 @@ def test_set_width_keeps_recent_prefixes():
     assert all(kc.cache_cached_len(c, k) == 0 for k in range(n))
 
 
-@pytest.mark.parametrize("binary", [False, True])
-def test_symmetric_rows_fill_from_cached_rows_unless_bit_sets(binary):
-    # LaSVM 1.1's fill copies K(k, j) from j's cached row; bit-set rows compute every entry
+@pytest.mark.parametrize("fill", [1, 0])
+def test_symmetric_rows_fill_from_cached_rows(fill):
+    # LaSVM 1.1's fill copies K(k, j) from j's cached row; with meta[FILL] = 0 every missing
+    # entry is computed
     from lasvm_cli.data import kernel_data
     from lasvm_cli.kernels import RBF
 
     rng = np.random.default_rng(5)
-    M = (rng.random((30, 10)) < 0.4).astype(float)
-    if not binary:
-        M *= rng.random((30, 10)) + 0.5
+    M = (rng.random((30, 10)) < 0.4) * (rng.random((30, 10)) + 0.5)
     indptr = np.concatenate([[0], np.cumsum((M != 0).sum(1))]).astype(np.int64)
     idx = np.concatenate([np.flatnonzero(r) for r in M]).astype(np.int32)
     kd = kernel_data(indptr, idx, M[M != 0], width=10)
-    assert (kd.bits.shape[0] > 0) == binary
     kp = make_params(RBF, gamma=0.2)
     c = kc.make_cache(30, 1.0)
+    c.meta[kc.FILL] = fill
     t_pos, t_ex = np.zeros(30, np.int64), np.zeros(30, np.int64)
     kc.cache_get_symmetric(c, kd, kp, 3, 30, t_pos, t_ex)
     kc.cache_get_symmetric(c, kd, kp, 8, 30, t_pos, t_ex)
@@ -169,5 +168,24 @@ def test_symmetric_rows_fill_from_cached_rows_unless_bit_sets(binary):
     row = np.array(kc.cache_get_symmetric(c, kd, kp, 11, 30, t_pos, t_ex), np.float64)
     d = ((M[11] - M) ** 2).sum(1)
     np.testing.assert_allclose(row, np.exp(-0.2 * d), rtol=1e-6)
-    # entries 3 and 8 come from rows 3 and 8 (non-binary), or are computed (bit sets)
-    assert kc.cache_stats(c)["kernel_evals"] - before == (30 if binary else 28)
+    # entries 3 and 8 come from rows 3 and 8 with the fill
+    assert kc.cache_stats(c)["kernel_evals"] - before == (28 if fill else 30)
+
+
+def test_fill_pays_for_costly_kernels_only():
+    from lasvm_cli.data import kernel_data
+    from lasvm_cli.kernels import RBF
+
+    rng = np.random.default_rng(6)
+    kp = make_params(RBF, gamma=0.1)
+
+    def data(d, density, binary):
+        M = (rng.random((50, d)) < density) * (1.0 if binary else rng.random((50, d)) + 0.5)
+        indptr = np.concatenate([[0], np.cumsum((M != 0).sum(1))]).astype(np.int64)
+        idx = np.concatenate([np.flatnonzero(r) for r in M]).astype(np.int32)
+        return kernel_data(indptr, idx, M[M != 0], width=d)
+
+    assert not kc.fill_pays(data(120, 0.1, True), kp)     # bit sets (adult)
+    assert not kc.fill_pays(data(120, 0.1, False), kp)    # CSR, 12 features a row
+    assert not kc.fill_pays(data(22, 0.9, False), kp)     # dense, 22 columns (ijcnn1)
+    assert kc.fill_pays(data(784, 0.2, False), kp)        # CSR, ~150 features a row (mnist)

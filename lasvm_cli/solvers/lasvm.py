@@ -43,11 +43,10 @@ Deviations from the paper (each also marked in the code):
 - Finishing shrinks the active set every min(1000, n_S) steps as LaSVM 1.1 does (the paper's
   "Implementation Details"); its pair choice is REPROCESS's (maximal violating pair).
 
-Kernel rows: the shared cache's storage and bookkeeping (lasvm_cli/cache.py), through two local
-variants to be merged there as options: :func:`_row` (cache_get plus LaSVM 1.1's symmetric fill
-of missing entries) and :func:`_swap_keep_prefix` (cache_swap that truncates or fills a row
-instead of dropping it). Rows are computed with the serial kernel routine: the cached entry point
-reaching the prange variant segfaulted when loaded back from the numba cache.
+Kernel rows: the shared cache (lasvm_cli/cache.py) with LaSVM 1.1's policy, its two LASVM
+entry points: :func:`_row` (cache_get_symmetric: a missing entry is copied from the cached row
+of the other example when that pays, see cache.fill_pays) and :func:`_swap_keep_prefix`
+(cache_swap_keep_prefix: a swap truncates or fills a row instead of dropping it).
 """
 
 from collections import namedtuple
@@ -55,8 +54,8 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from ..cache import (HITS, KERNEL_EVALS, MISSES, WIDTH, cache_cached_len,
-                     cache_discard, cache_set_width)
+from ..cache import (FILL, HITS, KERNEL_EVALS, MISSES, WIDTH, cache_cached_len,
+                     cache_discard, cache_set_width, fill_pays)
 from ..cache import cache_get_symmetric as _row  # LaSVM 1.1's rows: symmetric fill
 from ..cache import cache_swap_keep_prefix as _swap_keep_prefix
 from ..cache import make_cache as _make_cache
@@ -630,7 +629,7 @@ class LasvmRun:
 
     def __init__(self, kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish=True,
                  selection="random", candidates=50, delta_max=None, seed=0, label_budget=None,
-                 rng="splitmix64"):
+                 rng="splitmix64", symmetric_fill="auto"):
         if selection not in SELECTIONS:
             raise ValueError(
                 f"unknown selection {selection!r} (expected one of {sorted(SELECTIONS)})")
@@ -655,10 +654,16 @@ class LasvmRun:
         self._budget = np.int64(l + 1 if label_budget is None else int(label_budget))
         self._sel = np.int64(SELECTIONS[selection])
         self._cand = np.int64(candidates)
-        self.kc = _make_cache(l, cache_mb)
+        self._fill = fill_pays(kd, kp) if symmetric_fill == "auto" else bool(symmetric_fill)
+        self.kc = self._new_cache(cache_mb)
         self.st = make_state(self.kc, y, Cp, Cn, seed, RNGS[rng])
         self.phase = PH_ONLINE
         self._width_ready = False
+
+    def _new_cache(self, cache_mb):
+        kc = _make_cache(self.l, cache_mb)
+        kc.meta[FILL] = int(self._fill)
+        return kc
 
     def _run(self, mode, n_iter):
         return lasvm_run(self.st, self.kc, self.kd, self.kp, np.int64(mode), np.int64(n_iter),
@@ -785,7 +790,7 @@ class LasvmRun:
         """An independent copy of this run (own state arrays and an empty cache)."""
         other = object.__new__(LasvmRun)
         other.__dict__.update(self.__dict__)
-        other.kc = _make_cache(self.l, self.cache_mb if cache_mb is None else cache_mb)
+        other.kc = self._new_cache(self.cache_mb if cache_mb is None else cache_mb)
         other.st = self.st._replace(pos2ex=other.kc.perm, ex2pos=other.kc.pos,
                                     **{f: np.array(getattr(self.st, f)) for f in SAVED_FIELDS
                                        if f not in ("pos2ex", "ex2pos")},
@@ -805,7 +810,8 @@ class LasvmRun:
 
 def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish=True,
                 selection="random", candidates=50, delta_max=None, seed=0,
-                label_budget=None, progress=None, rng="splitmix64", control=None):
+                label_budget=None, progress=None, rng="splitmix64", control=None,
+                symmetric_fill="auto"):
     """Train a binary SVM with LASVM (Bordes et al. 2005): seeding, ``epochs`` passes of
     PROCESS + REPROCESS over examples chosen by ``selection``, then (``finish``) REPROCESS
     until delta <= tau = ``eps``.
@@ -820,6 +826,9 @@ def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish
     progress    callable(n_processed, n_sv) called between chunks of ~1000 iterations
     rng         "splitmix64" (default) or "glibc": C rand() after srand(seed); with seed=1 this
                 is LaSVM 1.1's example order (it never seeds rand)
+    symmetric_fill  "auto" (cache.fill_pays), True or False: LaSVM 1.1's copying of missing
+                row entries from cached rows (True with rng="glibc", seed=1 replays LaSVM 1.1's
+                kernel-evaluation count too)
     control     None, or an object whose ``drive(run, progress) -> BinaryResult`` runs the
                 :class:`LasvmRun` (lasvm_cli/online.py: save/resume, early stopping,
                 snapshots, trace)
@@ -828,7 +837,7 @@ def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish
     """
     run = LasvmRun(kd, kp, y, Cp, Cn, eps=eps, cache_mb=cache_mb, epochs=epochs, finish=finish,
                    selection=selection, candidates=candidates, delta_max=delta_max, seed=seed,
-                   label_budget=label_budget, rng=rng)
+                   label_budget=label_budget, rng=rng, symmetric_fill=symmetric_fill)
     if control is not None:
         return control.drive(run, progress)
     run.begin()
