@@ -254,7 +254,8 @@ class TestSet:
         from .kernels import expansion_values
 
         labels = np.trunc(self.y)
-        rows = np.flatnonzero(True if neg is None else (labels == pos) | (labels == neg))
+        rows = np.arange(self.n) if neg is None else \
+            np.flatnonzero((labels == pos) | (labels == neg))
         if rows.size == 0:
             return float("nan")
         coef, rho = run.coef_rho()

@@ -427,3 +427,16 @@ def test_ctrl_c_saves_the_state_then_resume_finishes_the_run(heart, tmp_path):
     assert any("interrupted: state saved" in w for w in warns)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
     _same(_solve(heart, OnlineOptions(resume=state)), ref)
+
+
+def test_one_vs_rest_trace_errors_are_each_machines_own(three, tmp_path):
+    trace = tmp_path / "t.csv"
+    model = train(three, _params(multiclass="ovr", trace=str(trace), test_file=str(HEART)))
+    finals = [r for r in csv.DictReader(trace.open()) if r["phase"] == "final"]
+    assert [r["machine"] for r in finals] == [f"{c}-rest" for c in model.label]
+    test = read_svmlight(str(HEART))
+    dv = model.decision_values(Problem.from_svmlight(test).kd)
+    for c, row in enumerate(finals):  # every test row counts: class c against the rest
+        want = np.mean((dv[:, c] > 0) != (test.y == model.label[c]))
+        assert float(row["test_error"]) == pytest.approx(want, abs=1e-6)
+    assert float(finals[0]["test_error"]) < 0.3
