@@ -178,40 +178,52 @@ def cache_clear(c):
         _drop_slot(c, c.nxt[S])
 
 
+@numba.njit(inline="always", **_NJIT)
+def _lookup(c, k):
+    """Slot of example k's row, made the most recent; a fresh empty slot (the least recent
+    row evicted when none is free) if k has none. Returns (slot, cached length)."""
+    s = c.slot_of[k]
+    if s >= 0:
+        _lru_unlink(c, s)
+        _lru_append(c, s)
+        return s, c.length[s]
+    if c.meta[N_FREE] == 0:
+        _drop_slot(c, c.nxt[c.key.shape[0]])  # least recently used
+    c.meta[N_FREE] -= 1
+    s = c.free[c.meta[N_FREE]]
+    c.meta[N_USED] += 1
+    c.key[s] = k
+    c.length[s] = 0
+    c.slot_of[k] = s
+    _lru_append(c, s)
+    return s, 0
+
+
+@numba.njit(inline="always", **_NJIT)
+def _compute_tail(c, kd, kp, k, s, have, length):
+    """Compute entries [have, length) of k's row in slot s."""
+    c.stats[KERNEL_EVALS] += length - have
+    out = c.scratch[have:length]
+    kernel_row(kd, k, kd, c.perm[have:length], kp, out)
+    base = s * c.meta[WIDTH]
+    for t in range(have, length):
+        c.buf[base + t] = out[t - have]
+    c.length[s] = length
+
+
 @numba.njit(**_NJIT)
 def cache_get(c, kd, kp, k, length):
     """Row of example k over positions [0, length) (a view into the cache)."""
     w = c.meta[WIDTH]
     if length > w:
         length = w  # callers never ask beyond the width they set; guard anyway
-    s = c.slot_of[k]
-    if s >= 0:
-        _lru_unlink(c, s)
-        _lru_append(c, s)
-        have = c.length[s]
-        if have >= length:
-            c.stats[HITS] += 1
-            return c.buf[s * w:s * w + length]
+    s, have = _lookup(c, k)
+    if have >= length:
+        c.stats[HITS] += 1
     else:
-        if c.meta[N_FREE] == 0:
-            _drop_slot(c, c.nxt[c.key.shape[0]])  # least recently used
-        c.meta[N_FREE] -= 1
-        s = c.free[c.meta[N_FREE]]
-        c.meta[N_USED] += 1
-        c.key[s] = k
-        c.length[s] = 0
-        c.slot_of[k] = s
-        _lru_append(c, s)
-        have = 0
-    c.stats[MISSES] += 1
-    c.stats[KERNEL_EVALS] += length - have
-    out = c.scratch[have:length]
-    kernel_row(kd, k, kd, c.perm[have:length], kp, out)
-    base = s * w
-    for t in range(have, length):
-        c.buf[base + t] = out[t - have]
-    c.length[s] = length
-    return c.buf[base:base + length]
+        c.stats[MISSES] += 1
+        _compute_tail(c, kd, kp, k, s, have, length)
+    return c.buf[s * w:s * w + length]
 
 
 @numba.njit(**_NJIT)
@@ -426,35 +438,15 @@ def cache_get_symmetric(c, kd, kp, k, length, t_pos, t_ex):
     w = c.meta[WIDTH]
     if length > w:
         raise ValueError("kernel row longer than the cache width")
-    s = c.slot_of[k]
-    if s >= 0:
-        _lru_unlink(c, s)
-        _lru_append(c, s)
-        have = c.length[s]
-        if have >= length:
-            c.stats[HITS] += 1
-            return c.buf[s * w:s * w + length]
-    else:
-        if c.meta[N_FREE] == 0:
-            _drop_slot(c, c.nxt[c.key.shape[0]])
-        c.meta[N_FREE] -= 1
-        s = c.free[c.meta[N_FREE]]
-        c.meta[N_USED] += 1
-        c.key[s] = k
-        c.length[s] = 0
-        c.slot_of[k] = s
-        _lru_append(c, s)
-        have = 0
+    s, have = _lookup(c, k)
+    if have >= length:
+        c.stats[HITS] += 1
+        return c.buf[s * w:s * w + length]
     c.stats[MISSES] += 1
-    base = s * w
     if c.meta[FILL] == 0:
-        c.stats[KERNEL_EVALS] += length - have
-        out = c.scratch[have:length]
-        kernel_row(kd, k, kd, c.perm[have:length], kp, out)
-        for t in range(have, length):
-            c.buf[base + t] = out[t - have]
-        c.length[s] = length
-        return c.buf[base:base + length]
+        _compute_tail(c, kd, kp, k, s, have, length)
+        return c.buf[s * w:s * w + length]
+    base = s * w
     q = c.pos[k]
     m = 0
     for t in range(have, length):

@@ -251,15 +251,21 @@ def _reprocess(st, kc, kd, kp, tau):
 
 
 @numba.njit(**_NJIT)
-def _gradient_of(st, kc, kd, kp, ex):
-    """g_ex = y - sum_{s in S} alpha_s K(x_ex, x_s) (uses the label)."""
+def _expansion_at(st, kc, kd, kp, ex):
+    """sum_{s in S} alpha_s K(x_ex, x_s) (the machine before its bias; reads no label)."""
     n = st.ist[I_NS]
     s = 0.0
     if n > 0:
         row = _row(kc, kd, kp, ex, n, st.t_pos, st.t_ex)
         for p in range(n):
             s += st.alpha[p] * np.float64(row[p])
-    return st.y[ex] - s
+    return s
+
+
+@numba.njit(**_NJIT)
+def _gradient_of(st, kc, kd, kp, ex):
+    """g_ex = y - sum_{s in S} alpha_s K(x_ex, x_s) (uses the label)."""
+    return st.y[ex] - _expansion_at(st, kc, kd, kp, ex)
 
 
 @numba.njit(**_NJIT)
@@ -298,13 +304,8 @@ def _process(st, kc, kd, kp, ex, tau):
 @numba.njit(**_NJIT)
 def _decision(st, kc, kd, kp, ex):
     """Current y_hat(x_ex) = sum_S alpha_s K(x_ex, x_s) + b, b = (g_max + g_min)/2 (no label)."""
-    n = st.ist[I_NS]
-    s = 0.0
-    if n > 0:
-        row = _row(kc, kd, kp, ex, n, st.t_pos, st.t_ex)
-        for p in range(n):
-            s += st.alpha[p] * np.float64(row[p])
-    i, j = _minmax(st, n)
+    s = _expansion_at(st, kc, kd, kp, ex)
+    i, j = _minmax(st, st.ist[I_NS])
     if i >= 0 and j >= 0:
         s += 0.5 * (st.g[i] + st.g[j])
     return s
