@@ -10,7 +10,7 @@ import math
 import os
 import sys
 
-from .argv import atoi
+from .argv import atoi, read_options
 from .report import UsageExit
 
 USAGE = """\
@@ -41,42 +41,22 @@ class Options:
 def parse_command_line(argv):
     """svm-predict.c's loop: options first; only the letter after '-' counts; -q takes no value."""
     o = Options()
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if not arg.startswith("-") or arg == "-":
-            break
-        if arg.startswith("--"):
-            name, eq, text = arg.partition("=")
-            if name == "--zero-based":
-                o.zero_based = True
-            elif name == "--decision-values":
-                if not eq:
-                    i += 1
-                    if i >= len(argv):
-                        raise UsageExit(USAGE)
-                    text = argv[i]
-                o.decision_values = text
-            else:
-                raise UsageExit(USAGE, f"Unknown option: {arg}")
-            i += 1
-            continue
-        c = arg[1]
-        if c == "q":
+    found, rest = read_options(argv, USAGE, long_flags=("--zero-based",),
+                               long_values=("--decision-values",))
+    for name, value, _word in found:
+        if name == "--zero-based":
+            o.zero_based = True
+        elif name == "--decision-values":
+            o.decision_values = value
+        elif name == "-q":
             o.quiet = True
-            i += 1
-            continue
-        i += 1
-        if i >= len(argv):
-            raise UsageExit(USAGE)
-        if c == "b":
-            o.probability = atoi(argv[i])
+        elif name == "-b":
+            o.probability = atoi(value)
         else:
-            raise UsageExit(USAGE, f"Unknown option: -{c}")
-        i += 1
-    if i >= len(argv) - 2:
+            raise UsageExit(USAGE, f"Unknown option: {name}")
+    if len(rest) < 3:
         raise UsageExit(USAGE)
-    o.test_file, o.model_file, o.output_file = argv[i], argv[i + 1], argv[i + 2]
+    o.test_file, o.model_file, o.output_file = rest[:3]
     return o
 
 

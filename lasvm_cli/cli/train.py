@@ -5,7 +5,7 @@ import os
 import sys
 
 from ..errors import ParameterError
-from .argv import atof, atoi
+from .argv import atof, atoi, read_options
 from .report import UsageExit
 
 USAGE = """\
@@ -82,6 +82,8 @@ _LONG_VALUE = {
     "--test": ("test_file", str),
 }
 _LONG_FLAG = {"--final-kkt-check": ("final_kkt_check", True), "--no-finish": ("finish", False)}
+# flags of the command itself (Options), not of the training parameters
+_OPTION_FLAG = {"--zero-based": "zero_based", "--counters": "counters", "--stream": "stream"}
 
 
 class Options:
@@ -103,85 +105,28 @@ def parse_command_line(argv):
     character after '-' counts (``-cost 5`` is ``-c 5``)."""
     o = Options()
     p = o.params
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if not arg.startswith("-") or arg == "-":
-            break
-        if arg.startswith("--"):
-            name = arg.split("=", 1)[0]
-            if name in _LONG_FLAG:
-                setattr(p, *_LONG_FLAG[name])
-            elif name == "--zero-based":
-                o.zero_based = True
-            elif name == "--counters":
-                o.counters = True
-            elif name == "--stream":
-                o.stream = True
-            elif name in _LONG_VALUE:
-                field, kind = _LONG_VALUE[name]
-                if "=" in arg:
-                    text = arg.split("=", 1)[1]
-                else:
-                    i += 1
-                    if i >= len(argv):
-                        raise UsageExit(USAGE)
-                    text = argv[i]
-                try:
-                    setattr(p, field, kind(text))
-                except ValueError:
-                    raise ParameterError(f"ERROR: invalid value '{text}' for {name}") from None
-            else:
-                raise UsageExit(USAGE, f"Unknown option: {arg}")
-            i += 1
-            continue
-        c = arg[1]
-        if c == "q":
+    found, rest = read_options(argv, USAGE, long_flags=_LONG_FLAG.keys() | _OPTION_FLAG.keys(),
+                               long_values=_LONG_VALUE)
+    for name, value, arg in found:
+        if name in _LONG_FLAG:
+            setattr(p, *_LONG_FLAG[name])
+        elif name in _OPTION_FLAG:
+            setattr(o, _OPTION_FLAG[name], True)
+        elif name in _LONG_VALUE:
+            field, kind = _LONG_VALUE[name]
+            try:
+                setattr(p, field, kind(value))
+            except ValueError:
+                raise ParameterError(f"ERROR: invalid value '{value}' for {name}") from None
+        elif name == "-q":
             o.quiet = True
-            i += 1
-            continue
-        i += 1
-        if i >= len(argv):
-            raise UsageExit(USAGE)
-        value = argv[i]
-        if c == "s":
-            p.svm_type = atoi(value)
-        elif c == "t":
-            p.kernel_type = atoi(value)
-        elif c == "d":
-            p.degree = atoi(value)
-        elif c == "g":
-            p.gamma = atof(value)
-        elif c == "r":
-            p.coef0 = atof(value)
-        elif c == "n":
-            p.nu = atof(value)
-        elif c == "m":
-            p.cache_size = atof(value)
-        elif c == "c":
-            p.C = atof(value)
-        elif c == "e":
-            p.eps = atof(value)
-        elif c == "p":
-            p.p = atof(value)
-        elif c == "h":
-            p.shrinking = atoi(value)
-        elif c == "b":
-            p.probability = atoi(value)
-        elif c == "v":
-            o.nr_fold = atoi(value)
-            if o.nr_fold < 2:
-                raise UsageExit(USAGE, "n-fold cross validation: n must >= 2")
-        elif c == "w":
-            p.weights[atoi(arg[2:])] = p.weights.get(atoi(arg[2:]), 1.0) * atof(value)
         else:
-            raise UsageExit(USAGE, f"Unknown option: -{c}")
-        i += 1
-    if i >= len(argv):
+            _short_option(o, name[1], value, arg)
+    if not rest:
         raise UsageExit(USAGE)
-    o.input_file = argv[i]
-    if i < len(argv) - 1:
-        o.model_file = argv[i + 1]
+    o.input_file = rest[0]
+    if len(rest) > 1:
+        o.model_file = rest[1]
     else:
         o.model_file = os.path.basename(o.input_file) + ".model"
     p.model_file = o.model_file  # LASVM snapshots are named model_file.<value>
@@ -191,6 +136,30 @@ def parse_command_line(argv):
         used = " ".join(n for f, n in OPTION_NAMES.items() if getattr(p, f, None))
         raise ParameterError(f"ERROR: {used}: only with --solver lasvm, without -v")
     return o
+
+
+# LIBSVM's one-letter options that set a parameter: letter -> (TrainParams field, atoi|atof)
+_SHORT = {"s": ("svm_type", atoi), "t": ("kernel_type", atoi), "d": ("degree", atoi),
+          "g": ("gamma", atof), "r": ("coef0", atof), "n": ("nu", atof),
+          "m": ("cache_size", atof), "c": ("C", atof), "e": ("eps", atof), "p": ("p", atof),
+          "h": ("shrinking", atoi), "b": ("probability", atoi)}
+
+
+def _short_option(o, c, value, word):
+    """One LIBSVM option -c VALUE (``word`` is the option word: -w carries its class)."""
+    p = o.params
+    if c in _SHORT:
+        field, parse = _SHORT[c]
+        setattr(p, field, parse(value))
+    elif c == "v":
+        o.nr_fold = atoi(value)
+        if o.nr_fold < 2:
+            raise UsageExit(USAGE, "n-fold cross validation: n must >= 2")
+    elif c == "w":
+        label = atoi(word[2:])
+        p.weights[label] = p.weights.get(label, 1.0) * atof(value)
+    else:
+        raise UsageExit(USAGE, f"Unknown option: -{c}")
 
 
 def _stdout(line):
