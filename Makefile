@@ -33,5 +33,5 @@ bench-lasvm: $(BIN)/svm-train
 	$(BIN)/python bench/bench_lasvm.py
 
 clean:
-	rm -rf $(VENV) heart_scale.model heart_scale.out bench/results
+	rm -rf $(VENV) heart_scale.model heart_scale.out bench/results lasvm-example
 	find . -name __pycache__ -prune -exec rm -rf {} +

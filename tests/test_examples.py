@@ -1,0 +1,54 @@
+"""The scripts in examples/ run as documented on the bundled data."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _run(tmp_path, *cmd):
+    env = dict(os.environ, OUT=str(tmp_path / "out"),
+               PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+    r = subprocess.run(list(cmd), cwd=REPO, env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+def test_learning_curves(tmp_path):
+    out = _run(tmp_path, "sh", "examples/learning_curves.sh")
+    assert out.count(",final") == 2
+    for name in ("random.csv", "active.csv"):
+        assert (tmp_path / "out" / name).exists()
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return
+    assert (tmp_path / "out" / "curves.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_stop_and_resume(tmp_path):
+    out = _run(tmp_path, "sh", "examples/stop_and_resume.sh")
+    assert "resumed == uninterrupted" in out
+    assert (tmp_path / "out" / "stopped.model.50").exists()
+
+
+def test_active_learning(tmp_path):
+    out = _run(tmp_path, "sh", "examples/active_learning.sh", "data/heart_scale",
+               "data/heart_scale", "40")
+    assert "labels_used = 40" in out and out.count("Accuracy = ") == 2
+
+
+@pytest.mark.parametrize("args", [[], ["data/heart_scale", "data/heart_scale"]])
+def test_python_api(tmp_path, args):
+    out = subprocess.run([sys.executable, str(REPO / "examples" / "python_api.py")]
+                         + [str(REPO / a) for a in args], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "smo    nSV   132  accuracy 86.67%" in out.stdout
+    assert "lasvm" in out.stdout
+    assert (tmp_path / "smo.model").exists() and (tmp_path / "lasvm.model").exists()
