@@ -38,7 +38,10 @@ apply to each machine's own iterations, expansion and seconds. The state file ho
 finished machines' results and the current machine's state; a snapshot model ``MODEL.v`` is
 assembled from every machine's model at v (a machine whose online phase ended before v gives
 its final model) once the last machine reaches v; trace rows get a ``machine`` column ("1-2",
-"3-rest") and test errors are each machine's own, on the test rows of its classes.
+"3-rest") and test errors are each machine's own, on the test rows of its classes. When a
+resumed run continues a machine that had stopped before the saved one, that machine's new rows
+are appended after the rows already in the file (its earlier "final" row stays): select rows by
+the ``machine`` column, as ``lasvm plot`` does.
 """
 
 import contextlib
