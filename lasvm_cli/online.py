@@ -34,8 +34,9 @@ trace's ``sv`` column the number of non-zero alphas; *seconds* are training seco
 
 Multi-class: the binary machines of one-vs-one (k(k-1)/2 pairs, LIBSVM's order) or
 one-vs-rest (k) run one after the other, each under the rules above: limits and snapshot values
-apply to each machine's own iterations, expansion and seconds. The state file holds the
-finished machines' results and the current machine's state; a snapshot model ``MODEL.v`` is
+apply to each machine's own iterations, expansion and seconds. The state file holds every
+finished machine's state and the current machine's (a resume with a larger limit continues the
+machines that stopped); a snapshot model ``MODEL.v`` is
 assembled from every machine's model at v (a machine whose online phase ended before v gives
 its final model) once the last machine reaches v; trace rows get a ``machine`` column ("1-2",
 "3-rest") and test errors are each machine's own, on the test rows of its classes. When a
@@ -299,7 +300,7 @@ class OnlineControl:
 
     Per machine: resume, stopping, snapshots, trace rows (limits and snapshot values apply to
     each machine's own iterations, expansion and seconds). Across machines: the state file
-    (finished machines' results, the current machine's state) and the snapshot models.
+    (every finished machine's state and the current one's) and the snapshot models.
 
     ``machines``: (positive label, negative label or None for "the rest") of each machine;
     ``build_model(results) -> SVMModel`` assembles a model from one BinaryResult per machine.
