@@ -52,11 +52,15 @@ def pack_bits(indptr, indices, values, width):
     words = (width + 63) // 64
     if words > MAX_BIT_WORDS:
         return NO_BITS
-    bits = np.zeros((n, words), np.uint64)
-    rows = np.repeat(np.arange(n), np.diff(indptr))
     cols = indices.astype(np.int64)
-    np.bitwise_or.at(bits, (rows, cols >> 6), np.left_shift(np.uint64(1), (cols & 63).astype(
-        np.uint64)))
+    keys = np.repeat(np.arange(n) * words, np.diff(indptr)) + (cols >> 6)  # flat word index
+    vals = np.left_shift(np.uint64(1), (cols & 63).astype(np.uint64))
+    if np.any(keys[1:] < keys[:-1]):  # indices not ascending within a row
+        order = np.argsort(keys, kind="stable")
+        keys, vals = keys[order], vals[order]
+    starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+    bits = np.zeros((n, words), np.uint64)
+    bits.reshape(-1)[keys[starts]] = np.bitwise_or.reduceat(vals, starts)
     return bits
 
 

@@ -93,16 +93,9 @@ class OnlineOptions:
         """Options from TrainParams (missing fields read as unset); None when none is set."""
         if not online_requested(p):
             return None
-        o = cls(save_state=getattr(p, "save_state", None), resume=getattr(p, "resume", None),
-                save_every=float(getattr(p, "save_every", 60.0)),
-                stop_iterations=getattr(p, "stop_iterations", None),
-                stop_sv=getattr(p, "stop_sv", None),
-                stop_seconds=getattr(p, "stop_seconds", None),
-                snapshots=parse_snapshots(getattr(p, "snapshots", None)),
-                snapshot_by=getattr(p, "snapshot_by", "iterations"),
-                model_file=getattr(p, "model_file", None), trace=getattr(p, "trace", None),
-                trace_every=int(getattr(p, "trace_every", 1000)),
-                test_file=getattr(p, "test_file", None))
+        o = cls(**{f.name: getattr(p, f.name, f.default) for f in dataclasses.fields(cls)})
+        o.save_every, o.trace_every = float(o.save_every), int(o.trace_every)
+        o.snapshots = parse_snapshots(o.snapshots)
         o.check()
         return o
 
@@ -468,12 +461,12 @@ class OnlineControl:
 
     def _machine_block(self, run):
         """What the state file keeps of the current machine: its arrays and its place."""
+        from .solvers.lasvm import PHASES
+
         taken = self.snap_results[self.index]
         arrays = run.state_arrays()
         for i, r in taken.items():
             arrays[f"snap_{i}_coef"] = r.coef
-        from .solvers.lasvm import PHASES
-
         meta = dict(phase=PHASES[run.phase], elapsed=self.elapsed, snap_i=self.snap_i,
                     next_trace=self.next_trace, fingerprint=self.fingerprints[self.index],
                     params=self.params,

@@ -42,3 +42,20 @@ def libsvm_problem(y, indptr, indices, values):
     """A libsvm-official problem from CSR arrays (file indices)."""
     svmutil = libsvm_or_skip()
     return svmutil.svm_problem(np.asarray(y), libsvm_x(indptr, indices, values))
+
+
+def libsvm_train_stdout(X, y, opts):
+    """libsvm-official's svm_train in-process, its C stdout captured: (model, stdout text)."""
+    import tempfile
+
+    svmutil = libsvm_or_skip()
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        fd = os.dup(1)
+        os.dup2(tmp.fileno(), 1)
+        try:
+            m = svmutil.svm_train(svmutil.svm_problem(list(y), X), opts)
+        finally:
+            os.dup2(fd, 1)
+            os.close(fd)
+        tmp.seek(0)
+        return m, tmp.read().decode()

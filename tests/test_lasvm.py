@@ -5,9 +5,7 @@ with finishing: nSV 126, W = 100.08, kcalcs 21,481; three epochs or gradient sel
 100.877 with LIBSVM's 132 SVs. W is LaSVM's dual (positive); LIBSVM's obj = -W.
 """
 
-import os
 import re
-import tempfile
 
 import numpy as np
 import pytest
@@ -18,7 +16,7 @@ from lasvm_cli.kernels import RBF, kernel_row, make_params
 from lasvm_cli.solvers import lasvm as L
 from lasvm_cli.solvers.lasvm import solve_lasvm
 
-from .conftest import HEART, libsvm_x, shared_file
+from .conftest import HEART, libsvm_train_stdout, libsvm_x, shared_file
 
 svmutil = pytest.importorskip("libsvm.svmutil")
 
@@ -30,17 +28,7 @@ def load(path):
 
 def libsvm_train(d, y, opts):
     """svm_train in-process; returns (model, obj parsed from LIBSVM's stdout)."""
-    X = libsvm_x(d.indptr, d.indices, d.values)
-    with tempfile.TemporaryFile(mode="w+b") as tmp:
-        fd = os.dup(1)
-        os.dup2(tmp.fileno(), 1)
-        try:
-            m = svmutil.svm_train(svmutil.svm_problem(list(y), X), opts)
-        finally:
-            os.dup2(fd, 1)
-            os.close(fd)
-        tmp.seek(0)
-        out = tmp.read().decode()
+    m, out = libsvm_train_stdout(libsvm_x(d.indptr, d.indices, d.values), y, opts)
     return m, float(re.findall(r"obj = (\S+),", out)[-1])
 
 

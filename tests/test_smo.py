@@ -3,7 +3,6 @@
 import lzma
 import os
 import re
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +15,8 @@ from lasvm_cli.qp import select as sel
 from lasvm_cli.qp.smo import make_state, objective, smo_init, smo_run
 from lasvm_cli import cache as kc
 from lasvm_cli.solvers.csvc import solve_binary
+
+from .conftest import libsvm_train_stdout
 
 ROOT = Path(__file__).resolve().parents[1]
 HEART = ROOT / "data" / "heart_scale"
@@ -42,16 +43,7 @@ def to_kd(X):
 
 def libsvm_train(X, y, opts):
     """svm_train in-process; returns (model, #iter, obj) parsed from LIBSVM's stdout."""
-    with tempfile.TemporaryFile(mode="w+b") as tmp:
-        fd = os.dup(1)
-        os.dup2(tmp.fileno(), 1)
-        try:
-            m = svmutil.svm_train(svmutil.svm_problem(list(y), X), opts)
-        finally:
-            os.dup2(fd, 1)
-            os.close(fd)
-        tmp.seek(0)
-        out = tmp.read().decode()
+    m, out = libsvm_train_stdout(X, y, opts)
     it = [int(v) for v in re.findall(r"#iter = (\d+)", out)]
     obj = [float(v) for v in re.findall(r"obj = (\S+),", out)]
     return m, it[-1], obj[-1]

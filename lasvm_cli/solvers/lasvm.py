@@ -174,6 +174,13 @@ def _minmax(st, n):
 
 
 @numba.njit(inline="always", **_NJIT)
+def _g_extremes(st, n):
+    """(g_max, g_min) of _minmax's pair over [0, n), +inf / -inf when a side is empty."""
+    i, j = _minmax(st, n)
+    return (st.g[i] if i >= 0 else np.inf), (st.g[j] if j >= 0 else -np.inf)
+
+
+@numba.njit(inline="always", **_NJIT)
 def _swap_pos(st, kc, p1, p2):
     if p1 == p2:
         return
@@ -214,9 +221,7 @@ def _evict(st, kc):
     """REPROCESS step 4: remove from S the examples with alpha = 0 whose gradient says they
     cannot re-enter (y = -1 and g >= g_max, y = +1 and g <= g_min)."""
     n = st.ist[I_NS]
-    i, j = _minmax(st, n)
-    gmax = st.g[i] if i >= 0 else np.inf
-    gmin = st.g[j] if j >= 0 else -np.inf
+    gmax, gmin = _g_extremes(st, n)
     p = 0
     while p < n:
         if st.alpha[p] == 0.0 and ((st.g[p] >= gmax and st.B[p] <= 0.0) or
@@ -419,9 +424,7 @@ def seed_run(st, kc, kd, kp, n_seed, tau):
 def _shrink(st, kc):
     """Finishing: move bounded examples that cannot move inward to the inactive set."""
     n = st.ist[I_NACT]
-    i, j = _minmax(st, n)
-    gmax = st.g[i] if i >= 0 else np.inf
-    gmin = st.g[j] if j >= 0 else -np.inf
+    gmax, gmin = _g_extremes(st, n)
     p = 0
     while p < n:
         if (st.g[p] >= gmax and st.alpha[p] >= st.B[p]) or \
@@ -556,9 +559,14 @@ def dual_objective(st):
 def bias(st):
     """b = (g_max + g_min)/2 over S (paper eq. 10); rho = -b."""
     n = int(st.ist[I_NS])
-    a, g = st.alpha[:n], st.g[:n]
-    up = a < st.B[:n]
-    down = a > st.A[:n]
+    return bias_of(st.alpha[:n], st.g[:n], st.A[:n], st.B[:n])
+
+
+def bias_of(a, g, A, B):
+    """b from the expansion's alpha, gradient and box (numpy arrays, any order): the middle of
+    g_max over alpha < B and g_min over alpha > A, or the one that exists."""
+    up = a < B
+    down = a > A
     if up.any() and down.any():
         return 0.5 * (g[up].max() + g[down].min())
     if up.any():

@@ -48,6 +48,7 @@ import numpy as np
 
 from ..kernels import KernelData, kernel_row_serial
 from ..qp.steps import step_pair
+from .lasvm import bias_of
 
 _NJIT = dict(cache=True, nogil=True)
 
@@ -251,6 +252,14 @@ def _minmax(st, n):
 
 
 @numba.njit(inline="always", **_NJIT)
+def _g_extremes(st, n):
+    """(g_max, g_min) of _minmax's pair over [0, n), +inf / -inf when a side is empty."""
+    i, j = _minmax(st, n)
+    return ((st.g[st.pos2slot[i]] if i >= 0 else np.inf),
+            (st.g[st.pos2slot[j]] if j >= 0 else -np.inf))
+
+
+@numba.njit(inline="always", **_NJIT)
 def _swap(st, p1, p2):
     t = st.pos2slot[p1]
     st.pos2slot[p1] = st.pos2slot[p2]
@@ -286,9 +295,7 @@ def _evict(st):
     """REPROCESS step 4; evicted examples leave the store (their slots are freed)."""
     n0 = st.ist[I_NS]
     n = n0
-    i, j = _minmax(st, n)
-    gmax = st.g[st.pos2slot[i]] if i >= 0 else np.inf
-    gmin = st.g[st.pos2slot[j]] if j >= 0 else -np.inf
+    gmax, gmin = _g_extremes(st, n)
     p = 0
     while p < n:
         q = st.pos2slot[p]
@@ -468,9 +475,7 @@ def stream_block(st, skd, kp, ckd, cy, crowid, done, win, ctl, last, sel, tau, d
 @numba.njit(**_NJIT)
 def _shrink(st):
     n = st.ist[I_NACT]
-    i, j = _minmax(st, n)
-    gmax = st.g[st.pos2slot[i]] if i >= 0 else np.inf
-    gmin = st.g[st.pos2slot[j]] if j >= 0 else -np.inf
+    gmax, gmin = _g_extremes(st, n)
     p = 0
     while p < n:
         q = st.pos2slot[p]
@@ -770,18 +775,8 @@ def dual_objective(st):
 
 
 def bias(st):
-    n = int(st.ist[I_NS])
-    s = st.pos2slot[:n]
-    a, g = st.alpha[s], st.g[s]
-    up = a < st.B[s]
-    down = a > st.A[s]
-    if up.any() and down.any():
-        return 0.5 * (g[up].max() + g[down].min())
-    if up.any():
-        return float(g[up].max())
-    if down.any():
-        return float(g[down].min())
-    return 0.0
+    s = st.pos2slot[:int(st.ist[I_NS])]
+    return bias_of(st.alpha[s], st.g[s], st.A[s], st.B[s])
 
 
 def _model_from_state(st, p, label, Cp, Cn, n_rows, info):
