@@ -331,16 +331,24 @@ def _reprocess(st, skd, kp, tau):
 
 
 @numba.njit(**_NJIT)
-def _process_new(st, skd, kp, ckd, a, yk, rowid, Cp, Cn, tau):
-    """PROCESS(k) for example a of the current block (label yk = +-1). Needs a free slot."""
-    st.ist[I_PROCESSED] += 1
+def _expansion_new(st, skd, kp, ckd, a):
+    """sum_S alpha_s K(x_a, x_s) for example a of the current block (its row is left in
+    st.newrow)."""
     n = st.ist[I_NS]
     _new_row(st, skd, kp, ckd, a, n)
     s = 0.0
     for p in range(n):
         q = st.pos2slot[p]
         s += st.alpha[q] * np.float64(st.newrow[q])
-    gk = yk - s
+    return s
+
+
+@numba.njit(**_NJIT)
+def _process_new(st, skd, kp, ckd, a, yk, rowid, Cp, Cn, tau):
+    """PROCESS(k) for example a of the current block (label yk = +-1). Needs a free slot."""
+    st.ist[I_PROCESSED] += 1
+    n = st.ist[I_NS]
+    gk = yk - _expansion_new(st, skd, kp, ckd, a)
     i, j = _minmax(st, n)
     if i >= 0 and j >= 0:
         gi = st.g[st.pos2slot[i]]
@@ -383,11 +391,7 @@ def _process_new(st, skd, kp, ckd, a, yk, rowid, Cp, Cn, tau):
 @numba.njit(**_NJIT)
 def _decision_new(st, skd, kp, ckd, a):
     n = st.ist[I_NS]
-    _new_row(st, skd, kp, ckd, a, n)
-    s = 0.0
-    for p in range(n):
-        q = st.pos2slot[p]
-        s += st.alpha[q] * np.float64(st.newrow[q])
+    s = _expansion_new(st, skd, kp, ckd, a)
     i, j = _minmax(st, n)
     if i >= 0 and j >= 0:
         s += 0.5 * (st.g[st.pos2slot[i]] + st.g[st.pos2slot[j]])
