@@ -98,8 +98,8 @@ def run_case(name, tr, te, y_tr, y_te, C, gamma, cache_mb, rows, dense=None, see
         t = time.perf_counter()
         r = solve_lasvm(kd, kp, y_tr, C, C, epochs=1, finish=True, cache_mb=cache_mb, seed=seed)
         t_la = time.perf_counter() - t
-        sv = np.flatnonzero(r.coef)
-        err_la = 100 * np.mean(np.where(decision(kd, kp, sv, r.coef[sv], r.rho, kd_te) > 0, 1, -1)
+        sv = np.flatnonzero(r.coef[0])
+        err_la = 100 * np.mean(np.where(decision(kd, kp, sv, r.coef[0][sv], r.rho[0], kd_te) > 0, 1, -1)
                                != y_te)
         runs.append((t_la, err_la, r.n_sv, r.counters["kernel_evals"], -r.obj))
         rows.append((name, f"seed {seed}", t_la, t_la / t_lib, err_la, r.n_sv,

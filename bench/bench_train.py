@@ -67,7 +67,7 @@ def run_case(label, X, y, gamma, C, cache_mb, wss_list=("so",)):
         t_ours = time.perf_counter() - t
         c = r.counters
         print(f"  ours {ws:>3}: {t_ours:.2f} s (+{t_kd:.2f} s storage) ratio {t_ours / t_lib:.2f}"
-              f" | #iter {r.n_iter} obj {r.obj:.6f} rho {r.rho:.6f} nSV {r.n_sv} nBSV {r.n_bsv}"
+              f" | #iter {r.n_iter} obj {r.obj:.6f} rho {r.rho[0]:.6f} nSV {r.n_sv} nBSV {r.n_bsv}"
               f" | kernel evals {c['kernel_evals'] / 1e6:.1f} M, misses {c['cache_misses']},"
               f" hits {c['cache_hits']}, cache rows {c['cache_rows']}, reconstructions"
               f" {c['reconstructions']}, mg {c['mg_iterations']}, kkt gap {c['kkt_gap']:.2e}")

@@ -46,6 +46,7 @@ API (all jitted, ``@njit(cache=True, nogil=True)``, one signature each)
                                perm/pos and the two columns in every cached row; a row whose
                                prefix covers min(i,j) but not max(i,j) is dropped.
     cache_discard(c, k)        drop the row of example k (LASVM's rejected PROCESS candidates)
+    cache_forget_from(c, p)    cut every row to the prefix [0, p) (a slot got a new example)
     cache_cached_len(c, k)     valid prefix length of k's row, 0 when not cached
     cache_is_cached(c, k, length)   cached_len(k) >= length (HMG)
     cache_row_into(c, kd, kp, k, length, out)   out[:length] (float64) = k's row rounded to
@@ -169,6 +170,15 @@ def cache_discard(c, k):
     s = c.slot_of[k]
     if s >= 0:
         _drop_slot(c, s)
+
+
+@numba.njit(**_NJIT)
+def cache_forget_from(c, p):
+    """Cut every cached row to at most the prefix [0, p): the example at position p changed
+    (the streaming solver reuses a slot for a new example)."""
+    for s in range(c.meta[N_SLOTS]):
+        if c.key[s] >= 0 and c.length[s] > p:
+            c.length[s] = p
 
 
 @numba.njit(**_NJIT)

@@ -1,6 +1,7 @@
 """Long online LASVM runs: state save / resume, early stopping, snapshots and learning curves.
 
-The algorithm stays in lasvm_cli/solvers/lasvm.py; this module drives its :class:`LasvmRun`
+The algorithm stays in lasvm_cli/solvers/ (online_core.py, driven in memory by lasvm.py); this
+module drives its :class:`LasvmRun`
 (a phase machine over state arrays) between chunks of work:
 
 * **State files** (``--save-state FILE``, ``--resume FILE``): an ``.npz`` written atomically
@@ -59,7 +60,7 @@ import numpy as np
 
 from .errors import ParameterError
 
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: the online core's scalar block gained I_NOBIAS
 SNAPSHOT_BY = ("iterations", "sv", "seconds")
 GRAIN = 100  # online iterations between checks of sv / seconds criteria
 TRACE_COLUMNS = ("iterations", "seconds", "kernel_evals", "sv", "delta", "dual_objective",
@@ -273,17 +274,19 @@ def _plain(v):
 
 
 def _result_meta(res):
-    """JSON-able scalars of a BinaryResult (its coef is saved as an array)."""
+    """JSON-able fields of a SolverResult (its coef is saved as an array)."""
     d = {f.name: _plain(getattr(res, f.name)) for f in dataclasses.fields(res)
          if f.name != "coef"}
+    d["rho"] = [float(v) for v in res.rho]
     d["counters"] = {k: _plain(v) for k, v in d["counters"].items()}
     return d
 
 
 def _result_from(meta, coef):
-    from .solvers.lasvm import _binary_result_class
+    from .solvers.result import SolverResult
 
-    return _binary_result_class()(coef=np.asarray(coef, np.float64), **meta)
+    meta = dict(meta, rho=np.asarray(meta["rho"], np.float64))
+    return SolverResult(coef=np.asarray(coef, np.float64).reshape(meta["rho"].size, -1), **meta)
 
 
 class OnlineControl:
@@ -348,7 +351,7 @@ class OnlineControl:
         return None
 
     def _chunk(self, run):
-        from .solvers.lasvm import CHUNK
+        from .solvers.online_core import CHUNK
 
         o = self.o
         p = run.processed
@@ -389,7 +392,7 @@ class OnlineControl:
         return f"{pos:g}-{'rest' if neg is None else format(neg, 'g')}"
 
     def _trace_row(self, run, seconds, phase, kernel_evals=None):
-        from .solvers.lasvm import dual_objective
+        from .solvers.online_core import dual_objective
 
         coef, _ = run.coef_rho()
         err = None
@@ -651,14 +654,16 @@ class OnlineControl:
 
 
 # ---------------------------------------------------------------------------------------------
-# training entry point (train.train dispatches here when an option of this module is set)
+# training entry point (lasvm_cli/fit.py dispatches here when an option of this module is set)
 
 
 def train_online(problem, params, rows=None, info=None, warn=None, progress=None, rng=None):
     """train.train under OnlineControl: its binary LASVM machines (one for two classes,
     k(k-1)/2 one-vs-one or k one-vs-rest) are driven in turn; the final model and every
     snapshot are built by train.train itself (``solve=`` returns the machines' results)."""
-    from .train import group_classes, solve_pair, train
+    from .classes import group_classes
+    from .solvers import solve_pair
+    from .train import train
 
     info = info or (lambda _m: None)
     warn = warn or (lambda _m: None)

@@ -11,22 +11,27 @@ outputs discarded, each result shifted right by one bit.
 """
 
 
+def glibc_table(seed):
+    """The 31 words srand(seed) puts in glibc's TYPE_3 table (Park-Miller LCG, as unsigned
+    32-bit words). GlibcRand runs the generator in Python (folds); the online solvers run the
+    same table in compiled code (solvers/online_core.py)."""
+    seed = int(seed) & 0xFFFFFFFF
+    if seed == 0:
+        seed = 1
+    r = [seed if seed < 2**31 else seed - 2**32]
+    for i in range(1, 31):
+        hi, lo = divmod(r[i - 1], 127773) if r[i - 1] >= 0 else _cdivmod(r[i - 1], 127773)
+        word = 16807 * lo - 2836 * hi
+        if word < 0:
+            word += 2147483647
+        r.append(word)
+    return [x & 0xFFFFFFFF for x in r]
+
+
 class GlibcRand:
     def __init__(self, seed=1):
-        seed = seed & 0xFFFFFFFF
-        if seed == 0:
-            seed = 1
-        r = [0] * 34
-        r[0] = seed if seed < 2**31 else seed - 2**32
-        for i in range(1, 31):
-            hi, lo = divmod(r[i - 1], 127773) if r[i - 1] >= 0 else _cdivmod(r[i - 1], 127773)
-            word = 16807 * lo - 2836 * hi
-            if word < 0:
-                word += 2147483647
-            r[i] = word
-        for i in range(31, 34):
-            r[i] = r[i - 31]
-        self._r = [x & 0xFFFFFFFF for x in r]
+        r = glibc_table(seed)
+        self._r = r + r[:3]
         for _ in range(310):
             self._next()
 

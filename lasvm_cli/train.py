@@ -1,5 +1,8 @@
-"""Training orchestration, after LIBSVM's ``svm_train``: classes, one-vs-one pairs, weights,
-probability calibration, cross-validation. Pure Python over the jitted solvers.
+"""Training orchestration, after LIBSVM's ``svm_train``: one-vs-one pairs (one-vs-rest in
+train_ovr.py), probability calibration, cross-validation. Pure Python over the solvers, which
+it reaches through the dispatch table of lasvm_cli/solvers (``solve_pair``); the multi-class
+scheme is a table too (MULTICLASS_TRAINERS). Online options (save/resume, snapshots, traces)
+wrap this module from lasvm_cli/online.py; lasvm_cli/fit.py chooses between the two.
 
 Messages LIBSVM prints with ``info()`` go through the ``info`` callback (stdout, silenced by
 ``-q``); progress goes through ``progress`` (a tqdm bar on stderr, also silenced by ``-q``).
@@ -8,82 +11,24 @@ Messages LIBSVM prints with ``info()`` go through the ``info`` callback (stdout,
 import numpy as np
 
 from . import kernels
+from .classes import group_classes, weighted_C, cross_validation_folds
 from .data import subset
+from .model import SVMModel
 from .params import TrainParams
 from .rand import GlibcRand
+from .solvers import kernel_params_for, solve_pair
+from .solvers.result import report_binary
+from .train_ovr import train_ovr
 
 
 def _quiet(_msg):
     pass
 
 
-def class_labels(y):
-    """LIBSVM's integer class of each label: ``(int)y`` (truncation toward zero)."""
-    return np.trunc(y).astype(np.int64)
 
 
-def group_classes(y):
-    """LIBSVM's svm_group_classes: labels in order of first occurrence (a {-1,+1} set swapped so
-    +1 comes first), the count of each, and ``perm``, the rows grouped by class keeping order."""
-    labels_int = class_labels(y)
-    label, first = np.unique(labels_int, return_index=True)
-    label = label[np.argsort(first, kind="stable")]
-    if label.size == 2 and label[0] == -1 and label[1] == 1:
-        label = label[::-1].copy()
-    class_of_row = np.empty(y.shape[0], np.int64)
-    for c, lab in enumerate(label):
-        class_of_row[labels_int == lab] = c
-    perm = np.argsort(class_of_row, kind="stable")
-    count = np.bincount(class_of_row, minlength=label.size)
-    start = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)
-    return label, start, count, perm
 
 
-def kernel_params_for(params: TrainParams):
-    return kernels.make_params(params.kernel_type, params.degree, params.gamma, params.coef0)
-
-
-def solve_pair(kd, y, Cp, Cn, params: TrainParams, progress=None, control=None):
-    """One binary C-SVC problem (y = +1/-1) with the chosen solver; returns a BinaryResult.
-    ``control``: LASVM's online driver (lasvm_cli/online.py), passed to solve_lasvm."""
-    kp = kernel_params_for(params)
-    if params.solver == "lasvm":
-        from .solvers.lasvm import solve_lasvm
-
-        return solve_lasvm(kd, kp, y, Cp, Cn, eps=params.eps, cache_mb=params.cache_size,
-                           epochs=params.epochs, finish=params.finish,
-                           selection=params.selection, candidates=params.candidates,
-                           delta_max=params.delta_max, seed=params.seed,
-                           label_budget=params.label_budget, progress=progress,
-                           control=control)
-    from .solvers.csvc import solve_binary
-
-    return solve_binary(kd, kp, y, Cp, Cn, eps=params.eps, shrinking=bool(params.shrinking),
-                        cache_mb=params.cache_size, wss=params.wss, max_iter=params.max_iter,
-                        final_kkt_check=params.final_kkt_check, progress=progress)
-
-
-def _report_binary(res, Cp, Cn, l, info, warn):
-    if res.counters.get("warn_h0"):
-        info("\nWARNING: using -h 0 may be faster")  # LIBSVM: info(), at gradient reconstruction
-    if res.hit_max_iter:
-        warn("\nWARNING: reaching max number of iterations")
-    info(f"optimization finished, #iter = {res.n_iter}")
-    if Cp == Cn:
-        info(f"nu = {np.abs(res.coef).sum() / (Cp * l):f}")
-    info(f"obj = {res.obj:f}, rho = {res.rho:f}")
-    info(f"nSV = {res.n_sv}, nBSV = {res.n_bsv}")
-
-
-def weighted_C(params: TrainParams, label, warn):
-    C = np.full(label.size, params.C)
-    for lab, w in params.weights.items():
-        hits = np.flatnonzero(label == lab)
-        if hits.size == 0:
-            warn(f"WARNING: class label {lab} specified in weight is not found")
-        else:
-            C[hits[0]] *= w
-    return C
 
 
 def decision_on(problem_kd, train_rows, coef, rho, test_rows, kp):
@@ -121,27 +66,22 @@ def binary_probability(kd, rows, y, Cp, Cn, params, rng, info):
         # svm_train on the sub-problem groups it by class, +1 first, keeping order
         order = np.concatenate([train_local[ytr > 0], train_local[ytr <= 0]])
         res = solve_pair(subset(kd, rows[order]), y[order], Cp, Cn, params)
-        dec[held] = decision_on(kd, rows[order], res.coef, res.rho, rows[held], kp)
+        dec[held] = decision_on(kd, rows[order], res.coef[0], res.rho[0], rows[held], kp)
     return sigmoid_train(dec, y)
 
 
 def train(problem, params: TrainParams, rows=None, info=_quiet, warn=_quiet, progress=None,
           rng=None, solve=None):
     """Train a C-SVC model (one-vs-one or one-vs-rest) on ``problem`` (or its ``rows``).
-    ``solve``: replaces solve_pair for the binary machines (lasvm_cli/online.py)."""
-    if solve is None and params.solver == "lasvm":
-        # online LASVM options (state save/resume, stopping, snapshots, trace): online.py
-        from .online import online_requested, train_online
+    ``solve``: replaces solve_pair for the binary machines (lasvm_cli/online.py drives online
+    solvers through it)."""
+    trainer = MULTICLASS_TRAINERS[params.multiclass]
+    return trainer(problem, params, rows, info, warn, progress, rng,
+                   solve=solve_pair if solve is None else solve)
 
-        if online_requested(params):
-            return train_online(problem, params, rows, info, warn, progress, rng)
-    solve = solve_pair if solve is None else solve
-    if params.multiclass == "ovr":
-        from .train_ovr import train_ovr
 
-        return train_ovr(problem, params, rows, info, warn, progress, rng, solve=solve)
-    from .model import SVMModel
-
+def train_ovo(problem, params: TrainParams, rows, info, warn, progress, rng, solve):
+    """LIBSVM's one-vs-one training: k(k-1)/2 binary machines, LIBSVM's model layout."""
     rows = np.arange(problem.n) if rows is None else np.asarray(rows, np.int64)
     y = problem.y[rows]
     label, start, count, perm = group_classes(y)
@@ -170,12 +110,12 @@ def train(problem, params: TrainParams, rows=None, info=_quiet, warn=_quiet, pro
                         progress=bar.update if bar else None)
             if bar:
                 bar.close()
-            _report_binary(res, Cw[i], Cw[j], local.size, info, warn)
-            nonzero[local[res.coef != 0]] = True
+            report_binary(res, Cw[i], Cw[j], local.size, info, warn)
+            nonzero[local[res.coef[0] != 0]] = True
             for name, value in res.counters.items():
                 counters[name] = counters.get(name, 0) + value
-            coefs.append((local, res.coef))
-            rhos.append(res.rho)
+            coefs.append((local, res.coef[0]))
+            rhos.append(res.rho[0])
     nSV = np.array([nonzero[start[c]:start[c] + count[c]].sum() for c in range(k)], np.int64)
     total_sv = int(nSV.sum())
     info(f"Total nSV = {total_sv}")
@@ -214,35 +154,6 @@ def train(problem, params: TrainParams, rows=None, info=_quiet, warn=_quiet, pro
     return model
 
 
-def cross_validation_folds(y, nr_fold, rng):
-    """LIBSVM's svm_cross_validation fold layout: stratified (per-class shuffle with rand())
-    when nr_fold < l, a plain shuffle otherwise. Returns (perm, fold_start)."""
-    l = y.shape[0]
-    if nr_fold < l:
-        label, start, count, index = group_classes(y)
-        index = index.copy()
-        for c in range(label.size):
-            for i in range(count[c]):
-                j = i + rng.rand() % (count[c] - i)
-                a, b = start[c] + i, start[c] + j
-                index[a], index[b] = index[b], index[a]
-        fold_count = np.array([sum((f + 1) * count[c] // nr_fold - f * count[c] // nr_fold
-                                   for c in range(label.size)) for f in range(nr_fold)])
-        fold_start = np.concatenate([[0], np.cumsum(fold_count)])
-        perm = np.empty(l, np.int64)
-        fill = fold_start[:-1].copy()
-        for c in range(label.size):
-            for f in range(nr_fold):
-                begin = start[c] + f * count[c] // nr_fold
-                end = start[c] + (f + 1) * count[c] // nr_fold
-                perm[fill[f]:fill[f] + end - begin] = index[begin:end]
-                fill[f] += end - begin
-        return perm, fold_start
-    perm = np.arange(l)
-    for i in range(l):
-        j = i + rng.rand() % (l - i)
-        perm[i], perm[j] = perm[j], perm[i]
-    return perm, np.array([f * l // nr_fold for f in range(nr_fold + 1)])
 
 
 def cross_validation(problem, params: TrainParams, nr_fold, progress=None):
@@ -261,3 +172,6 @@ def cross_validation(problem, params: TrainParams, nr_fold, progress=None):
         else:
             target[held] = model.predict(test_kd)
     return target
+
+
+MULTICLASS_TRAINERS = {"ovo": train_ovo, "ovr": train_ovr}

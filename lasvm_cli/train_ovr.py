@@ -4,19 +4,18 @@ SV list, decision value c = sum_s sv_coef[c][s] K(x, s) - rho[c], prediction by 
 
 import numpy as np
 
+from .classes import group_classes, weighted_C
 from .data import subset
+from .errors import ParameterError
+from .model import SVMModel
 from .params import TrainParams
 from .rand import GlibcRand
+from .solvers import solve_pair
+from .solvers.result import report_binary
 
 
-def train_ovr(problem, params: TrainParams, rows, info, warn, progress, rng, solve=None):
-    from .model import SVMModel
-    from .train import _report_binary, group_classes, solve_pair, weighted_C
-
-    solve = solve_pair if solve is None else solve
+def train_ovr(problem, params: TrainParams, rows, info, warn, progress, rng, solve=solve_pair):
     if params.probability:
-        from .errors import ParameterError
-
         raise ParameterError("ERROR: probability estimates (-b 1) need --multiclass ovo")
     rows = np.arange(problem.n) if rows is None else np.asarray(rows, np.int64)
     label, start, count, perm = group_classes(problem.y[rows])
@@ -34,9 +33,9 @@ def train_ovr(problem, params: TrainParams, rows, info, warn, progress, rng, sol
         res = solve(sub_kd, y, Cw[c], params.C, params, progress=bar.update if bar else None)
         if bar:
             bar.close()
-        _report_binary(res, Cw[c], params.C, grouped.size, info, warn)
-        coefs.append(res.coef)
-        rhos.append(res.rho)
+        report_binary(res, Cw[c], params.C, grouped.size, info, warn)
+        coefs.append(res.coef[0])
+        rhos.append(res.rho[0])
         for name, value in res.counters.items():
             counters[name] = counters.get(name, 0) + value
     coef = np.vstack(coefs)

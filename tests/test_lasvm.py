@@ -14,6 +14,7 @@ from lasvm_cli.data import kernel_data, subset
 from lasvm_cli.io.svmlight import read_svmlight
 from lasvm_cli.kernels import RBF, kernel_row, make_params
 from lasvm_cli.solvers import lasvm as L
+from lasvm_cli.solvers import online_core as core
 from lasvm_cli.solvers.lasvm import solve_lasvm
 
 from .conftest import HEART, libsvm_train_stdout, libsvm_x, shared_file
@@ -38,17 +39,17 @@ def libsvm_sv_set(m, y):
 
 
 def decision(kd, kp, r, kd_test):
-    sv = np.flatnonzero(r.coef)
+    sv = np.flatnonzero(r.coef[0])
     out = np.empty(sv.size)
     f = np.empty(kd_test.x_sq.shape[0])
     for t in range(f.shape[0]):
         kernel_row(kd_test, t, kd, sv, kp, out)
-        f[t] = out @ r.coef[sv] - r.rho
+        f[t] = out @ r.coef[0][sv] - r.rho[0]
     return f
 
 
 def check_feasible(r, y, Cp, Cn):
-    a = r.coef
+    a = r.coef[0]
     assert abs(a.sum()) < 1e-8 * max(Cp, Cn) * max(1, np.count_nonzero(a))
     assert np.all(a[y > 0] >= 0) and np.all(a[y > 0] <= Cp)
     assert np.all(a[y < 0] <= 0) and np.all(a[y < 0] >= -Cn)
@@ -57,8 +58,8 @@ def check_feasible(r, y, Cp, Cn):
 
 def explicit_obj(kd, kp, r):
     """LIBSVM's 0.5 a'Qa - e'a recomputed from the coefficients (float64 kernel)."""
-    sv = np.flatnonzero(r.coef)
-    c = r.coef[sv]
+    sv = np.flatnonzero(r.coef[0])
+    c = r.coef[0][sv]
     K = np.empty((sv.size, sv.size))
     for t, i in enumerate(sv):
         kernel_row(kd, i, kd, sv, kp, K[t])
@@ -95,7 +96,7 @@ def test_one_epoch_matches_lasvm11(heart):
     # the fill only saves kernel evaluations: computing every entry gives the same machine
     # (K(a, b) and K(b, a) are the same double here), as the default does for 13 features
     r_all = solve_lasvm(kd, kp, y, 1.0, 1.0, rng="glibc", seed=1)
-    np.testing.assert_array_equal(r_all.coef, r.coef)
+    np.testing.assert_array_equal(r_all.coef[0], r.coef[0])
     assert r_all.counters["kernel_evals"] > r.counters["kernel_evals"]
     # without finishing (la_svm -o 0: 124 SVs, W = 99.9714)
     r0 = solve_lasvm(kd, kp, y, 1.0, 1.0, rng="glibc", seed=1, finish=False)
@@ -122,9 +123,9 @@ def test_reaches_libsvm_optimum(heart, heart_libsvm, kw):
     r = solve_lasvm(kd, kp, y, 1.0, 1.0, **kw)
     assert r.obj == pytest.approx(obj, rel=1e-4)
     assert r.obj == pytest.approx(-100.877288, rel=1e-4)
-    assert set(np.flatnonzero(r.coef)) == libsvm_sv_set(m, y)
+    assert set(np.flatnonzero(r.coef[0])) == libsvm_sv_set(m, y)
     assert r.n_sv == 132
-    assert r.rho == pytest.approx(m.rho[0], abs=2e-3)
+    assert r.rho[0] == pytest.approx(m.rho[0], abs=2e-3)
     check_feasible(r, y, 1.0, 1.0)
 
 
@@ -187,7 +188,7 @@ def test_converges_to_libsvm(name, pos, neg, C, gamma):
     r = solve_lasvm(kd, kp, y, C, C, epochs=3, seed=1)
     assert r.obj == pytest.approx(obj, rel=1e-4)
     check_feasible(r, y, C, C)
-    sym = set(np.flatnonzero(r.coef)) ^ libsvm_sv_set(m, y)
+    sym = set(np.flatnonzero(r.coef[0])) ^ libsvm_sv_set(m, y)
     assert len(sym) <= max(2, 0.01 * m.get_nr_sv())
 
 
@@ -234,15 +235,15 @@ def test_glibc_rand_matches_libc():
         pytest.skip("no glibc")
     libc.srand(7)
     ref = [libc.rand() for _ in range(20)]
-    rng = L.make_rng(L.RNG_GLIBC, 7)
-    ours = [int(L._rand(rng, np.int64(2**31))) for _ in range(20)]
+    rng = core.make_rng(core.RNG_GLIBC, 7)
+    ours = [int(core._rand(rng, np.int64(2**31))) for _ in range(20)]
     assert ours == ref
 
 
 def test_one_compiled_signature(heart):
     d, kd, y, kp = heart
     solve_lasvm(kd, kp, y, 1.0, 1.0, epochs=1)
-    assert len(L.lasvm_run.signatures) == 1
+    assert len(core.lasvm_run.signatures) == 1
 
 
 def test_run_chunking_fork_and_finish_resume(heart):
@@ -263,8 +264,8 @@ def test_run_chunking_fork_and_finish_resume(heart):
     other.load_state_arrays(run.state_arrays(), run.phase)
     for r in (run.run_to_end(n=3), fork.run_to_end(), other.run_to_end()):
         res = r.result()
-        assert np.array_equal(res.coef, ref.coef)
-        assert res.rho == ref.rho and res.obj == ref.obj
+        assert np.array_equal(res.coef[0], ref.coef[0])
+        assert res.rho[0] == ref.rho[0] and res.obj == ref.obj
 
 
 def test_finished_copy_leaves_run_unchanged(heart):
@@ -281,4 +282,4 @@ def test_finished_copy_leaves_run_unchanged(heart):
         if k != "cache_stats":
             assert np.array_equal(before[k], after[k]), k
     res = run.run_to_end().result()
-    assert np.array_equal(res.coef, ref.coef) and res.rho == ref.rho
+    assert np.array_equal(res.coef[0], ref.coef[0]) and res.rho[0] == ref.rho[0]

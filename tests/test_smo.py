@@ -79,14 +79,14 @@ def test_heart_scale_oracle(heart, shrinking):
     m, it, obj = libsvm_train(X, y, f"-c 1 -g {1/13!r} -h {int(shrinking)}")
     assert (r.n_iter, r.n_sv, r.n_bsv) == (it, m.l, r.n_bsv)
     assert r.obj == pytest.approx(obj, rel=1e-6)
-    assert r.rho == pytest.approx(m.rho[0], rel=1e-6)
+    assert r.rho[0] == pytest.approx(m.rho[0], rel=1e-6)
     if shrinking:
         assert (r.n_iter, r.n_sv, r.n_bsv) == (162, 132, 107)
         assert r.obj == pytest.approx(-100.877288, rel=1e-6)
-        assert r.rho == pytest.approx(0.424462, abs=1e-6)
+        assert r.rho[0] == pytest.approx(0.424462, abs=1e-6)
     # sv_coef of LIBSVM's SVs (in original order) are ours
     sv = np.array(m.get_sv_indices()) - 1
-    np.testing.assert_allclose(r.coef[sv], np.array(m.get_sv_coef())[:, 0], rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(r.coef[0][sv], np.array(m.get_sv_coef())[:, 0], rtol=1e-6, atol=1e-9)
     assert not r.hit_max_iter
 
 
@@ -174,9 +174,9 @@ def test_usps_rbf(usps2):
 
 def _check_solution(r, y, Cp, Cn, eps):
     C = np.where(y > 0, Cp, Cn)
-    a = y * r.coef
+    a = y * r.coef[0]
     assert np.all(a >= 0) and np.all(a <= C)
-    assert abs(r.coef.sum()) < 1e-10
+    assert abs(r.coef[0].sum()) < 1e-10
     assert r.counters["kkt_gap"] <= eps * (1 + 1e-9)
 
 

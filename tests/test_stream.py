@@ -1,7 +1,7 @@
 """svm-train --solver lasvm --stream (lasvm_cli/solvers/lasvm_stream.py): one sequential pass.
 
 Oracles:
-* same example order: lasvm.py's own jitted primitives (seed_run, _process, _reprocess,
+* same example order: the online core's primitives (seed_run, online_step,
   finish_run) driven in file order over the in-memory data give the same run, bit for bit
   (same steps, same float32 kernel rows, same tie rules);
 * the in-memory one-pass LASVM (random order, lasvm.py's solve_lasvm through train()): dual
@@ -18,9 +18,12 @@ from lasvm_cli.data import Problem
 from lasvm_cli.errors import InputFormatError, ParameterError
 from lasvm_cli.io.svmlight import read_svmlight
 from lasvm_cli.params import TrainParams
-from lasvm_cli.solvers import lasvm as L
+from lasvm_cli.cache import make_cache
+from lasvm_cli.solvers import online_core as L
+from lasvm_cli.solvers.lasvm import result_of
 from lasvm_cli.solvers.lasvm_stream import StreamError, train_stream
-from lasvm_cli.train import group_classes, train
+from lasvm_cli.classes import group_classes
+from lasvm_cli.train import train
 
 from .conftest import shared_file
 
@@ -34,8 +37,8 @@ def file_order_lasvm(path, gamma, C, eps=1e-3, finish=True):
     y = np.where(np.trunc(d.y) == label[0], 1.0, -1.0)
     kp = kernels.make_params(2, 3, gamma, 0.0)
     l = y.size
-    kc = L._make_cache(l, 100.0)
-    st = L.make_state(kc, y, C, C, 0)
+    kc = make_cache(l, 100.0)
+    st = L.make_state(kc, y, *L.svc_boxes(y, C, C))
 
     def run(mode, n):
         return L.lasvm_run(st, kc, pr.kd, kp, np.int64(mode), np.int64(n), np.int64(0),
@@ -46,16 +49,15 @@ def file_order_lasvm(path, gamma, C, eps=1e-3, finish=True):
     seeds = set(np.flatnonzero(st.labeled).tolist())
     for ex in range(l):
         if ex not in seeds:
-            L._process(st, kc, pr.kd, kp, ex, float(eps))
-            L._reprocess(st, kc, pr.kd, kp, float(eps))
+            L.online_step(st, kc, pr.kd, kp, ex, float(eps), np.inf)
     if finish:
         st.ist[L.I_FSHRINK] = st.ist[L.I_FITER]
         while not run(L.MODE_FINISH, 1000):
             pass
     else:
         run(L.MODE_DELTA, 0)
-    r = L._result_from_state(st, kc, C, C)
-    return r.obj, r.rho, r.n_sv, r.n_iter
+    r = result_of(st, kc)
+    return r.obj, r.rho[0], r.n_sv, r.n_iter
 
 
 def stream(path, gamma, C, **kw):

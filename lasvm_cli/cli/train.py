@@ -241,7 +241,8 @@ def main(argv):
     from ..data import Problem
     from ..io.svmlight import read_svmlight
     from ..params import check_parameter
-    from ..train import cross_validation, train
+    from ..fit import fit
+    from ..train import cross_validation
     from .progress import progress_factory
 
     p = o.params
@@ -277,5 +278,5 @@ def main(argv):
         _stdout(f"Cross Validation Accuracy = {100.0 * correct / problem.n:g}%")
         return 0
 
-    model = train(problem, p, info=info, warn=_stderr, progress=progress)
+    model = fit(problem, p, info=info, warn=_stderr, progress=progress)
     return save_model(model, o)

@@ -398,7 +398,7 @@ def _tokenize(buf, min_index, line_base):
 
 
 @contextlib.contextmanager
-def _open_binary(source):
+def open_binary(source):
     if isinstance(source, (str, os.PathLike)) and os.fspath(source) == "-":
         yield sys.stdin.buffer
         return
@@ -456,7 +456,7 @@ def _parsed_blocks(source, zero_based, precomputed, chunk_bytes):
     min_index = 0 if (zero_based or precomputed) else 1
     chunk_bytes = max(int(chunk_bytes), 1)
     line_base = 1
-    with _open_binary(source) as f:
+    with open_binary(source) as f:
         carry = b""
         eof = False
         while not eof:

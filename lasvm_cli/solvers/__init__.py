@@ -1,2 +1,38 @@
-"""Formulation adapters over the QP core (LIBSVM's solve_c_svc & co.): build p, y, bounds, call
-the one SMO loop, and hand back LIBSVM-shaped results."""
+"""Solvers: formulation adapters over the shared cores (LIBSVM's solve_c_svc & co.).
+
+Each adapter builds its problem (linear term, boxes, variables), runs a core (the SMO loop of
+lasvm_cli/qp, or the online core of solvers/online_core.py) and returns a
+:class:`~lasvm_cli.solvers.result.SolverResult`.
+
+``SOLVERS`` is the training dispatch table: ``--solver`` name -> the module and function that
+train one binary machine, ``solve(kd, kp, y, Cp, Cn, params, progress=None, control=None)``.
+Adding a solver adds a row here; training's control flow does not change. Modules are imported
+on first use, so a run loads (and JIT-loads) only the solver it uses.
+"""
+
+import importlib
+
+SOLVERS = {
+    "smo": ("csvc", "solve_from_params"),     # batch SMO (MVP / second order / HMG)
+    "lasvm": ("lasvm", "solve_from_params"),  # online LASVM (in memory)
+}
+
+
+def binary_solver(name):
+    """The binary training function of solver ``name`` (a key of SOLVERS)."""
+    module, function = SOLVERS[name]
+    return getattr(importlib.import_module(f"{__name__}.{module}"), function)
+
+
+def kernel_params_for(params):
+    from ..kernels import make_params
+
+    return make_params(params.kernel_type, params.degree, params.gamma, params.coef0)
+
+
+def solve_pair(kd, y, Cp, Cn, params, progress=None, control=None):
+    """One binary C-SVC problem (y = +1/-1, boxes Cp / Cn) with ``params.solver``; returns a
+    SolverResult. ``control``: an online driver (lasvm_cli/online.py) for online solvers."""
+    solve = binary_solver(params.solver)
+    return solve(kd, kernel_params_for(params), y, Cp, Cn, params, progress=progress,
+                 control=control)

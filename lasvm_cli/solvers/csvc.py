@@ -2,11 +2,11 @@
 
     min_a 0.5 a'Qa - e'a   s.t.  y'a = 0,  0 <= a_t <= (Cp if y_t = +1 else Cn)
 
-Returns sv_coef = y_t a_t (the signed alpha of STYLE 6.2) for all l rows, LIBSVM's rho and obj.
+Returns a SolverResult: coef = y_t a_t (the signed alpha of STYLE 6.2) for all l rows, LIBSVM's
+rho and obj.
 """
 
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -15,22 +15,9 @@ from ..qp import (ITER, MAX_ITER_REACHED, N_FALLBACK, N_KKT_CONT, N_MG, N_MG_EXT
                   N_RECON, N_SHRINK, N_SHRUNK_VARS, N_WARN_H0, RUNNING, VIOL, WS_CODES)
 from ..qp.select import kkt_gap
 from ..qp.smo import calculate_rho, make_state, objective, smo_init, smo_run
+from .result import SolverResult
 
 CHUNK = 1000  # iterations per jitted call (LIBSVM's shrink interval)
-
-
-@dataclass
-class BinaryResult:
-    coef: np.ndarray    # float64 [l] = y_i * alpha_i (LIBSVM sv_coef), zeros for non-SVs
-    rho: float          # LIBSVM's rho (= -b)
-    obj: float          # 0.5 a'Qa - e'a, as LIBSVM prints it
-    n_iter: int
-    n_sv: int
-    n_bsv: int
-    upper_bound_p: float
-    upper_bound_n: float
-    hit_max_iter: bool
-    counters: dict = field(default_factory=dict)
 
 
 def solve_binary(kd, kp, y, Cp, Cn, *, eps=1e-3, shrinking=True, cache_mb=100.0, wss="so",
@@ -69,6 +56,13 @@ def solve_binary(kd, kp, y, Cp, Cn, *, eps=1e-3, shrinking=True, cache_mb=100.0,
         cache_rows=int(c.meta[kc.N_SLOTS]))
     counters.update(kc.cache_stats(c))
     counters["kernel_evals"] += l  # the diagonal QD
-    return BinaryResult(coef=coef, rho=rho, obj=obj, n_iter=int(ist[ITER]), n_sv=n_sv,
-                        n_bsv=n_bsv, upper_bound_p=float(Cp), upper_bound_n=float(Cn),
-                        hit_max_iter=status == MAX_ITER_REACHED, counters=counters)
+    return SolverResult.binary(coef, rho, obj=obj, n_iter=int(ist[ITER]), n_sv=n_sv,
+                               n_bsv=n_bsv, hit_max_iter=status == MAX_ITER_REACHED,
+                               counters=counters)
+
+
+def solve_from_params(kd, kp, y, Cp, Cn, params, progress=None, control=None):
+    """solve_binary with svm-train's parameters (the SOLVERS table's entry for "smo")."""
+    return solve_binary(kd, kp, y, Cp, Cn, eps=params.eps, shrinking=bool(params.shrinking),
+                        cache_mb=params.cache_size, wss=params.wss, max_iter=params.max_iter,
+                        final_kkt_check=params.final_kkt_check, progress=progress)

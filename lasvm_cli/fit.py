@@ -1,0 +1,17 @@
+"""The training entry point of svm-train: batch training (lasvm_cli/train.py), or the online
+driver (lasvm_cli/online.py: save/resume, stopping, snapshots, traces) when one of its options
+is set. Neither module imports the other's caller: online.py wraps train.py."""
+
+from .online import online_requested
+
+
+def fit(problem, params, rows=None, info=None, warn=None, progress=None, rng=None):
+    """Train a model on ``problem`` (or its ``rows``) with ``params``; returns an SVMModel."""
+    if online_requested(params):
+        from .online import train_online
+
+        return train_online(problem, params, rows, info, warn, progress, rng)
+    from .train import train
+
+    quiet = lambda _m: None  # noqa: E731
+    return train(problem, params, rows, info or quiet, warn or quiet, progress, rng)

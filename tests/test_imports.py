@@ -1,0 +1,99 @@
+"""The package's import graph: no cycles (imports inside functions count too), and no module
+imports another module's private (underscore) names. Static: reads the sources with ast.
+
+Run alone as the import-cycle check: ``python -m pytest -q tests/test_imports.py``."""
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "lasvm_cli"
+
+
+def module_name(path):
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(path):
+    """(imported module, [names]) for every import statement in the file, resolved."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out += [(a.name, []) for a in node.names if a.name.startswith("lasvm_cli")]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.startswith("lasvm_cli"):
+                out.append((target, [a.name for a in node.names]))
+    return out
+
+
+def graph():
+    modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    edges = {m: set() for m in modules}
+    private = []
+    for m, path in modules.items():
+        for target, names in imports_of(path):
+            for n in names:  # "from pkg import module" imports a module, not a name
+                if f"{target}.{n}" in modules:
+                    edges[m].add(f"{target}.{n}")
+                elif n.startswith("_"):
+                    private.append(f"{m} imports {target}.{n}")
+            if target in modules and target != m:
+                if not names or any(f"{target}.{n}" not in modules for n in names):
+                    edges[m].add(target)
+    return edges, private
+
+
+def cycles(edges):
+    """Strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in edges:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycles():
+    edges, _ = graph()
+    assert cycles(edges) == []
+
+
+def test_no_private_imports_across_modules():
+    _, private = graph()
+    assert private == []
+
+
+def test_the_check_sees_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
