@@ -3,8 +3,15 @@
 What it stores
 --------------
 Rows of **K** (not Q = y y K), so the binary SMO, LASVM and multi-class solvers can share it
-(STYLE 6.2/6.3). Entry ``t`` of the row of example ``k`` is ``K(x_k, x_perm[t])``: rows follow the
-solver's *position order* ``perm`` (position -> example id), and a row is valid as a prefix
+(STYLE 6.2/6.3). Rows are keyed by *example*; their entries follow the solver's *variables*
+in its *position order* ``perm`` (position -> variable id).
+
+The variable layer: a solver's variables need not be its examples. ``var_example`` gives the
+example of each variable (SVR's 2l variables: i and i + l are both example i; an all-in-one
+multi-class machine's variable (n, c) is example n), so every variable of an example reads the
+one cached row of that example, and no solver copies data to fake variables. By default a
+variable is its example. Entry ``t`` of the row of example ``k`` is ``K(x_k, x_pex[t])`` with
+``pex[t] = var_example[perm[t]]``, the example at position t. A row is valid as a prefix
 ``[0, cached_len(k))``. Asking for a longer prefix computes only the missing tail (LIBSVM's
 ``get_data`` + ``get_Q(i, len)``; Shark's ``row(k, 0, end)``). Rows are float32 by default
 (LIBSVM's ``Qfloat``), float64 on request.
@@ -20,9 +27,11 @@ State
 :class:`KernelCache` is a namedtuple of arrays (works with ``cache=True``; no jitclass):
 
     buf      float32|float64 [budget]   the flat row storage
-    perm     int64 [n]   position -> example id (the solver's order; ``cache_swap`` keeps it)
-    pos      int64 [n]   example id -> position (inverse of perm)
-    slot_of  int64 [n]   example id -> slot, -1 when not cached
+    perm     int64 [n]   position -> variable id (the solver's order; ``cache_swap`` keeps it)
+    pos      int64 [n]   variable id -> position (inverse of perm)
+    vex      int64 [n]   variable id -> example id (the variable layer; identity by default)
+    pex      int64 [n]   position -> example id (vex[perm[t]], kept by the swaps)
+    slot_of  int64 [n_examples]  example id -> slot, -1 when not cached
     key      int64 [n]   slot -> example id, -1 when free (only the first n_slots are used)
     length   int64 [n]   slot -> valid prefix length
     prev, nxt int64 [n+1]  doubly linked LRU list over slots; sentinel at index n;
@@ -35,10 +44,10 @@ State
 
 API (all jitted, ``@njit(cache=True, nogil=True)``, one signature each)
 --------------------------------------------------------------------------
-    make_cache(n, cache_mb, dtype=np.float32) -> KernelCache          (Python)
+    make_cache(n, cache_mb, dtype=np.float32, var_example=None) -> KernelCache   (Python)
     cache_get(c, kd, kp, k, length) -> row view [length] (positions 0..length-1)
         row of example id ``k``; hit when ``cached_len(k) >= length``, otherwise a miss that
-        computes entries [cached_len, length) with kernels.kernel_row(kd, k, kd, perm[...]).
+        computes entries [cached_len, length) with kernels.kernel_row(kd, k, kd, pex[...]).
         The view stays valid until that row is evicted: a cache_get of another row evicts
         only the least recent row, so the two most recently fetched rows are always valid
         together (capacity >= 2 rows). cache_swap may drop rows; cache_set_width moves them.
@@ -56,6 +65,7 @@ API (all jitted, ``@njit(cache=True, nogil=True)``, one signature each)
                                recent rows that fit, truncated to width); returns n_slots
     cache_clear(c)             drop every row (stats kept)
     cache_stats(c) -> dict     hits, misses, kernel_evals, rows_dropped       (Python)
+    cache_positions_loaded(c)  pex from perm after perm/pos were loaded from a state (Python)
 
 Counting: ``kernel_evals`` counts every entry computed by ``cache_get``; a request is a hit when
 no entry had to be computed, a miss otherwise (also for a partial row).
@@ -69,7 +79,7 @@ import numpy as np
 from .kernels import kernel_row, row_work
 
 KernelCache = namedtuple(
-    "KernelCache", "buf perm pos slot_of key length prev nxt free meta stats scratch")
+    "KernelCache", "buf perm pos vex pex slot_of key length prev nxt free meta stats scratch")
 
 N_SLOTS, WIDTH, N_USED, N_FREE, FILL = 0, 1, 2, 3, 4
 HITS, MISSES, KERNEL_EVALS, ROWS_DROPPED = 0, 1, 2, 3
@@ -77,9 +87,15 @@ HITS, MISSES, KERNEL_EVALS, ROWS_DROPPED = 0, 1, 2, 3
 _NJIT = dict(cache=True, nogil=True)
 
 
-def make_cache(n, cache_mb, dtype=np.float32):
-    """An empty cache for ``n`` examples and ``cache_mb`` MB (2**20 bytes) of row storage."""
+def make_cache(n, cache_mb, dtype=np.float32, var_example=None):
+    """An empty cache for ``n`` variables and ``cache_mb`` MB (2**20 bytes) of row storage;
+    ``var_example`` int [n]: the example of each variable (default: variable t is example t)."""
     n = int(n)
+    vex = np.arange(n, dtype=np.int64) if var_example is None else \
+        np.ascontiguousarray(var_example, np.int64)
+    if vex.shape != (n,):
+        raise ValueError("var_example needs one example per variable")
+    n_ex = int(vex.max()) + 1 if n else 0
     dtype = np.dtype(dtype)
     if dtype not in (np.float32, np.float64):
         raise ValueError("cache rows are float32 or float64")
@@ -98,7 +114,9 @@ def make_cache(n, cache_mb, dtype=np.float32):
         buf=np.empty(budget, dtype),
         perm=np.arange(n, dtype=np.int64),
         pos=np.arange(n, dtype=np.int64),
-        slot_of=np.full(n, -1, np.int64),
+        vex=vex,
+        pex=vex.copy(),
+        slot_of=np.full(n_ex, -1, np.int64),
         key=np.full(m, -1, np.int64),
         length=np.zeros(m, np.int64),
         prev=np.full(m + 1, m, np.int64),
@@ -110,6 +128,13 @@ def make_cache(n, cache_mb, dtype=np.float32):
         scratch=np.empty(max(n, 1), np.float64),
     )
     return c
+
+
+def cache_positions_loaded(c):
+    """perm and pos were overwritten from outside (a solver state loaded from a file): bring
+    the example of each position, pex, in line. Cached rows must be dropped before (a fresh
+    cache has none)."""
+    c.pex[:] = c.vex[c.perm]
 
 
 def cache_stats(c):
@@ -214,7 +239,7 @@ def _compute_tail(c, kd, kp, k, s, have, length):
     """Compute entries [have, length) of k's row in slot s."""
     c.stats[KERNEL_EVALS] += length - have
     out = c.scratch[have:length]
-    kernel_row(kd, k, kd, c.perm[have:length], kp, out)
+    kernel_row(kd, k, kd, c.pex[have:length], kp, out)
     base = s * c.meta[WIDTH]
     for t in range(have, length):
         c.buf[base + t] = out[t - have]
@@ -255,7 +280,7 @@ def cache_row_into(c, kd, kp, k, length, out):
         return
     c.stats[MISSES] += 1
     c.stats[KERNEL_EVALS] += length - have
-    kernel_row(kd, k, kd, c.perm[have:length], kp, out[have:length])
+    kernel_row(kd, k, kd, c.pex[have:length], kp, out[have:length])
     tmp = np.empty(1, c.buf.dtype)
     for t in range(have, length):
         tmp[0] = out[t]
@@ -264,8 +289,8 @@ def cache_row_into(c, kd, kp, k, length, out):
 
 @numba.njit(inline="always", **_NJIT)
 def _swap_positions(c, i, j):
-    """Swap positions i != j in perm/pos; returns (min, max, example now at max, example now
-    at min)."""
+    """Swap positions i != j in perm/pos/pex; returns (min, max, variable now at max, variable
+    now at min)."""
     if i > j:
         i, j = j, i
     ki = c.perm[i]
@@ -274,6 +299,9 @@ def _swap_positions(c, i, j):
     c.perm[j] = ki
     c.pos[kj] = i
     c.pos[ki] = j
+    e = c.pex[i]
+    c.pex[i] = c.pex[j]
+    c.pex[j] = e
     return i, j, ki, kj
 
 
@@ -381,7 +409,8 @@ def cache_set_width(c, width):
 
 
 # ---------------------------------------------------------------------------------------------
-# LASVM's policy (LaSVM 1.1 kcache.c): rows over the current expansion, kept across swaps
+# LASVM's policy (LaSVM 1.1 kcache.c): rows over the current expansion, kept across swaps.
+# Both functions find an example's column by its position (pos[k]): one variable per example.
 
 FILL_MIN_WORK = 32  # symmetric fill only for kernels costing more per entry
 
@@ -460,7 +489,7 @@ def cache_get_symmetric(c, kd, kp, k, length, t_pos, t_ex):
     q = c.pos[k]
     m = 0
     for t in range(have, length):
-        j = c.perm[t]
+        j = c.pex[t]
         sj = c.slot_of[j]
         if j != k and sj >= 0 and c.length[sj] > q:
             c.buf[base + t] = c.buf[sj * w + q]

@@ -1,6 +1,10 @@
 import os
 from pathlib import Path
 
+# libsvm-official is built with OpenMP: spin-waiting threads make the oracle runs many times
+# slower on a busy machine (CI's two cores are shared). Passive waiting costs little when idle.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import numpy as np
 import pytest
 

@@ -1,8 +1,8 @@
 """svm-train --solver lasvm --stream (lasvm_cli/solvers/lasvm_stream.py): one sequential pass.
 
 Oracles:
-* same example order: the online core's primitives (seed_run, online_step,
-  finish_run) driven in file order over the in-memory data give the same run, bit for bit
+* same example order: the online core's primitives (seed_run, online_step, then the
+  finishing of solvers/finishing.py) driven in file order over the in-memory data give the same run, bit for bit
   (same steps, same float32 kernel rows, same tie rules);
 * the in-memory one-pass LASVM (random order, lasvm.py's solve_lasvm through train()): dual
   objective within 0.5% and test accuracy within 1 point after finishing.
@@ -20,6 +20,7 @@ from lasvm_cli.io.svmlight import read_svmlight
 from lasvm_cli.params import TrainParams
 from lasvm_cli.cache import make_cache
 from lasvm_cli.solvers import online_core as L
+from lasvm_cli.solvers.finishing import start_finishing
 from lasvm_cli.solvers.lasvm import result_of
 from lasvm_cli.solvers.lasvm_stream import StreamError, train_stream
 from lasvm_cli.classes import group_classes
@@ -51,9 +52,7 @@ def file_order_lasvm(path, gamma, C, eps=1e-3, finish=True):
         if ex not in seeds:
             L.online_step(st, kc, pr.kd, kp, ex, float(eps), np.inf)
     if finish:
-        st.ist[L.I_FSHRINK] = st.ist[L.I_FITER]
-        while not run(L.MODE_FINISH, 1000):
-            pass
+        start_finishing(st, kc, pr.kd, kp, float(eps)).run()
     else:
         run(L.MODE_DELTA, 0)
     r = result_of(st, kc)

@@ -89,7 +89,7 @@ def select_so(st, c, kd, kp):
     if imax < 0:
         return -1, -1, -INF
     i = imax
-    Ki = cache_get(c, kd, kp, c.perm[i], active)
+    Ki = cache_get(c, kd, kp, c.pex[i], active)
     QDi = QD[i]
     for t in range(active):
         if y[t] > 0:
@@ -177,8 +177,8 @@ def select_hmg(st, c, kd, kp):
         if i < 0:
             st.ist[N_FALLBACK] -= 1
         return i, j, viol
-    K1 = cache_get(c, kd, kp, k1, active)
-    K2 = cache_get(c, kd, kp, k2, active)
+    K1 = cache_get(c, kd, kp, c.vex[k1], active)
+    K2 = cache_get(c, kd, kp, c.vex[k2], active)
     g, bp, bb, mu = _mg_scan(st, K1, p1, p2, 0.0, -1, -1, 0.0)
     g, bp, bb, mu = _mg_scan(st, K2, p2, p1, g, bp, bb, mu)
     st.ist[LAST_KIND] = 2

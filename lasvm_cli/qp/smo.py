@@ -18,7 +18,7 @@ import numba
 import numpy as np
 
 from ..cache import WIDTH, cache_get, cache_row_into, cache_set_width, cache_swap
-from ..kernels import kernel_diagonal
+from ..kernels import kernel_diagonal, n_rows
 from . import (ACTIVE, ADAPT_WIDTH, COUNTER, EPS, ETA, FINAL_KKT, FREE, ITER, LAST_KIND, LOWER, MAX_ITER,
                MAX_ITER_REACHED, N_FST, N_IST, N_MG_EXTRA_ROWS, N_RECON, N_SHRINK,
                N_SHRUNK_VARS, N_WARN_H0, OPTIMAL, PREV_I, PREV_J, RUNNING, SHRINKING, UNSHRINK,
@@ -32,8 +32,10 @@ CACHE_MISSES = 1  # cache.stats index (kept local to avoid importing a private n
 
 
 def make_state(kd, kp, y, p, C, alpha0=None, *, ws=1, eps=1e-3, shrinking=True, max_iter=None,
-               final_kkt_check=False, eta=1e-8, adapt_width=True):
-    """SmoState for l variables (Python; converts dtypes at the boundary)."""
+               final_kkt_check=False, eta=1e-8, adapt_width=True, var_example=None):
+    """SmoState for l variables (Python; converts dtypes at the boundary). ``y`` is each
+    variable's sign; ``var_example`` its example (solvers/variables.py; default: variable t is
+    example t), which gives the kernel diagonal QD."""
     l = y.shape[0]
     st = SmoState(
         alpha=np.zeros(l) if alpha0 is None else np.array(alpha0, np.float64),
@@ -48,7 +50,12 @@ def make_state(kd, kp, y, p, C, alpha0=None, *, ws=1, eps=1e-3, shrinking=True, 
         fst=np.zeros(N_FST, np.float64),
         work=np.zeros(l, np.float64),
     )
-    kernel_diagonal(kd, kp, st.QD)
+    if var_example is None:
+        kernel_diagonal(kd, kp, st.QD)
+    else:
+        diag = np.zeros(n_rows(kd))
+        kernel_diagonal(kd, kp, diag)
+        st.QD[:] = diag[np.asarray(var_example)]
     ist = st.ist
     ist[ACTIVE] = l
     ist[COUNTER] = min(l, 1000) + 1
@@ -75,17 +82,26 @@ def _update_status(st, t):
 
 
 @numba.njit(**_NJIT)
+def smo_init_statuses(st):
+    """Statuses from a; G_bar = 0. With a gradient G = Qa + p already known (LASVM's
+    finishing) and no shrinking, this is the whole initialisation: G_bar is never read
+    without shrinking, and not kept up to date (see _take_step)."""
+    for t in range(st.y.shape[0]):
+        _update_status(st, t)
+        st.G_bar[t] = 0.0
+
+
+@numba.njit(**_NJIT)
 def smo_init(st, c, kd, kp):
     """Statuses, G = Qa + p and G_bar from the starting a (full rows for a_t > 0)."""
     l = st.y.shape[0]
     y, G, G_bar = st.y, st.G, st.G_bar
+    smo_init_statuses(st)
     for t in range(l):
-        _update_status(st, t)
         G[t] = st.p[t]
-        G_bar[t] = 0.0
     for i in range(l):
         if st.status[i] != LOWER:
-            Ki = cache_get(c, kd, kp, c.perm[i], l)
+            Ki = cache_get(c, kd, kp, c.pex[i], l)
             yi = y[i]
             ai = st.alpha[i]
             for t in range(l):
@@ -128,7 +144,7 @@ def reconstruct_gradient(st, c, kd, kp):
         st.ist[N_WARN_H0] += 1
     if nr_free * l > 2 * active * (l - active):
         for i in range(active, l):
-            Ki = cache_get(c, kd, kp, c.perm[i], active)
+            Ki = cache_get(c, kd, kp, c.pex[i], active)
             yi = y[i]
             for t in range(active):
                 if status[t] == FREE:
@@ -136,7 +152,7 @@ def reconstruct_gradient(st, c, kd, kp):
     else:
         for i in range(active):
             if status[i] == FREE:
-                Ki = cache_get(c, kd, kp, c.perm[i], l)
+                Ki = cache_get(c, kd, kp, c.pex[i], l)
                 yi = y[i]
                 ai = alpha[i]
                 for t in range(active, l):
@@ -219,20 +235,21 @@ def _gbar_update(st, c, kd, kp, i, f):
     """G_bar += f y_i y K_i over all l positions (row cached when the cache's width allows)."""
     l = st.y.shape[0]
     if c.meta[WIDTH] >= l:
-        _gbar_add(st, cache_get(c, kd, kp, c.perm[i], l), f)
+        _gbar_add(st, cache_get(c, kd, kp, c.pex[i], l), f)
     else:
-        cache_row_into(c, kd, kp, c.perm[i], l, st.work)
+        cache_row_into(c, kd, kp, c.pex[i], l, st.work)
         _gbar_add(st, st.work, f)
 
 
 @numba.njit(**_NJIT)
 def _take_step(st, c, kd, kp, i, j):
-    """LIBSVM's update of a_i, a_j, then G (active part) and G_bar (full rows on status change)."""
+    """LIBSVM's update of a_i, a_j, then G (active part) and G_bar (full rows on status change;
+    LIBSVM keeps G_bar with -h 0 too, where nothing reads it: we do not)."""
     y, G, alpha = st.y, st.G, st.alpha
     l = y.shape[0]
     active = st.ist[ACTIVE]
-    Ki = cache_get(c, kd, kp, c.perm[i], active)
-    Kj = cache_get(c, kd, kp, c.perm[j], active)
+    Ki = cache_get(c, kd, kp, c.pex[i], active)
+    Kj = cache_get(c, kd, kp, c.pex[j], active)
     Ci = st.C[i]
     Cj = st.C[j]
     old_ai = alpha[i]
@@ -250,6 +267,8 @@ def _take_step(st, c, kd, kp, i, j):
     uj = st.status[j] == UPPER
     _update_status(st, i)
     _update_status(st, j)
+    if st.ist[SHRINKING] == 0:
+        return  # G_bar only serves the gradient reconstruction after shrinking
     if ui != (st.status[i] == UPPER):
         _gbar_update(st, c, kd, kp, i, -Ci * y[i] if ui else Ci * y[i])
     if uj != (st.status[j] == UPPER):

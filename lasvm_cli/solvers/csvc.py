@@ -2,8 +2,10 @@
 
     min_a 0.5 a'Qa - e'a   s.t.  y'a = 0,  0 <= a_t <= (Cp if y_t = +1 else Cn)
 
-Returns a SolverResult: coef = y_t a_t (the signed alpha of STYLE 6.2) for all l rows, LIBSVM's
-rho and obj.
+One variable per example (solvers/variables.py). :func:`solve_qp` runs the SMO loop to the end on
+any such QP over a set of variables; the formulation adapters (this one, svr.py) build p, C and
+the variables and read the result. Returns a SolverResult: coef = y_t a_t (the signed alpha of
+STYLE 6.2) for all l rows, LIBSVM's rho and obj.
 """
 
 import time
@@ -16,47 +18,59 @@ from ..qp import (ITER, MAX_ITER_REACHED, N_FALLBACK, N_KKT_CONT, N_MG, N_MG_EXT
 from ..qp.select import kkt_gap
 from ..qp.smo import calculate_rho, make_state, objective, smo_init, smo_run
 from .result import SolverResult
+from .variables import one_per_example
 
 CHUNK = 1000  # iterations per jitted call (LIBSVM's shrink interval)
 
 
-def solve_binary(kd, kp, y, Cp, Cn, *, eps=1e-3, shrinking=True, cache_mb=100.0, wss="so",
-                 max_iter=None, final_kkt_check=False, progress=None, cache_dtype=np.float32):
-    """Train one binary C-SVC on the l rows of ``kd`` (y = +1/-1 as float64)."""
+def solve_qp(kd, kp, variables, p, C, *, eps=1e-3, shrinking=True, cache_mb=100.0, wss="so",
+             max_iter=None, final_kkt_check=False, progress=None, cache_dtype=np.float32):
+    """min 0.5 a'Qa + p'a, y'a = 0, 0 <= a <= C over ``variables`` (their signs are y, their
+    examples the rows of kd) with the SMO loop. Returns (alpha by variable, rho, obj, status,
+    counters)."""
     t0 = time.perf_counter()
-    y = np.ascontiguousarray(y, np.float64)
-    l = y.shape[0]
+    m = variables.example.shape[0]
     ws = WS_CODES[wss] if isinstance(wss, str) else int(wss)
-    C = np.where(y > 0, float(Cp), float(Cn))
-    st = make_state(kd, kp, y, -np.ones(l), C, ws=ws, eps=float(eps), shrinking=shrinking,
-                    max_iter=max_iter, final_kkt_check=final_kkt_check)
-    c = kc.make_cache(l, cache_mb, cache_dtype)
+    st = make_state(kd, kp, variables.sign, p, C, ws=ws, eps=float(eps), shrinking=shrinking,
+                    max_iter=max_iter, final_kkt_check=final_kkt_check,
+                    var_example=variables.example)
+    c = kc.make_cache(m, cache_mb, cache_dtype, var_example=variables.example)
     smo_init(st, c, kd, kp)
     status = RUNNING
     while status == RUNNING:
         status = smo_run(st, c, kd, kp, CHUNK)
         if progress is not None:
             progress(int(st.ist[ITER]), float(st.fst[VIOL]))
-    rho = float(calculate_rho(st))
-    obj = float(objective(st))
-    coef = np.zeros(l)
-    coef[c.perm] = st.y * st.alpha
-    a = np.abs(coef)
-    yy = y
-    n_sv = int(np.count_nonzero(a > 0))
-    n_bsv = int(np.count_nonzero(((yy > 0) & (a >= Cp)) | ((yy < 0) & (a >= Cn))))
+    alpha = np.zeros(m)
+    alpha[c.perm] = st.alpha
     ist = st.ist
     counters = dict(
         iterations=int(ist[ITER]), shrinks=int(ist[N_SHRINK]),
         shrunk_variables=int(ist[N_SHRUNK_VARS]), reconstructions=int(ist[N_RECON]),
         warn_h0=int(ist[N_WARN_H0]), mg_iterations=int(ist[N_MG]),
         mvp_fallbacks=int(ist[N_FALLBACK]), kkt_continuations=int(ist[N_KKT_CONT]),
-        mg_extra_rows=int(ist[N_MG_EXTRA_ROWS]), kkt_gap=float(kkt_gap(st, l)),
-        kernel_evals_diagonal=l, seconds=time.perf_counter() - t0,
+        mg_extra_rows=int(ist[N_MG_EXTRA_ROWS]), kkt_gap=float(kkt_gap(st, m)),
+        kernel_evals_diagonal=m, seconds=time.perf_counter() - t0,
         cache_rows=int(c.meta[kc.N_SLOTS]))
     counters.update(kc.cache_stats(c))
-    counters["kernel_evals"] += l  # the diagonal QD
-    return SolverResult.binary(coef, rho, obj=obj, n_iter=int(ist[ITER]), n_sv=n_sv,
+    counters["kernel_evals"] += m  # the diagonal QD
+    return alpha, float(calculate_rho(st)), float(objective(st)), status, counters
+
+
+def solve_binary(kd, kp, y, Cp, Cn, *, eps=1e-3, shrinking=True, cache_mb=100.0, wss="so",
+                 max_iter=None, final_kkt_check=False, progress=None, cache_dtype=np.float32):
+    """Train one binary C-SVC on the l rows of ``kd`` (y = +1/-1 as float64)."""
+    y = np.ascontiguousarray(y, np.float64)
+    l = y.shape[0]
+    C = np.where(y > 0, float(Cp), float(Cn))
+    alpha, rho, obj, status, counters = solve_qp(
+        kd, kp, one_per_example(y), -np.ones(l), C, eps=eps, shrinking=shrinking,
+        cache_mb=cache_mb, wss=wss, max_iter=max_iter, final_kkt_check=final_kkt_check,
+        progress=progress, cache_dtype=cache_dtype)
+    coef = y * alpha
+    n_sv = int(np.count_nonzero(alpha > 0))
+    n_bsv = int(np.count_nonzero(alpha >= C))
+    return SolverResult.binary(coef, rho, obj=obj, n_iter=counters["iterations"], n_sv=n_sv,
                                n_bsv=n_bsv, hit_max_iter=status == MAX_ITER_REACHED,
                                counters=counters)
 

@@ -18,10 +18,12 @@ and the 2 x 5 seeds.
 
 import numpy as np
 
-from ..cache import FILL, HITS, KERNEL_EVALS, MISSES, cache_set_width, fill_pays, make_cache
-from .online_core import (CHUNK, F_DELTA, I_EPOCH, I_FINISH_STEPS, I_FITER, I_FSHRINK,
+from ..cache import (FILL, HITS, KERNEL_EVALS, MISSES, cache_positions_loaded, cache_set_width,
+                     fill_pays, make_cache)
+from .finishing import start_finishing
+from .online_core import (CHUNK, F_DELTA, I_EPOCH, I_FINISH_STEPS,
                           I_INSERTED, I_LABELS, I_NS, I_POOL, I_PROCESSED, I_REPROCESS,
-                          I_STEPS, MODE_DELTA, MODE_FINISH, MODE_NEW_EPOCH, MODE_ONLINE,
+                          I_STEPS, MODE_DELTA, MODE_NEW_EPOCH, MODE_ONLINE,
                           MODE_SEED, N_SEED, RNGS, SELECTIONS, bias, dual_objective, fit_width,
                           lasvm_run, make_state, svc_boxes, sv_counts)
 from .result import SolverResult
@@ -64,7 +66,7 @@ class LasvmRun:
 
     def __init__(self, kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish=True,
                  selection="random", candidates=50, delta_max=None, seed=0, label_budget=None,
-                 rng="splitmix64", symmetric_fill="auto"):
+                 rng="splitmix64", symmetric_fill="auto", bias=True, boxes=None):
         if selection not in SELECTIONS:
             raise ValueError(
                 f"unknown selection {selection!r} (expected one of {sorted(SELECTIONS)})")
@@ -78,7 +80,8 @@ class LasvmRun:
                            selection=selection, candidates=int(candidates),
                            delta_max=None if delta_max is None else float(delta_max),
                            seed=int(seed), label_budget=None if label_budget is None
-                           else int(label_budget), rng=rng, Cp=float(Cp), Cn=float(Cn))
+                           else int(label_budget), rng=rng, Cp=float(Cp), Cn=float(Cn),
+                           bias=bool(bias))
         self.cache_mb = cache_mb
         y = np.asarray(y)
         self.l = l = y.shape[0]
@@ -91,11 +94,12 @@ class LasvmRun:
         self._cand = np.int64(candidates)
         self._fill = fill_pays(kd, kp) if symmetric_fill == "auto" else bool(symmetric_fill)
         self.kc = self._new_cache(cache_mb)
-        A, B = svc_boxes(y, Cp, Cn)
+        A, B = svc_boxes(y, Cp, Cn) if boxes is None else boxes
         yy = np.where(y > 0, 1.0, -1.0)
-        self.st = make_state(self.kc, yy, A, B, seed, RNGS[rng])
+        self.st = make_state(self.kc, yy, A, B, seed, RNGS[rng], bias=bias)
         self.phase = PH_ONLINE
         self._width_ready = False
+        self._finish = None  # the finishing run (solvers/finishing.py) once in PH_FINISH
 
     def _new_cache(self, cache_mb):
         kc = make_cache(self.l, cache_mb)
@@ -140,7 +144,9 @@ class LasvmRun:
             if not self._width_ready:
                 fit_width(self.kc, st, finishing=True)
                 self._width_ready = True
-            if self._run(MODE_FINISH, n):
+            if self._finish is None:
+                self._finish = start_finishing(st, self.kc, self.kd, self.kp, self._tau)
+            if self._finish.step(n):
                 self.phase = PH_DONE
         return 0
 
@@ -149,9 +155,9 @@ class LasvmRun:
         if self.phase != PH_ONLINE:
             return
         if self.finish:
-            self.st.ist[I_FSHRINK] = self.st.ist[I_FITER]
             self.phase = PH_FINISH
             self._width_ready = False
+            self._finish = None
         else:
             self._run(MODE_DELTA, 0)
             self.phase = PH_DONE
@@ -203,6 +209,8 @@ class LasvmRun:
         """Copies of the state arrays and cache counters (the kernel rows are not saved)."""
         d = {name: np.array(getattr(self.st, name)) for name in SAVED_FIELDS}
         d["cache_stats"] = np.array(self.kc.stats)
+        if self._finish is not None:
+            d.update(self._finish.arrays())
         return d
 
     def load_state_arrays(self, d, phase):
@@ -215,10 +223,16 @@ class LasvmRun:
                 raise ValueError(f"state array {name}: {src.dtype}{src.shape}, expected "
                                  f"{dst.dtype}{dst.shape}")
             dst[:] = src
+        cache_positions_loaded(self.kc)  # pos2ex/ex2pos are the cache's perm/pos
         if "cache_stats" in d:
             self.kc.stats[:] = np.asarray(d["cache_stats"])
         self.phase = int(phase)
         self._width_ready = False
+        self._finish = None
+        if self.phase == PH_FINISH:
+            fit_width(self.kc, self.st, finishing=True)
+            self._width_ready = True
+            self._finish = start_finishing(self.st, self.kc, self.kd, self.kp, self._tau, d)
         if self.phase == PH_ONLINE:
             n_s = int(self.st.ist[I_NS])
             cache_set_width(self.kc, np.int64(min(self.l, n_s + CHUNK + 2 + n_s // 4)))
@@ -248,7 +262,7 @@ class LasvmRun:
 def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish=True,
                 selection="random", candidates=50, delta_max=None, seed=0,
                 label_budget=None, progress=None, rng="splitmix64", control=None,
-                symmetric_fill="auto"):
+                symmetric_fill="auto", bias=True, boxes=None):
     """Train a binary SVM with LASVM (Bordes et al. 2005): seeding, ``epochs`` passes of
     PROCESS + REPROCESS over examples chosen by ``selection``, then (``finish``) REPROCESS
     until delta <= tau = ``eps``.
@@ -266,6 +280,10 @@ def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish
     symmetric_fill  "auto" (cache.fill_pays), True or False: LaSVM 1.1's copying of missing
                 row entries from cached rows (True with rng="glibc", seed=1 replays LaSVM 1.1's
                 kernel-evaluation count too)
+    bias        False: the bias-free formulation of the online core (no equality constraint,
+                one-variable steps, rho = 0; LASVM-G's and the tracking algorithms')
+    boxes       (A, B) by example instead of LaSVM's [0, Cp] / [-Cn, 0] (a solver may move
+                them later, between chunks, through run.st.A / run.st.B by position)
     control     None, or an object whose ``drive(run, progress) -> SolverResult`` runs the
                 :class:`LasvmRun` (lasvm_cli/online.py: save/resume, early stopping,
                 snapshots, trace)
@@ -274,7 +292,8 @@ def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish
     """
     run = LasvmRun(kd, kp, y, Cp, Cn, eps=eps, cache_mb=cache_mb, epochs=epochs, finish=finish,
                    selection=selection, candidates=candidates, delta_max=delta_max, seed=seed,
-                   label_budget=label_budget, rng=rng, symmetric_fill=symmetric_fill)
+                   label_budget=label_budget, rng=rng, symmetric_fill=symmetric_fill,
+                   bias=bias, boxes=boxes)
     if control is not None:
         return control.drive(run, progress)
     run.begin()

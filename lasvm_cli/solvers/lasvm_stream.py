@@ -18,6 +18,7 @@ this module adds is where the examples live and in which order they come:
   autoactive selection keep a window of the next ``candidates`` examples (100 for autoactive)
   in slots and process the best one by the core's criterion (y f(x) or |f(x)|), refilling the
   window from the stream, across block boundaries.
+* **Finishing** as in memory (solvers/finishing.py: the SMO loop over the expansion).
 * **Seeding** (LaSVM 1.1: PROCESS the first 5 examples of each class without REPROCESS): the
   first blocks are held until 5 of each class have been read (at most ``SEED_ROWS_MAX`` rows);
   the rest of those blocks is then processed in file order.
@@ -51,6 +52,7 @@ from ..io.svmlight import iter_svmlight, open_binary
 from ..kernels import KernelData
 from ..model import SVMModel
 from . import online_core as core
+from .finishing import start_finishing
 from .online_core import (AUTO_MAX, CHUNK, I_INSERTED, I_NS, N_SEED, SEL_AUTOACTIVE,
                           SEL_RANDOM, SELECTIONS)
 
@@ -265,6 +267,7 @@ class _Store:
         kc = make_cache(cap, self.cache_mb)
         kc.perm[:old_cap] = self.kc.perm
         kc.pos[:old_cap] = self.kc.pos
+        kc.pex[:old_cap] = self.kc.pex
         kc.stats[:] = self.kc.stats
         old, new = ss.core, core.make_state(kc, np.zeros(cap), np.zeros(cap), np.zeros(cap))
         for name in ("alpha", "g", "A", "B", "y", "labeled"):
@@ -470,22 +473,20 @@ def train_stream(source, params, *, zero_based=False, info=None, warn=None, prog
         run_block(empty, True)
         st = store.ss.core
         if p.finish:
-            st.ist[core.I_FSHRINK] = st.ist[core.I_FITER]
             store.fit_width(finishing=True)
-            while not _run(store, kp, core.MODE_FINISH, tau):
-                show()
+            start_finishing(st, store.kc, store.kd(), kp, tau).run(show)
         else:
-            _run(store, kp, core.MODE_DELTA, tau)
+            _delta(store, kp)
     finally:
         if bar:
             bar.close()
     return _model_from_store(store, p, label, n_rows, info)
 
 
-def _run(store, kp, mode, tau):
-    """The in-memory driver's compiled entry point (finishing, delta) over the store."""
-    return core.lasvm_run(store.ss.core, store.kc, store.kd(), kp, np.int64(mode),
-                          np.int64(CHUNK), np.int64(0), np.int64(1), tau, np.inf, np.int64(1))
+def _delta(store, kp):
+    """Bring delta up to date (the in-memory driver's compiled entry point, over the store)."""
+    core.lasvm_run(store.ss.core, store.kc, store.kd(), kp, np.int64(core.MODE_DELTA),
+                   np.int64(0), np.int64(0), np.int64(1), 0.0, np.inf, np.int64(1))
 
 
 def _model_from_store(store, p, label, n_rows, info):

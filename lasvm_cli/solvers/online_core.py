@@ -21,8 +21,8 @@ Positions. The expansion S is the position prefix [0, n_S); ``pos2ex``/``ex2pos`
 to example ids and back (they *are* the cache's perm/pos arrays), and every reordering is
 reported to the kernel-row cache, whose float32 rows of K are keyed by example id and valid
 over a prefix of the positions (LaSVM 1.1's ``kcache``: rows over the current expansion).
-During finishing, [0, n_active) is the active set and [n_active, n_S) holds shrunk support
-vectors (paper §3.2, "Implementation Details"). An "example" is whatever the kernel data hold:
+Finishing with a bias runs the shared SMO loop over S, with its own shrinking
+(solvers/finishing.py); without one, the REPROCESS loop below. An "example" is whatever the kernel data hold:
 the training rows (solvers/lasvm.py) or the slots of the streaming store (lasvm_stream.py).
 
 State = a few arrays (:class:`LasvmState`), so a run can be saved and resumed between chunks;
@@ -36,8 +36,9 @@ Deviations from the paper (each also marked in the code):
   forever when delta_max < tau).
 - After unshrinking, the gradient of a shrunk example is restarted from y_i (LaSVM 1.1 uses
   sign(alpha_i), which is -1 for alpha_i = 0 whatever the label).
-- Finishing shrinks the active set every min(1000, n_S) steps as LaSVM 1.1 does (the paper's
-  "Implementation Details"); its choice is REPROCESS's (maximal violation).
+- Finishing with a bias is the SMO loop over S with second-order selection and LIBSVM's
+  shrinking (solvers/finishing.py), not REPROCESS's maximal violating pairs: the same stopping
+  rule (delta < tau), fewer steps.
 
 Kernel rows: the shared cache (lasvm_cli/cache.py) with LaSVM 1.1's policy: :func:`_row`
 (cache_get_symmetric: a missing entry is copied from the cached row of the other example when
@@ -50,7 +51,7 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from ..cache import WIDTH, cache_cached_len, cache_discard, cache_set_width
+from ..cache import WIDTH, cache_discard, cache_set_width
 from ..cache import cache_get_symmetric as _row  # LaSVM 1.1's rows: symmetric fill
 from ..cache import cache_swap_keep_prefix as _swap_keep_prefix
 from ..qp.steps import TAU, step_pair  # the pure two-variable step shared with SMO
@@ -69,19 +70,16 @@ SELECTIONS = {"random": SEL_RANDOM, "gradient": SEL_GRADIENT, "active": SEL_ACTI
 
 # int64 scalar block ``st.ist``
 I_NS = 0          # size of the expansion S (positions [0, n_S))
-I_NACT = 1        # active size (== n_S outside finishing)
-I_POOL = 2        # examples not yet processed in this epoch: pool[:I_POOL]
-I_STEPS = 3       # direction searches performed (PROCESS + REPROCESS + finishing)
-I_PROCESSED = 4   # PROCESS calls
-I_INSERTED = 5    # examples inserted into S by PROCESS
-I_LABELS = 6      # labels used (distinct examples whose label was read)
-I_FITER = 7       # finishing: steps since finishing started
-I_FSHRINK = 8     # finishing: step count at which to shrink next
-I_EPOCH = 9       # epochs completed
-I_REPROCESS = 10  # REPROCESS calls
-I_FINISH_STEPS = 11
-I_NOBIAS = 12     # the formulation: 0 = with a bias (equality constraint), 1 = without
-N_IST = 13
+I_POOL = 1        # examples not yet processed in this epoch: pool[:I_POOL]
+I_STEPS = 2       # direction searches performed (PROCESS + REPROCESS + finishing)
+I_PROCESSED = 3   # PROCESS calls
+I_INSERTED = 4    # examples inserted into S by PROCESS
+I_LABELS = 5      # labels used (distinct examples whose label was read)
+I_EPOCH = 6       # epochs completed
+I_REPROCESS = 7   # REPROCESS calls
+I_FINISH_STEPS = 8  # steps of the finishing phase (SMO iterations with a bias)
+I_NOBIAS = 9      # the formulation: 0 = with a bias (equality constraint), 1 = without
+N_IST = 10
 
 # float64 scalar block ``st.fst``
 F_DELTA = 0       # delta = the largest violation after the last REPROCESS
@@ -195,21 +193,13 @@ def _violation(st, n):
 
 @numba.njit(inline="always", **_NJIT)
 def _thresholds(st, n):
-    """(g_up, g_down): a variable at a bound cannot move inward when its gradient is beyond
-    these: (g_max, g_min) of _minmax's pair with a bias (+inf / -inf when a side is empty),
-    (0, 0) without one."""
+    """(g_up, g_down): a variable at alpha = 0 that can only decrease (increase) cannot move
+    when its gradient is at least g_up (at most g_down): (g_max, g_min) of _minmax's pair with
+    a bias (+inf / -inf when a side is empty), (0, 0) without one."""
     if st.ist[I_NOBIAS] != 0:
         return 0.0, 0.0
     i, j = _minmax(st, n)
     return (st.g[i] if i >= 0 else np.inf), (st.g[j] if j >= 0 else -np.inf)
-
-
-@numba.njit(inline="always", **_NJIT)
-def _stuck(st, p, g_up, g_down):
-    """Variable p sits at a bound it cannot leave: REPROCESS's eviction test (alpha = 0) and
-    finishing's shrinking test (alpha at A or B), against _thresholds."""
-    return (st.g[p] >= g_up and st.alpha[p] >= st.B[p]) or \
-        (st.g[p] <= g_down and st.alpha[p] <= st.A[p])
 
 
 @numba.njit(inline="always", **_NJIT)
@@ -245,7 +235,7 @@ def _direction_search(st, kc, kd, kp, i, j, tau):
         return 0
     if st.g[i] - st.g[j] <= tau:
         return 0
-    n = st.ist[I_NACT]
+    n = st.ist[I_NS]
     ri = _row(kc, kd, kp, st.pos2ex[i], n, st.t_pos, st.t_ex)
     rj = _row(kc, kd, kp, st.pos2ex[j], n, st.t_pos, st.t_ex)
     curv = np.float64(ri[i]) + np.float64(rj[j]) - 2.0 * np.float64(ri[j])
@@ -268,7 +258,7 @@ def _newton_step(st, kc, kd, kp, k, tau):
     gk = st.g[k]
     if not ((gk > tau and st.alpha[k] < st.B[k]) or (gk < -tau and st.alpha[k] > st.A[k])):
         return 0
-    n = st.ist[I_NACT]
+    n = st.ist[I_NS]
     rk = _row(kc, kd, kp, st.pos2ex[k], n, st.t_pos, st.t_ex)
     curv = np.float64(rk[k])
     mu = gk / (curv if curv > TAU else TAU)
@@ -310,18 +300,18 @@ def _evict(st, kc):
     g_up, g_down = _thresholds(st, n)
     p = 0
     while p < n:
-        if st.alpha[p] == 0.0 and _stuck(st, p, g_up, g_down):
+        if st.alpha[p] == 0.0 and ((st.g[p] >= g_up and st.B[p] <= 0.0) or
+                                   (st.g[p] <= g_down and st.A[p] >= 0.0)):
             n -= 1
             _swap_pos(st, kc, p, n)
         else:
             p += 1
     st.ist[I_NS] = n
-    st.ist[I_NACT] = n
 
 
 @numba.njit(inline="always", **_NJIT)
 def _update_delta(st):
-    st.fst[F_DELTA] = _violation(st, st.ist[I_NACT])[2]
+    st.fst[F_DELTA] = _violation(st, st.ist[I_NS])[2]
 
 
 @numba.njit(**_NJIT)
@@ -329,7 +319,7 @@ def reprocess(st, kc, kd, kp, tau):
     """LASVM REPROCESS (Bordes et al. 2005, §3.2): one direction search on the most violating
     pair (variable, without a bias) of S, eviction, then delta. Returns 1 when a step was made."""
     st.ist[I_REPROCESS] += 1
-    i, j, _ = _violation(st, st.ist[I_NACT])
+    i, j, _ = _violation(st, st.ist[I_NS])
     status = _direction_search(st, kc, kd, kp, i, j, tau)
     _evict(st, kc)
     _update_delta(st)
@@ -382,7 +372,6 @@ def process(st, kc, kd, kp, ex, tau):
     st.alpha[n] = 0.0
     st.g[n] = gk
     st.ist[I_NS] = n + 1
-    st.ist[I_NACT] = n + 1
     st.ist[I_INSERTED] += 1
     # steps 3-5 (i, j were computed over S before k was added; k cannot be the partner)
     if st.ist[I_NOBIAS] != 0:
@@ -545,71 +534,17 @@ def seed_run(st, kc, kd, kp, n_seed, tau):
 
 
 # ---------------------------------------------------------------------------------------------
-# Finishing
+# Finishing without a bias (with a bias, solvers/finishing.py runs the shared SMO loop on S)
 
 
 @numba.njit(**_NJIT)
-def _shrink(st, kc):
-    """Finishing: move bounded examples that cannot move inward to the inactive set."""
-    n = st.ist[I_NACT]
-    g_up, g_down = _thresholds(st, n)
-    p = 0
-    while p < n:
-        if _stuck(st, p, g_up, g_down):
-            n -= 1
-            _swap_pos(st, kc, p, n)
-        else:
-            p += 1
-    st.ist[I_NACT] = n
-
-
-@numba.njit(**_NJIT)
-def _unshrink(st, kc, kd, kp):
-    """Recompute the gradient of the inactive examples [n_act, n_S) and reactivate them."""
-    n = st.ist[I_NS]
-    a = st.ist[I_NACT]
-    if a >= n:
-        return
-    for p in range(a, n):
-        # deviation from LaSVM 1.1: restart from y (1.1 uses sign(alpha), -1 for alpha = 0)
-        st.g[p] = st.y[st.pos2ex[p]]
-    for q in range(n):
-        aq = st.alpha[q]
-        if aq == 0.0:
-            continue
-        ex = st.pos2ex[q]
-        cached = cache_cached_len(kc, ex) > 0
-        row = _row(kc, kd, kp, ex, n, st.t_pos, st.t_ex)
-        for p in range(a, n):
-            st.g[p] -= aq * np.float64(row[p])
-        if not cached:
-            cache_discard(kc, ex)
-    st.ist[I_NACT] = n
-
-
-@numba.njit(**_NJIT)
-def finish_run(st, kc, kd, kp, tau, n_iter):
-    """Finishing step (Bordes et al. 2005, §3.2 step 3, with the shrinking of "Implementation
-    Details"): REPROCESS over the active set, shrinking every min(1000, n_S) steps; when the
-    active set has no tau-violating pair (variable), unshrink, evict, and stop if delta <= tau.
-    Runs at most n_iter steps; returns 1 when finished."""
-    done = 0
-    while done < n_iter:
-        if st.ist[I_FITER] >= st.ist[I_FSHRINK]:
-            _shrink(st, kc)
-            st.ist[I_FSHRINK] = st.ist[I_FITER] + min(1000, st.ist[I_NS])
-        i, j, _ = _violation(st, st.ist[I_NACT])
-        if _direction_search(st, kc, kd, kp, i, j, tau) == 0:
-            _unshrink(st, kc, kd, kp)
-            _evict(st, kc)
-            _update_delta(st)
-            st.ist[I_FSHRINK] = st.ist[I_FITER]
-            if st.fst[F_DELTA] <= tau:
-                return 1
-            continue
-        st.ist[I_FITER] += 1
+def reprocess_run(st, kc, kd, kp, tau, n_iter):
+    """REPROCESS until it finds no tau-violating variable (paper §3.2 step 3), at most n_iter
+    steps; returns 1 when finished."""
+    for _ in range(n_iter):
+        if reprocess(st, kc, kd, kp, tau) == 0:
+            return 1
         st.ist[I_FINISH_STEPS] += 1
-        done += 1
     return 0
 
 
@@ -621,15 +556,16 @@ def new_epoch(st):
     st.ist[I_POOL] = l
 
 
-MODE_SEED, MODE_ONLINE, MODE_FINISH, MODE_NEW_EPOCH, MODE_DELTA = 0, 1, 2, 3, 4
+MODE_SEED, MODE_ONLINE, MODE_FINISH, MODE_NEW_EPOCH, MODE_DELTA, MODE_EVICT = range(6)
 
 
 @numba.njit(**_NJIT)
 def lasvm_run(st, kc, kd, kp, mode, n_iter, selection, candidates, tau, delta_max, label_budget):
     """The one compiled entry point of the in-memory driver (every helper above is inlined
     into it, so the solver compiles once): MODE_SEED (n_iter = seeds per class), MODE_ONLINE
-    (at most n_iter online iterations; returns how many ran), MODE_FINISH (at most n_iter
-    finishing steps; returns 1 when finished), MODE_NEW_EPOCH, MODE_DELTA (recompute delta)."""
+    (at most n_iter online iterations; returns how many ran), MODE_FINISH (finishing without
+    a bias: at most n_iter REPROCESS steps; returns 1 when finished), MODE_NEW_EPOCH,
+    MODE_DELTA (recompute delta), MODE_EVICT (eviction, then delta: after SMO finishing)."""
     if mode == MODE_SEED:
         seed_run(st, kc, kd, kp, n_iter, tau)
         return 0
@@ -637,10 +573,12 @@ def lasvm_run(st, kc, kd, kp, mode, n_iter, selection, candidates, tau, delta_ma
         return online_run(st, kc, kd, kp, n_iter, selection, candidates, tau, delta_max,
                           label_budget)
     if mode == MODE_FINISH:
-        return finish_run(st, kc, kd, kp, tau, n_iter)
+        return reprocess_run(st, kc, kd, kp, tau, n_iter)
     if mode == MODE_NEW_EPOCH:
         new_epoch(st)
         return 0
+    if mode == MODE_EVICT:
+        _evict(st, kc)
     _update_delta(st)
     return 0
 

@@ -1,0 +1,135 @@
+"""LASVM's finishing step on the shared SMO loop (Bordes et al. 2005, §3.2 step 3: "REPROCESS
+until delta <= tau"), as STYLE.md suggests: the expansion S is a C-SVC dual of its own, solved
+by lasvm_cli/qp's SMO loop with second-order working-set selection, from the online phase's
+alpha and gradient, over the same kernel-row cache.
+
+Without shrinking: with it, the SMO loop needs G_bar (LIBSVM's sum of C_j Q_tj over the bounded
+variables), a full row of every bounded support vector over S to start, which the online phase
+never computed (on heart_scale that raised LASVM's kernel evaluations by 17%); without it, the
+loop starts from the online gradient and needs only the rows of its working pairs, as
+REPROCESS does.
+
+The mapping (online core's signed form -> SMO's unsigned form), for each position p < n_S with
+box [A_p, B_p] that has 0 at one end (LaSVM's boxes, or mirrored ones):
+
+    s_p = +1 if A_p >= 0 else -1      (SMO's "y": the direction the variable can move)
+    a_p = s_p alpha_p in [0, C_p],  C_p = B_p - A_p,  p_p = -y_p s_p   (linear term)
+
+so that 0.5 a'Qa + p'a = -W(alpha), s'a = sum alpha = 0, and back: alpha = s a, g = -s G. The
+SMO stops when the maximal violation m(a) - M(a) < eps (LIBSVM's rule), that is delta < tau.
+Without a bias there is no equality constraint and no SMO: the core's REPROCESS loop finishes.
+
+A finishing run is resumable like the online phase: :meth:`SmoFinish.arrays` and
+:meth:`SmoFinish.load` carry the SMO state between chunks (the positions are the cache's).
+"""
+
+import numpy as np
+
+from ..qp import ITER, RUNNING, WS_SO, SmoState
+from ..qp.smo import make_state, smo_init_statuses, smo_run
+from .online_core import (CHUNK, I_FINISH_STEPS, I_NOBIAS, I_NS, I_STEPS, MODE_EVICT,
+                          MODE_FINISH, lasvm_run)
+
+PREFIX = "smo_"  # names of the SMO arrays in a saved LASVM state
+
+
+def start_finishing(st, kc, kd, kp, tau, saved=None):
+    """The finishing run of an online core state: SmoFinish with a bias, ReprocessFinish
+    without; ``saved``: arrays of a run saved mid-way (a dict holding no SMO arrays starts
+    afresh)."""
+    if st.ist[I_NOBIAS]:
+        return ReprocessFinish(st, kc, kd, kp, tau)
+    return (saved is not None and SmoFinish.load(st, kc, kd, kp, tau, saved)) or \
+        SmoFinish(st, kc, kd, kp, tau)
+
+
+def _core(mode, st, kc, kd, kp, tau, n_iter=0):
+    return lasvm_run(st, kc, kd, kp, np.int64(mode), np.int64(n_iter), np.int64(0), np.int64(1),
+                     float(tau), np.inf, np.int64(1))
+
+
+class ReprocessFinish:
+    """Without a bias: the online core's REPROCESS loop until no tau-violating variable is
+    left (its state is the core's own)."""
+
+    def __init__(self, st, kc, kd, kp, tau):
+        self.args = (st, kc, kd, kp, tau)
+
+    def step(self, n_iter=CHUNK):
+        return bool(_core(MODE_FINISH, *self.args, n_iter))
+
+    def run(self, progress=None):
+        while not self.step():
+            if progress is not None:
+                progress()
+        return self
+
+    def arrays(self):
+        return {}
+
+
+class SmoFinish:
+    """The SMO run over the expansion of an online core state ``st`` (cache kc)."""
+
+    def __init__(self, st, kc, kd, kp, tau, smo=None):
+        self.st, self.kc, self.kd, self.kp = st, kc, kd, kp
+        self.tau = float(tau)
+        self.smo = smo if smo is not None else self._start()
+        self.status = RUNNING
+        self._iter0 = int(self.smo.ist[ITER])
+
+    def _start(self):
+        st = self.st
+        n = int(st.ist[I_NS])
+        A, B, alpha = st.A[:n], st.B[:n], st.alpha[:n]
+        s = np.where(A >= 0.0, 1.0, -1.0)
+        if np.any((A < 0.0) & (B > 0.0)):
+            raise ValueError("finishing needs boxes with 0 at one end")
+        examples = st.pos2ex[:n]
+        smo = make_state(self.kd, self.kp, s, -st.y[examples] * s, B - A, alpha0=s * alpha,
+                         ws=WS_SO, eps=self.tau, shrinking=False, var_example=examples)
+        smo.G[:] = -s * st.g[:n]  # the online phase's gradient: no kernel row to recompute it
+        smo_init_statuses(smo)
+        return smo
+
+    def step(self, n_iter=CHUNK):
+        """At most n_iter SMO iterations; returns True when finished (the online core's state
+        then holds the result, with the examples that cannot move evicted from S)."""
+        it = int(self.smo.ist[ITER])
+        self.status = smo_run(self.smo, self.kc, self.kd, self.kp, np.int64(n_iter))
+        done = int(self.smo.ist[ITER]) - it
+        self.st.ist[I_STEPS] += done
+        self.st.ist[I_FINISH_STEPS] += done
+        if self.status == RUNNING:
+            return False
+        self._write_back()
+        return True
+
+    def run(self, progress=None):
+        while not self.step():
+            if progress is not None:
+                progress()
+        return self
+
+    def _write_back(self):
+        st, smo = self.st, self.smo
+        n = smo.y.shape[0]
+        s, C = smo.y, smo.C
+        st.alpha[:n] = s * smo.alpha
+        st.g[:n] = -s * smo.G
+        st.A[:n] = np.where(s > 0, 0.0, -C)
+        st.B[:n] = np.where(s > 0, C, 0.0)
+        _core(MODE_EVICT, st, self.kc, self.kd, self.kp, self.tau)
+
+    # -- save / restore ------------------------------------------------------------------------
+
+    def arrays(self):
+        return {PREFIX + f: np.array(getattr(self.smo, f)) for f in SmoState._fields}
+
+    @classmethod
+    def load(cls, st, kc, kd, kp, tau, d):
+        """The finishing run saved by :meth:`arrays` (None when ``d`` holds none)."""
+        if PREFIX + "alpha" not in d:
+            return None
+        smo = SmoState(**{f: np.array(d[PREFIX + f]) for f in SmoState._fields})
+        return cls(st, kc, kd, kp, tau, smo)
