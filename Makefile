@@ -7,9 +7,21 @@ export LASVM_DATA
 
 .PHONY: demo test bench bench-parser bench-predict bench-train bench-lasvm clean
 
+# The package and its runtime dependencies only (numpy, numba, click, tqdm: wheels, no
+# compiler). The extras each target needs are added by a stamp file of their own.
 $(BIN)/svm-train: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+# test: pytest and libsvm-official (LIBSVM itself, the oracle; pip builds it from source on
+# Linux, which needs a C++ compiler), matplotlib for the plot example
+$(VENV)/.test-extras: $(BIN)/svm-train
+	$(BIN)/pip install --quiet -e '.[test,plot]'
+	touch $@
+
+$(VENV)/.bench-extras: $(VENV)/.test-extras
 	$(BIN)/pip install --quiet -e '.[test,bench,plot]'
 	touch $@
 
@@ -18,18 +30,18 @@ demo: $(BIN)/svm-train
 	$(BIN)/svm-train data/heart_scale heart_scale.model
 	$(BIN)/svm-predict data/heart_scale heart_scale.model heart_scale.out
 
-test: $(BIN)/svm-train
+test: $(VENV)/.test-extras
 	$(BIN)/python -m pytest -q
 
 bench: bench-parser bench-predict bench-train bench-lasvm
 
-bench-parser: $(BIN)/svm-train
+bench-parser: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_parser.py
-bench-predict: $(BIN)/svm-train
+bench-predict: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_predict.py
-bench-train: $(BIN)/svm-train
+bench-train: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_train.py
-bench-lasvm: $(BIN)/svm-train
+bench-lasvm: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_lasvm.py
 
 clean:

@@ -12,14 +12,15 @@ class LasvmError(Exception):
 
 
 class InputFormatError(LasvmError):
-    """A data file line that cannot be read: ``FILE:LINE: reason (token 'X')``."""
+    """A data file that cannot be read: ``FILE:LINE: reason (token 'X')``, or ``FILE: reason``
+    when the fault is not on one line (a truncated compressed file, no data at all)."""
 
     def __init__(self, path, line, reason, token=None):
         self.path = str(path)
         self.line = line
         self.reason = reason
         self.token = token
-        msg = f"{self.path}:{line}: {reason}"
+        msg = f"{self.path}: {reason}" if line is None else f"{self.path}:{line}: {reason}"
         if token is not None:
             msg += f" (token '{token}')"
         super().__init__(msg)
@@ -38,3 +39,19 @@ class ModelFormatError(LasvmError):
 
 class ParameterError(LasvmError):
     """Invalid training or prediction parameters; message is LIBSVM's text (``C <= 0`` ...)."""
+
+
+class OutputError(LasvmError, OSError):
+    """An output file that cannot be written: ``can't write FILE: reason``.
+
+    Also an OSError, so callers that catch OSError around a write keep working."""
+
+    def __init__(self, path, reason, what=None):
+        self.path = str(path)
+        self.reason = reason
+        self.what = what  # e.g. "--save-state file"
+        LasvmError.__init__(self, str(self))
+
+    def __str__(self):
+        what = f"{self.what} " if self.what else ""
+        return f"can't write {what}{self.path}: {self.reason}"

@@ -4,6 +4,7 @@
 ``ERROR: ...`` and exits, as in LIBSVM.
 """
 
+import math
 from dataclasses import dataclass, field
 
 SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
@@ -65,6 +66,9 @@ def check_parameter(p: TrainParams, class_counts=None):
         return "unknown svm type"
     if p.kernel_type not in range(5):
         return "unknown kernel type"
+    bad = _not_finite(p)
+    if bad:
+        return bad
     if p.kernel_type in (1, 2, 3) and p.gamma < 0:
         return "gamma < 0"
     if p.kernel_type == 1 and p.degree < 0:
@@ -102,4 +106,29 @@ def check_parameter(p: TrainParams, class_counts=None):
         return "label budget < 2"
     if p.max_iter is not None and p.max_iter < 1:
         return "max_iter < 1"
+    return None
+
+
+# Parameters that must be finite numbers: LIBSVM's atof reads "nan" and "inf", and its checks
+# (``gamma < 0``, ``eps <= 0`` ...) are false for NaN, so ``-g nan`` trains a NaN model and
+# ``-e nan`` never meets its stopping rule (10^7 iterations).
+_FINITE = (("gamma", "-g gamma"), ("coef0", "-r coef0"), ("C", "-c cost"), ("nu", "-n nu"),
+           ("p", "-p epsilon"), ("cache_size", "-m cachesize"), ("eps", "-e epsilon"),
+           ("delta_max", "--delta-max"))
+# may be infinite (no limit), never NaN
+_NOT_NAN = (("save_every", "--save-every"), ("stop_seconds", "--stop-seconds"))
+
+
+def _not_finite(p):
+    for name, option in _FINITE:
+        v = getattr(p, name, None)
+        if v is not None and not math.isfinite(v):
+            return f"{option} must be a finite number, not {v!r}"
+    for name, option in _NOT_NAN:
+        v = getattr(p, name, None)
+        if v is not None and math.isnan(v):
+            return f"{option} must be a number, not nan"
+    for label, w in p.weights.items():
+        if not math.isfinite(w):
+            return f"-w{label} weight must be a finite number, not {w!r}"
     return None

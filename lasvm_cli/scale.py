@@ -359,6 +359,12 @@ def scale_file(data_path, out, err=None, *, lower=-1.0, upper=1.0, y_range=None,
     data_name = os.fspath(data_path)
     if not os.path.isfile(data_name) or not os.access(data_name, os.R_OK):
         raise ScaleError(f"can't open file {data_name}")
+    if save_path is not None:
+        from .io.atomic import output_problem
+
+        problem = output_problem(save_path)
+        if problem:
+            raise ScaleError(f"can't open file {os.fspath(save_path)}: {problem}")
     rng = None
     max_index = 0
     if restore_path is not None:
@@ -406,8 +412,9 @@ def scale_file(data_path, out, err=None, *, lower=-1.0, upper=1.0, y_range=None,
         y_block = (y_lower, y_upper, y_min, y_max) if y_scaling else None
         try:
             write_range_file(save_path, lower, upper, fmin, fmax, max_index, y_block)
-        except OSError:
-            raise ScaleError(f"can't open file {os.fspath(save_path)}") from None
+        except OSError as e:
+            reason = getattr(e, "reason", None) or e.strerror or str(e)
+            raise ScaleError(f"can't open file {os.fspath(save_path)}: {reason}") from None
         if min_index < 1:
             err.write("WARNING: scaling factors with indices smaller than 1 are not stored to "
                       f"the file {os.fspath(save_path)}.\n")

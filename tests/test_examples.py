@@ -45,10 +45,16 @@ def test_active_learning(tmp_path):
 
 @pytest.mark.parametrize("args", [[], ["data/heart_scale", "data/heart_scale"]])
 def test_python_api(tmp_path, args):
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    env = dict(os.environ, OUT=str(tmp_path / "out"))
     out = subprocess.run([sys.executable, str(REPO / "examples" / "python_api.py")]
-                         + [str(REPO / a) for a in args], cwd=tmp_path,
+                         + [str(REPO / a) for a in args], cwd=cwd, env=env,
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
     assert "smo    nSV   132  accuracy 86.67%" in out.stdout
     assert "lasvm" in out.stdout
-    assert (tmp_path / "smo.model").exists() and (tmp_path / "lasvm.model").exists()
+    # into $OUT, as the other examples; nothing in the working directory
+    assert (tmp_path / "out" / "smo.model").exists()
+    assert (tmp_path / "out" / "lasvm.model").exists()
+    assert list(cwd.iterdir()) == []

@@ -318,7 +318,8 @@ def test_cli_usage_and_errors(heart, heart_models, tmp_path):
     assert code == 1
     assert stderr.endswith(f"can't open model file {bad}\n") and "[foo]" in stderr
     code, _, stderr = run_cli([heart, heart_models["plain"], tmp_path / "nodir" / "o"])
-    assert code == 1 and stderr == f"can't open output file {tmp_path / 'nodir' / 'o'}\n"
+    assert code == 1 and stderr == (f"can't open output file {tmp_path / 'nodir' / 'o'}: "
+                                    f"no such directory {tmp_path / 'nodir'}\n")
     assert not (tmp_path / "o").exists()
 
 

@@ -234,22 +234,33 @@ def test_restore_file_index_beyond_data(tmp_path, capsys):
 
 def test_range_file_reader(tmp_path):
     r = tmp_path / "r.range"
-    r.write_text("y\n-1 1\n0 5\nx\n0 1\n2 0.5 1.5\n7 -3 3\ngarbage\n9 1 2\n")
+    r.write_text("y\n-1 1\n0 5\nx\n0 1\n2 0.5 1.5\n7 -3 3\n\n9 1 2\n")
     rf = read_range_file(r)
     assert rf.y == (-1.0, 1.0, 0.0, 5.0) and rf.x == (0.0, 1.0)
-    assert rf.features == [(2, 0.5, 1.5), (7, -3.0, 3.0)]
-    assert rf.max_index == 7
+    assert rf.features == [(2, 0.5, 1.5), (7, -3.0, 3.0), (9, 1.0, 2.0)]
+    assert rf.max_index == 9
 
 
-@pytest.mark.parametrize("text", ["y\n0\n", "y\n0 1\nx\n", "x\nfoo bar\n"])
-def test_bad_range_file(tmp_path, capsys, text):
+@pytest.mark.parametrize("text,where", [
+    ("y\n0\n", ":2: expected 'y_lower y_upper'"),
+    ("y\n0 1\nx\n", ":3: expected 'y_min y_max' (token 'x')"),
+    ("x\nfoo bar\n", ":2: expected 'lower upper' (token 'foo')"),
+    ("", ": empty file"),
+    ("x\n-1 1\n2 0.5 1.5\n7 -3 3\ngarbage\n9 1 2\n", ":5: expected 'index min max' "
+     "(token 'garbage')"),
+    ("x\n-1 1\n1 0 nan\n", ":3: expected 'index min max' (token 'nan')"),
+    ("1 0 1\n", ":1: expected the line 'x'"),
+])
+def test_bad_range_file(tmp_path, capsys, text, where):
+    """svm-scale.c stops reading at the first line it cannot parse and scales with what it
+    read (an empty file: the data's own ranges); every line must parse here."""
     r = tmp_path / "r.range"
     r.write_text(text)
     p = tmp_path / "d.svm"
     p.write_text("1 1:1\n")
     rc, out, err = run(["-r", r, p], capsys)
-    assert rc != 0 and out == ""
-    assert err == "ERROR: failed to read scaling parameters\n"
+    assert rc == 1 and out == ""
+    assert err.startswith(f"ERROR: failed to read scaling parameters: {r}{where}"), err
 
 
 def test_zero_index_warnings(tmp_path, capsys):

@@ -28,8 +28,22 @@ def _help(module_name):
     return importlib.import_module(f"lasvm_cli.cli.{module_name}").USAGE
 
 
+class _RawCommand(click.Command):
+    """A command whose ``--help`` prints its summary and then the command's own option list
+    (the text the bare command prints), so no option is hidden behind click's summary."""
+
+    def __init__(self, *args, module_name, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.module_name = module_name
+
+    def format_help(self, ctx, formatter):
+        formatter.write(self.help.rstrip() + "\n\n")
+        formatter.write(_help(self.module_name))
+
+
 def _raw_command(name, module_name, summary):
-    @click.command(name, context_settings=_RAW, help=summary, add_help_option=True)
+    @click.command(name, cls=_RawCommand, module_name=module_name, context_settings=_RAW,
+                   help=summary, add_help_option=True)
     @click.argument("args", nargs=-1, type=click.UNPROCESSED)
     def command(args):
         _run(module_name, args)

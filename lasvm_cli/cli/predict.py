@@ -1,17 +1,18 @@
 """svm-predict: LIBSVM 3.37's command line, output files and messages, over a batch predictor.
 
 Differences from LIBSVM, all on error paths or extensions: the output file is written
-atomically (a bad test file or model leaves no output file behind); a bad data line is reported
-as ``FILE:LINE: reason (token 'X')`` (LIBSVM: ``Wrong input format at line N``); extension
-options ``--decision-values FILE`` and ``--zero-based``.
+atomically (a bad test file or model leaves no output file behind; a device or named pipe such
+as ``/dev/stdout`` is written straight through); a bad data line is reported as
+``FILE:LINE: reason (token 'X')`` (LIBSVM: ``Wrong input format at line N``), and so are rows
+whose values are so large that kernel values overflow; a model with NaN or infinite numbers is
+refused; extension options ``--decision-values FILE`` and ``--zero-based``.
 """
 
 import math
-import os
 import sys
 
 from .argv import atoi, read_options
-from .report import UsageExit
+from .report import UsageExit, write_stdout
 
 USAGE = """\
 Usage: svm-predict [options] test_file model_file output_file
@@ -92,20 +93,12 @@ def _summary(pred, target):
     return correct, len(pred), error, sump, sumt, sumpp, sumtt, sumpt
 
 
-def _can_create(path):
-    if os.path.isdir(path):
-        return False
-    directory = os.path.dirname(os.path.abspath(path)) or "."
-    return os.path.isdir(directory) and os.access(directory, os.W_OK | os.X_OK)
-
-
 def main(argv):
     o = parse_command_line(argv)
 
     def info(text):
         if not o.quiet:
-            sys.stdout.write(text)
-            sys.stdout.flush()
+            write_stdout(text)
 
     def fail(text):
         sys.stdout.flush()
@@ -117,10 +110,12 @@ def main(argv):
             pass
     except OSError:
         return fail(f"can't open input file {o.test_file}")
-    if not _can_create(o.output_file):
-        return fail(f"can't open output file {o.output_file}")
-    if o.decision_values is not None and not _can_create(o.decision_values):
-        return fail(f"can't open output file {o.decision_values}")
+    from ..io.atomic import output_problem
+
+    for path in (o.output_file, o.decision_values):
+        problem = path is not None and output_problem(path)
+        if problem:
+            return fail(f"can't open output file {path}: {problem}")
 
     from ..errors import ModelFormatError
     from ..io.model_file import read_model
@@ -147,7 +142,8 @@ def main(argv):
     from ..probability import SVR_NOTE, predict_probability
 
     data = read_svmlight(o.test_file, zero_based=o.zero_based,
-                         precomputed=model.kernel_type == 4)
+                         precomputed=model.kernel_type == 4,
+                         check_norms=model.kernel_type != 4)
     kd = kernel_data(data.indptr, data.indices, data.values, kernel_type=model.kernel_type)
     dec = model.decision_values(kd)
 

@@ -1,4 +1,10 @@
-"""Progress bars on stderr (tqdm), shown only for runs that last, silenced by ``-q``."""
+"""Progress bars on stderr (tqdm): only when stderr is a terminal, for runs that last, never
+with ``-q``.
+
+Not on a pipe or a file: a caller such as LIBSVM's ``tools/grid.py`` pipes svm-train's stderr
+and never reads it, and a bar refreshed ten times a second fills a 64 KiB pipe in minutes,
+after which svm-train blocks for ever. Without a terminal, stderr carries only the bounded
+messages (warnings, errors, ``--counters``)."""
 
 import sys
 
@@ -24,6 +30,17 @@ class SolverProgress:
         self._bar.close()
 
 
-def progress_factory(quiet):
-    """None when quiet, else a callable desc -> SolverProgress."""
-    return None if quiet else SolverProgress
+def progress_factory(quiet, stream=None):
+    """A callable desc -> SolverProgress, or None when quiet or when ``stream`` (default
+    sys.stderr) is not a terminal."""
+    stream = sys.stderr if stream is None else stream
+    if quiet or not _isatty(stream):
+        return None
+    return SolverProgress
+
+
+def _isatty(stream):
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):  # no isatty, or a closed stream
+        return False

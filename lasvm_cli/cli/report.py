@@ -1,8 +1,20 @@
-"""One place that maps library errors to messages and exit codes (after black's Report)."""
+"""One place that maps library errors to messages and exit codes (after black's Report).
 
+Every expected failure ends here as one message on stderr and exit status 1 (130 for Ctrl-C),
+never a traceback: LasvmError subclasses carry their text (``FILE:LINE: reason (token 'X')``,
+``can't write FILE: reason`` ...); an OSError that escapes is reported with its file and
+reason. When standard output itself cannot be written (a full disk, a closed pipe), it is
+pointed at /dev/null so that Python's final flush does not fail a second time.
+"""
+
+import errno
+import os
 import sys
 
-from ..errors import LasvmError
+from ..errors import LasvmError, OutputError
+
+
+STDOUT_NAME = "standard output"  # OutputError.path when stdout itself failed
 
 
 class UsageExit(Exception):
@@ -14,22 +26,81 @@ class UsageExit(Exception):
         super().__init__(prefix or "usage")
 
 
+def write_stdout(text):
+    """Write ``text`` to stdout and flush; an OutputError naming standard output on failure."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as e:
+        _drop_stdout()
+        raise OutputError(STDOUT_NAME, e.strerror or str(e)) from None
+
+
+def _drop_stdout():
+    """Point file descriptor 1 at /dev/null (stdout failed; what is buffered is lost)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, ValueError, OSError):
+        return
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
+    except OSError:
+        pass
+
+
+def _flush_stdout():
+    """Flush stdout; False (and stdout dropped) when it cannot be written."""
+    try:
+        sys.stdout.flush()
+        return True
+    except OSError:
+        _drop_stdout()
+        return False
+
+
+def _stderr(text):
+    try:
+        sys.stderr.write(text.rstrip("\n") + "\n")
+        sys.stderr.flush()
+    except OSError:
+        pass
+
+
 def run_guarded(main, argv):
     """Run ``main(argv) -> int``; turn expected errors into LIBSVM-style output and status 1."""
     try:
-        return main(argv) or 0
+        code = main(argv) or 0
+        if not _flush_stdout():
+            _stderr("can't write standard output")
+            return 1
+        return code
     except UsageExit as e:
         if e.prefix:
-            sys.stderr.write(e.prefix.rstrip("\n") + "\n")
-        sys.stdout.write(e.usage)
-        sys.stdout.flush()
+            _stderr(e.prefix)
+        try:
+            sys.stdout.write(e.usage)
+        except OSError:
+            pass
+        _flush_stdout()
         return 1
     except LasvmError as e:
-        sys.stdout.flush()
-        sys.stderr.write(f"{e}\n")
+        if isinstance(e, OutputError) and e.path == STDOUT_NAME:
+            _drop_stdout()
+        _flush_stdout()
+        _stderr(str(e))
         return e.exit_code
     except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
+        _stderr("interrupted")
         return 130
     except BrokenPipeError:
+        _drop_stdout()
+        return 1
+    except OSError as e:  # an I/O failure the command did not anticipate: no traceback
+        _flush_stdout()
+        if e.errno == errno.EPIPE:
+            return 1
+        where = f"{e.filename}: " if e.filename else ""
+        _stderr(f"{where}{e.strerror or e}")
         return 1

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import ParameterError
+from ..errors import OutputError, ParameterError
 from .argv import atof
-from .report import UsageExit
+from .report import STDOUT_NAME, UsageExit
 
 USAGE = (
     "Usage: svm-scale [options] data_filename\n"
@@ -70,6 +70,13 @@ def main(argv: list[str]) -> int:
     from ..scale import scale_file
 
     out = sys.stdout
-    scale_file(data_path, out, sys.stderr, **opts)
-    out.flush()
+    try:
+        scale_file(data_path, out, sys.stderr, **opts)
+        out.flush()
+    except OutputError:
+        raise
+    except OSError as e:  # writing the scaled data: a full disk, a closed pipe
+        if e.filename is not None or isinstance(e, BrokenPipeError):
+            raise
+        raise OutputError(STDOUT_NAME, e.strerror or str(e)) from None
     return 0

@@ -1,12 +1,19 @@
 """svm-train: LIBSVM's command line (flags, messages, output, default model name), plus long
-options for what LIBSVM does not have (solvers, working sets, LASVM's online options)."""
+options for what LIBSVM does not have (solvers, working sets, LASVM's online options).
+
+Beyond LIBSVM's checks, before any training: every output path (model, ``--save-state``,
+``--trace``, snapshot names) must be writable, the training file must hold at least one row,
+and the kernel values must stay finite (rows whose squared norm overflows are rejected by the
+reader with FILE:LINE; linear and polynomial kernels are bounded from the largest row). A
+model whose rho or coefficients came out non-finite anyway is an error, never a file.
+"""
 
 import os
 import sys
 
-from ..errors import ParameterError
+from ..errors import InputFormatError, LasvmError, OutputError, ParameterError
 from .argv import atof, atoi, read_options
-from .report import UsageExit
+from .report import UsageExit, write_stdout
 
 USAGE = """\
 Usage: svm-train [options] training_set_file [model_file]
@@ -163,8 +170,7 @@ def _short_option(o, c, value, word):
 
 
 def _stdout(line):
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
+    write_stdout(line + "\n")
 
 
 def _stderr(line):
@@ -190,6 +196,116 @@ def check_precomputed(problem):
         _error("Wrong input format: sample_serial_number out of range")
 
 
+def check_outputs(o):
+    """Every file the run will write must be writable before training starts (a bad
+    --save-state path used to fail after the whole run, losing the model)."""
+    from ..io.atomic import output_problem
+    from ..online import parse_snapshots, snapshot_path
+
+    p = o.params
+    if not o.nr_fold:
+        problem = output_problem(o.model_file)
+        if problem:
+            raise LasvmError(f"can't save model to file {o.model_file}: {problem}")
+        for value in parse_snapshots(p.snapshots):
+            path = snapshot_path(o.model_file, value)
+            problem = output_problem(path)
+            if problem:
+                raise OutputError(path, problem, "--snapshots file")
+    for option, path in (("--save-state", p.save_state), ("--trace", p.trace)):
+        if path is not None:
+            problem = output_problem(path)
+            if problem:
+                raise OutputError(path, problem, f"{option} file")
+
+
+def check_resume_file(p):
+    """--resume FILE must be a whole state file (a zip archive whose members pass their CRC
+    check): a truncated or foreign file is an error here, before training, not a traceback
+    from deep inside the run."""
+    if not p.resume:
+        return
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(p.resume) as z:
+            bad = z.testzip()
+    except FileNotFoundError:
+        _error(f"can't open LASVM state file {p.resume}")
+    except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile) as e:
+        reason = "truncated, or not a state file written by --save-state" \
+            if isinstance(e, zipfile.BadZipFile) else (getattr(e, "strerror", None) or str(e))
+        _error(f"cannot read LASVM state file {p.resume}: {reason}")
+    else:
+        if bad is not None:
+            _error(f"cannot read LASVM state file {p.resume}: damaged member {bad}")
+
+
+def check_data(data, path):
+    """At least one training row (an empty or comment-only file trained a 'nr_class 0' model)."""
+    if data.n == 0:
+        raise InputFormatError(path, None, "no training data (the file is empty or holds only "
+                               "comment lines)")
+
+
+DBL_MAX = 1.7976931348623157e308
+
+
+def check_kernel_range(data, p):
+    """Linear and polynomial kernel values grow with the data: refuse a problem whose largest
+    kernel value, times C and the number of rows (a bound on a gradient), overflows float64.
+    (RBF and sigmoid values are bounded; the reader's check_norms keeps |x|^2 finite.)"""
+    if p.kernel_type not in (0, 1) or data.n == 0:
+        return
+    import numpy as np
+
+    from ..data import squared_norms
+
+    with np.errstate(over="ignore"):
+        largest = float(squared_norms(data.indptr, data.values).max())
+    if p.kernel_type == 0:
+        kmax, name, options = largest, "linear kernel u'*v", "-c"
+    else:
+        base = abs(p.gamma) * largest + abs(p.coef0)
+        try:
+            kmax = base ** p.degree if p.degree > 0 else 1.0
+        except OverflowError:
+            kmax = float("inf")
+        name, options = "polynomial kernel (gamma*u'*v + coef0)^degree", "-g, -r, -d or -c"
+    cmax = p.C * max([1.0] + [abs(w) for w in p.weights.values()])
+    if not kmax * cmax * data.n <= DBL_MAX / 8:
+        _error(f"kernel values overflow: the {name} reaches {kmax:.3g} on the training data "
+               f"(largest |x|^2 = {largest:.3g}), too large for {data.n} rows with C = "
+               f"{cmax:g}; scale the data (svm-scale) or lower {options}")
+
+
+def check_model(model):
+    """A model with a non-finite rho or coefficient is an error, never a file."""
+    import numpy as np
+
+    for name in ("rho", "sv_coef", "probA", "probB"):
+        v = getattr(model, name, None)
+        if v is not None and not np.isfinite(np.asarray(v, np.float64)).all():
+            first = np.asarray(v, np.float64).ravel()
+            first = first[~np.isfinite(first)][0]
+            _error(f"training gave a non-finite model ({name} {first:g}): kernel values or "
+                   "gradients overflowed; scale the data (svm-scale) or lower -g, -r, -d, -c")
+
+
+def _training(run, p):
+    """run(); an OSError while writing --trace, --save-state or snapshots becomes an
+    OutputError naming the file."""
+    try:
+        return run()
+    except OutputError:
+        raise
+    except OSError as e:  # unnamed: the trace, the one output written without atomic_write
+        if e.filename:
+            raise OutputError(e.filename, e.strerror or str(e)) from None
+        what = "--trace file" if p.trace else None
+        raise OutputError(p.trace or "an output file", e.strerror or str(e), what) from None
+
+
 def _main_stream(o):
     """--stream: LASVM in one sequential pass (solvers/lasvm_stream.py); the file is never
     read into memory as a whole."""
@@ -209,15 +325,20 @@ def _main_stream(o):
     err = check_parameter(p)
     if err:
         _error(err)
+    check_outputs(o)
     info = (lambda _m: None) if o.quiet else _stdout
     try:
-        model = train_stream(o.input_file, p, zero_based=o.zero_based, info=info,
-                             warn=_stderr, progress=progress_factory(o.quiet))
+        model = _training(lambda: train_stream(o.input_file, p, zero_based=o.zero_based,
+                                               info=info, warn=_stderr,
+                                               progress=progress_factory(o.quiet)), p)
     except StreamError as e:
         _error(str(e))
-    except FileNotFoundError:
+    except OutputError:
+        raise
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
         _stderr(f"can't open input file {o.input_file}")
         return 1
+    check_model(model)
     return save_model(model, o)
 
 
@@ -227,8 +348,9 @@ def save_model(model, o):
 
     try:
         write_model(model, o.model_file)
-    except OSError:
-        _stderr(f"can't save model to file {o.model_file}")
+    except OSError as e:
+        reason = e.reason if isinstance(e, OutputError) else (e.strerror or str(e))
+        _stderr(f"can't save model to file {o.model_file}: {reason}")
         return 1
     if o.counters:
         for k, v in model.counters.items():
@@ -249,17 +371,27 @@ def main(argv):
     if o.stream:
         return _main_stream(o)
     precomputed = p.kernel_type == 4
+    if o.input_file != "-":  # LIBSVM's first message, before the outputs' checks
+        try:
+            open(o.input_file, "rb").close()
+        except OSError:
+            _stderr(f"can't open input file {o.input_file}")
+            return 1
+    check_outputs(o)
+    check_resume_file(p)
     try:
         data = read_svmlight(o.input_file, zero_based=o.zero_based or precomputed,
-                             precomputed=precomputed)
+                             precomputed=precomputed, check_norms=not precomputed)
     except OSError:
         _stderr(f"can't open input file {o.input_file}")
         return 1
+    check_data(data, o.input_file)
     if p.gamma == 0 and data.max_index > 0:
         p.gamma = 1.0 / data.max_index
     err = check_parameter(p)
     if err:
         _error(err)
+    check_kernel_range(data, p)
     problem = Problem.from_svmlight(data, kernel_type=p.kernel_type)
     if precomputed:
         check_precomputed(problem)
@@ -272,11 +404,12 @@ def main(argv):
             _stderr(f"WARNING: # folds ({nr_fold}) > # data ({problem.n}). Will use # folds = "
                     "# data instead (i.e., leave-one-out cross validation)")
             nr_fold = problem.n
-        target = cross_validation(problem, p, nr_fold, progress=progress)
+        target = _training(lambda: cross_validation(problem, p, nr_fold, progress=progress), p)
         correct = int((target == problem.y).sum())
         # printf, not info(): LIBSVM prints this line even with -q
         _stdout(f"Cross Validation Accuracy = {100.0 * correct / problem.n:g}%")
         return 0
 
-    model = fit(problem, p, info=info, warn=_stderr, progress=progress)
+    model = _training(lambda: fit(problem, p, info=info, warn=_stderr, progress=progress), p)
+    check_model(model)
     return save_model(model, o)

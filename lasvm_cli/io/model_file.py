@@ -29,8 +29,10 @@ keys in any order, except that ``nr_class`` must precede ``rho``, ``label``, ``p
 ``probB`` and ``nr_sv`` (their lengths come from it); after ``SV`` the rest of that line is
 skipped and ``total_sv`` SV lines follow. Anything wrong raises ModelFormatError with the file,
 line and reason: an unknown key (LIBSVM: ``unknown text in model file: [key]``), a bad or
-missing number, an unknown svm or kernel type, a missing required key, ``nr_sv`` not summing to
-``total_sv``, a short SV block, or a malformed ``index:value`` pair.
+missing number, NaN or infinity anywhere (gamma, coef0, rho, probA/probB, SV coefficients and
+values), an unknown svm or kernel type, a missing required key, ``nr_sv`` not summing to
+``total_sv``, a short SV block, a last SV line without its newline (a file cut inside that
+line), or a malformed ``index:value`` pair.
 
 Extension: multi-class schemes LIBSVM cannot express
 ----------------------------------------------------
@@ -179,9 +181,12 @@ def _parse_float(tok, toks, what):
     try:
         if "_" in tok:
             raise ValueError
-        return float(tok)
+        v = float(tok)
     except ValueError:
         raise ModelFormatError(toks.path, f"bad number '{tok}' in {what}", toks.line) from None
+    if not np.isfinite(v):
+        raise ModelFormatError(toks.path, f"{what} '{tok}' is not a finite number", toks.line)
+    return v
 
 
 def _parse_int(tok, toks, what):
@@ -328,6 +333,11 @@ def _parse_sv_block(lines, start, total_sv, n_coef, path):
     if have < total_sv:
         raise ModelFormatError(path, f"total_sv is {total_sv} but only {max(have, 0)} SV lines "
                                "follow", len(lines))
+    if total_sv and start + total_sv >= len(lines):
+        # the last SV line has no newline: LIBSVM's writer ends every line with one, so the
+        # file was cut inside that line (its last number may be cut short too)
+        raise ModelFormatError(path, "truncated model file: the last SV line does not end "
+                               "with a newline", start + total_sv)
     block = lines[start:start + total_sv]
     coef = np.empty((n_coef, total_sv), np.float64)
     counts = np.empty(total_sv, np.int64)
@@ -358,6 +368,8 @@ def _parse_sv_block(lines, start, total_sv, n_coef, path):
         values = arr[:, 1].copy()
         if any("_" in s for s in pair_strs) or any("_" in c for r in coef_rows for c in r):
             raise ValueError
+        if not (np.isfinite(coef).all() and np.isfinite(values).all()):
+            raise ValueError
     except ValueError:
         _locate_sv_error(block, start, n_coef, path)
         raise ModelFormatError(path, "malformed SV block", start + 1) from None
@@ -374,19 +386,25 @@ def _locate_sv_error(block, start, n_coef, path):
             try:
                 if "_" in c:
                     raise ValueError
-                float(c)
+                v = float(c)
             except ValueError:
                 raise ModelFormatError(path, f"bad SV coefficient '{c}'", lineno) from None
+            if not np.isfinite(v):
+                raise ModelFormatError(path, f"SV coefficient '{c}' is not a finite number",
+                                       lineno)
         for tok in parts[n_coef:]:
             idx, sep, val = tok.partition(":")
             ok = bool(sep) and ":" not in val and "_" not in tok
             if ok:
                 try:
                     iv = int(idx)
-                    float(val)
+                    fv = float(val)
                     ok = 0 <= iv <= 2**31 - 1
                 except ValueError:
                     ok = False
             if not ok:
                 raise ModelFormatError(path, f"bad SV feature '{tok}' (expected index:value)",
+                                       lineno)
+            if not np.isfinite(fv):
+                raise ModelFormatError(path, f"SV feature value '{tok}' is not a finite number",
                                        lineno)

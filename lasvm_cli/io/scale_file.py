@@ -1,4 +1,4 @@
-"""svm-scale's range file (``-s`` / ``-r``), read and written as LIBSVM 3.37 does.
+"""svm-scale's range file (``-s`` / ``-r``), written as LIBSVM 3.37 writes it.
 
 Format::
 
@@ -7,138 +7,123 @@ Format::
     y_min y_max
     x
     lower upper
-    index min max        (one line per non-constant feature, index >= 1)
+    index min max        (one line per non-constant feature, index >= 1, ascending)
 
-All numbers are written with ``%.17g``. The reader follows svm-scale.c's ``fscanf`` logic:
-the ``y`` block is read if the file starts with ``y``; the ``x`` block only if the next
-character is ``x`` (otherwise nothing more is restored); feature lines are read until one does
-not parse as ``int double double``.
+All numbers are written with ``%.17g``. The reader is stricter than svm-scale.c's ``fscanf``
+loop, which stops at the first line it cannot parse and then scales with whatever it read (an
+empty or damaged file silently scales the data with their own ranges): every line must be part
+of the format, so an empty file, a missing ``x`` block, a malformed line, trailing text, NaN or
+infinity, lower >= upper, min > max, or indices that are not >= 1 and strictly ascending are
+a :class:`ScaleFileError` ``ERROR: failed to read scaling parameters: FILE:LINE: reason
+(token 'X')``. Blank lines are ignored.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
 from ..errors import LasvmError
 
-_WS = re.compile(rb"\s*")
-_INT = re.compile(rb"\s*([+-]?\d+)")
-_FLOAT = re.compile(
-    rb"\s*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.IGNORECASE
-)
+# a decimal number as the data reader accepts it (no nan, inf, hex or underscores)
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+_INDEX = re.compile(r"[+-]?\d+\Z")
 
 
 class ScaleFileError(LasvmError):
-    """The range file cannot be used; the message is LIBSVM's text."""
+    """The range file cannot be used (LIBSVM's ``ERROR: failed to read scaling parameters``
+    with the file, line and reason)."""
+
+    def __init__(self, path, line, reason, token=None):
+        where = f"{path}:{line}" if line is not None else f"{path}"
+        msg = f"ERROR: failed to read scaling parameters: {where}: {reason}"
+        if token is not None:
+            msg += f" (token '{token}')"
+        super().__init__(msg)
 
 
 @dataclass
 class RangeFile:
     y: tuple | None = None  # (y_lower, y_upper, y_min, y_max)
-    x: tuple | None = None  # (lower, upper); None when the file has no x block
+    x: tuple | None = None  # (lower, upper)
     features: list = field(default_factory=list)  # [(index, min, max), ...] in file order
-    max_index: int = 0  # what svm-scale's first pass finds (largest index in the file)
+    max_index: int = 0  # the largest feature index listed
 
 
-class _Scanner:
-    """Just enough of C's fscanf: %d, %lf, whitespace directives, fgetc/ungetc, readline."""
-
-    def __init__(self, data: bytes):
-        self.data = data
-        self.pos = 0
-
-    def getc(self):
-        if self.pos >= len(self.data):
-            return None
-        c = self.data[self.pos : self.pos + 1]
-        self.pos += 1
-        return c
-
-    def readline(self):
-        k = self.data.find(b"\n", self.pos)
-        self.pos = len(self.data) if k < 0 else k + 1
-
-    def skip_ws(self):
-        self.pos = _WS.match(self.data, self.pos).end()
-
-    def int(self):
-        m = _INT.match(self.data, self.pos)
-        if not m:
-            return None
-        self.pos = m.end()
-        return int(m.group(1))
-
-    def float(self):
-        m = _FLOAT.match(self.data, self.pos)
-        if not m:
-            return None
-        self.pos = m.end()
-        return float(m.group(1))
-
-    def floats(self, count):
-        """``fscanf("%lf %lf\\n")``-style: ``count`` numbers then whitespace; None on failure."""
-        out = []
-        for _ in range(count):
-            v = self.float()
-            if v is None:
-                return None
-            out.append(v)
-        self.skip_ws()
-        return out
-
-
-def _first_pass_max_index(data: bytes) -> int:
-    """svm-scale's pass 1 over the restore file: the largest feature index listed."""
-    s = _Scanner(data)
-    if s.getc() == b"y":
-        s.readline()
-        s.readline()
-        s.readline()
-    s.readline()
-    s.readline()
-    max_index = 0
-    while True:
-        idx = s.int()
-        if idx is None:
-            break
-        max_index = max(max_index, idx)
-        # "%d %*f %*f\n": suppressed conversions; a failure just ends this fscanf call
-        if s.float() is not None and s.float() is not None:
-            s.skip_ws()
-    return max_index
+def _numbers(path, lineno, words, count, what):
+    out = []
+    for w in words[:count]:
+        if not _NUMBER.match(w):
+            raise ScaleFileError(path, lineno, f"expected {what}", w)
+        v = float(w)
+        if not math.isfinite(v):
+            raise ScaleFileError(path, lineno, "number out of range", w)
+        out.append(v)
+    if len(words) < count:
+        raise ScaleFileError(path, lineno, f"expected {what}")
+    if len(words) > count:
+        raise ScaleFileError(path, lineno, f"unexpected text after {what}", words[count])
+    return out
 
 
 def read_range_file(path) -> RangeFile:
-    """Parse a range file; raises ScaleFileError as svm-scale would, OSError if unreadable."""
+    """Parse a range file; ScaleFileError when it is not one, OSError if unreadable."""
+    path_text = str(path)
     with open(path, "rb") as f:
         data = f.read()
-    out = RangeFile(max_index=_first_pass_max_index(data))
-    s = _Scanner(data)
-    c = s.getc()
-    if c == b"y":
-        a = s.floats(2)
-        b = s.floats(2) if a is not None else None
-        if a is None or b is None:
-            raise ScaleFileError("ERROR: failed to read scaling parameters")
-        out.y = (a[0], a[1], b[0], b[1])
-    elif c is not None:
-        s.pos -= 1
-    if s.getc() == b"x":
-        lu = s.floats(2)
-        if lu is None:
-            raise ScaleFileError("ERROR: failed to read scaling parameters")
-        out.x = (lu[0], lu[1])
-        while True:
-            save = s.pos
-            idx = s.int()
-            if idx is None:
-                break
-            mm = s.floats(2)
-            if mm is None:
-                s.pos = save
-                break
-            out.features.append((idx, mm[0], mm[1]))
+    text = data.decode("latin-1")
+    lines = [(k + 1, line.split()) for k, line in enumerate(text.split("\n"))]
+    lines = [(k, words) for k, words in lines if words]
+    if not lines:
+        raise ScaleFileError(path_text, None, "empty file: not an svm-scale range file "
+                             "(svm-scale -s writes one)")
+    out = RangeFile()
+    pos = 0
+
+    def next_line(what):
+        nonlocal pos
+        if pos >= len(lines):
+            raise ScaleFileError(path_text, None, f"unexpected end of file: expected {what}")
+        pos += 1
+        return lines[pos - 1]
+
+    k, words = next_line("'y' or 'x'")
+    if words == ["y"]:
+        k, words = next_line("'y_lower y_upper'")
+        y_lower, y_upper = _numbers(path_text, k, words, 2, "'y_lower y_upper'")
+        if not y_lower < y_upper:
+            raise ScaleFileError(path_text, k, "y_lower must be below y_upper")
+        k, words = next_line("'y_min y_max'")
+        y_min, y_max = _numbers(path_text, k, words, 2, "'y_min y_max'")
+        if y_min > y_max:
+            raise ScaleFileError(path_text, k, "y_min is above y_max")
+        out.y = (y_lower, y_upper, y_min, y_max)
+        k, words = next_line("'x'")
+    if words != ["x"]:
+        raise ScaleFileError(path_text, k, "expected the line 'x'" +
+                             ("" if out.y else " (or a 'y' block before it)"), words[0])
+    k, words = next_line("'lower upper'")
+    lower, upper = _numbers(path_text, k, words, 2, "'lower upper'")
+    if not lower < upper:
+        raise ScaleFileError(path_text, k, "lower must be below upper")
+    out.x = (lower, upper)
+    prev = 0
+    while pos < len(lines):
+        k, words = next_line("'index min max'")
+        if not _INDEX.match(words[0]):
+            raise ScaleFileError(path_text, k, "expected 'index min max'", words[0])
+        idx = int(words[0])
+        if idx < 1:
+            raise ScaleFileError(path_text, k, "feature index must be >= 1", words[0])
+        if idx <= prev:
+            raise ScaleFileError(path_text, k, "feature indices must ascend strictly", words[0])
+        lo, hi = _numbers(path_text, k, words[1:], 2, "'index min max'")
+        if lo > hi:
+            raise ScaleFileError(path_text, k, "min is above max", " ".join(words))
+        out.features.append((idx, lo, hi))
+        prev = idx
+    out.max_index = prev
     return out
 
 

@@ -19,7 +19,9 @@ row), a trailing ``# comment``. Also accepted (LIBSVM rejects them): full-line `
 Rejected with :class:`~lasvm_cli.errors.InputFormatError` (1-based line numbers): empty or
 blank lines, bad labels, bad or empty values, NaN and infinity, numbers out of the float64
 range, negative indices, indices that do not ascend strictly, tokens that are not
-``index:value``, and index 0 unless ``zero_based`` or ``precomputed``.
+``index:value``, and index 0 unless ``zero_based`` or ``precomputed``; with ``check_norms``,
+rows whose squared norm would make kernel values overflow. A truncated or damaged ``.gz``,
+``.bz2`` or ``.xz`` file is an InputFormatError naming the file and the fault (no line).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import gzip
 import lzma
 import os
 import sys
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -397,22 +400,52 @@ def _tokenize(buf, min_index, line_base):
 # Python driver
 
 
+def _compression(source):
+    """'gzip', 'bzip2', 'xz' or None, from the file name (as the reader opens it)."""
+    if isinstance(source, (str, os.PathLike)) and os.fspath(source) != "-":
+        path = os.fspath(source)
+        if path.endswith(".gz"):
+            return "gzip"
+        if path.endswith(".bz2"):
+            return "bzip2"
+        if path.endswith(".xz") or path.endswith(".lzma"):
+            return "xz"
+    return None
+
+
 @contextlib.contextmanager
 def open_binary(source):
     if isinstance(source, (str, os.PathLike)) and os.fspath(source) == "-":
         yield sys.stdin.buffer
         return
     path = os.fspath(source)
-    if path.endswith(".gz"):
+    kind = _compression(path)
+    if kind == "gzip":
         f = gzip.open(path, "rb")
-    elif path.endswith(".bz2"):
+    elif kind == "bzip2":
         f = bz2.open(path, "rb")
-    elif path.endswith(".xz") or path.endswith(".lzma"):
+    elif kind == "xz":
         f = lzma.open(path, "rb")
     else:
         f = open(path, "rb")
     with f:
         yield f
+
+
+def _read_chunk(f, size, name, kind):
+    """``f.read(size)``; a damaged compressed stream or a failing read is an InputFormatError
+    naming the file (opening errors stay OSError: the CLI says it can't open the file)."""
+    try:
+        return f.read(size)
+    except EOFError:
+        raise InputFormatError(name, None, f"truncated {kind} file: the compressed data end "
+                               "before the end-of-stream marker") from None
+    except (OSError, lzma.LZMAError, zlib.error) as e:
+        detail = getattr(e, "strerror", None) or str(e) or type(e).__name__
+        if kind is None:
+            raise InputFormatError(name, None, f"read error: {detail}") from None
+        raise InputFormatError(name, None, f"not a valid {kind} file, or a damaged one: "
+                               f"{detail}") from None
 
 
 def _display_name(source):
@@ -428,39 +461,93 @@ def _token_text(buf, s, e):
     return text
 
 
-def _parse_block(buf, min_index, line_base, name):
-    """Tokenize one block of complete lines; returns (y, rowlen, indices, values, max_index)."""
+def _parse_block(buf, min_index, line_base, name, check_norms=False):
+    """Tokenize one block of complete lines; returns (y, rowlen, indices, values, max_index).
+
+    The first fault in file order wins: a syntax error, a slow token that overflows, or (with
+    ``check_norms``) a row whose squared norm is too large."""
     (y, rowlen, indices, values, max_index, slow, nslow, err, err_line, err_s, err_e) = _tokenize(
         buf, min_index, line_base
     )
-    # slow tokens all precede the error (if any), so an overflow among them comes first
+    problem = None  # (line, reason, token) of the first fault found by the tokenizer or here
+    if err != E_OK:
+        token = None if err == E_EMPTY_LINE else _token_text(buf, err_s, err_e)
+        problem = (int(err_line), _MESSAGES[int(err)], token)
+    # slow tokens are in file order and all precede the tokenizer's error (if any); on an
+    # error the arrays stop at its line, where only values already stored have a slot
     for k in range(nslow):
         s, e, target, line, ts = (int(x) for x in slow[k])
         v = float(bytes(buf[s:e]))
         if not np.isfinite(v):
-            raise InputFormatError(name, line, _OVERFLOW, _token_text(buf, ts, e))
+            problem = (line, _OVERFLOW, _token_text(buf, ts, e))
+            break
         if target >= 0:
-            values[target] = v
-        else:
+            if target < values.shape[0]:
+                values[target] = v
+        elif -target - 1 < y.shape[0]:
             y[-target - 1] = v
-    if err != E_OK:
-        token = None if err == E_EMPTY_LINE else _token_text(buf, err_s, err_e)
-        raise InputFormatError(name, int(err_line), _MESSAGES[int(err)], token)
+    if check_norms:
+        complete = int(rowlen.sum())
+        found = _norm_problem(rowlen, values[:complete], buf, line_base)
+        if found is not None and (problem is None or found[0] < problem[0]):
+            problem = found
+    if problem is not None:
+        raise InputFormatError(name, *problem)
     return y, rowlen, indices, values, int(max_index)
 
 
-def _parsed_blocks(source, zero_based, precomputed, chunk_bytes):
+# A row whose squared norm exceeds this makes kernel values overflow float64 (the RBF
+# kernel's |x|^2 + |z|^2 - 2 x.z reaches four times it; 1/8 of DBL_MAX leaves room for rounding)
+MAX_SQUARED_NORM = float(np.finfo(np.float64).max) / 8
+
+
+def _norm_problem(rowlen, values, buf, line_base):
+    """(line, reason, token) of the first row of the block whose squared norm is too large for
+    kernels (MAX_SQUARED_NORM), its token the row's largest value; None when there is none.
+    Rows whose values overflowed hold 0 there (the overflow is reported on its own)."""
+    if values.size == 0:
+        return None
+    biggest = float(np.max(np.abs(values)))
+    if biggest * biggest * int(rowlen.max()) <= MAX_SQUARED_NORM:
+        return None
+    with np.errstate(over="ignore"):
+        rows = np.repeat(np.arange(rowlen.size), rowlen)
+        sq = np.bincount(rows, weights=values * values, minlength=rowlen.size)
+    bad = np.flatnonzero(~(sq <= MAX_SQUARED_NORM))
+    if bad.size == 0:
+        return None
+    r = int(bad[0])
+    row = -1
+    for k, text in enumerate(bytes(buf).split(b"\n")):
+        if not text.strip(b" \t\r\v\f").startswith(b"#"):
+            row += 1
+            if row == r:
+                break
+    token, top = None, -1.0
+    for tok in text.split()[1:]:
+        if tok.startswith(b"#"):
+            break
+        head, _, val = tok.partition(b":")
+        if head.lower() != b"qid" and abs(float(val)) > top:
+            token, top = tok.decode("ascii", "replace"), abs(float(val))
+    return (line_base + k, f"feature values too large: the squared norm of this row is "
+            f"{sq[r]:.3g}, over {MAX_SQUARED_NORM:.3g}, so kernel values would overflow "
+            "(scale the data, e.g. with svm-scale)", token)
+
+
+def _parsed_blocks(source, zero_based, precomputed, chunk_bytes, check_norms=False):
     """Parse ``source`` chunk by chunk: yields (y, rowlen, indices, values, max_index) for each
     block of complete lines, in file order, holding one block of text at a time."""
     name = _display_name(source)
     min_index = 0 if (zero_based or precomputed) else 1
     chunk_bytes = max(int(chunk_bytes), 1)
     line_base = 1
+    kind = _compression(source)
     with open_binary(source) as f:
         carry = b""
         eof = False
         while not eof:
-            data = f.read(chunk_bytes)
+            data = _read_chunk(f, chunk_bytes, name, kind)
             if not data:
                 eof = True
                 block = carry
@@ -483,7 +570,7 @@ def _parsed_blocks(source, zero_based, precomputed, chunk_bytes):
                 buf = buf[:-1]
             else:
                 nl += 1  # last line without newline (end of file)
-            parsed = _parse_block(buf, min_index, line_base, name)
+            parsed = _parse_block(buf, min_index, line_base, name, check_norms)
             line_base += nl
             del buf
             yield parsed
@@ -495,18 +582,22 @@ def _indptr(rowlen):
     return indptr
 
 
-def read_svmlight(source, *, zero_based=False, precomputed=False, chunk_bytes=1 << 24):
+def read_svmlight(source, *, zero_based=False, precomputed=False, chunk_bytes=1 << 24,
+                  check_norms=False):
     """Read a LIBSVM/svmlight file (path, ``.gz``/``.bz2``/``.xz`` path, or ``"-"`` for stdin).
 
     ``indices`` keep the numbering of the file; index 0 is accepted only when ``zero_based``
-    or ``precomputed`` is set. Raises :class:`InputFormatError` with a 1-based line number.
+    or ``precomputed`` is set. Raises :class:`InputFormatError` with a 1-based line number
+    (without one for a damaged compressed file). ``check_norms`` also rejects rows whose
+    squared norm exceeds :data:`MAX_SQUARED_NORM` (values such as 1e200, whose kernel values
+    overflow float64; svm-train and svm-predict set it, svm-scale does not).
     Blocks are parsed one at a time and concatenated once at the end (peak memory about twice
     the final arrays).
     """
     ys, lens, idxs, vals = [], [], [], []
     max_index = 0
     for y, rowlen, indices, values, mi in _parsed_blocks(source, zero_based, precomputed,
-                                                          chunk_bytes):
+                                                          chunk_bytes, check_norms):
         ys.append(y)
         lens.append(rowlen)
         idxs.append(indices)
@@ -522,14 +613,15 @@ def read_svmlight(source, *, zero_based=False, precomputed=False, chunk_bytes=1 
     return SvmlightData(y=y, indptr=indptr, indices=indices, values=values, max_index=max_index)
 
 
-def iter_svmlight(source, *, zero_based=False, precomputed=False, chunk_bytes=1 << 22):
+def iter_svmlight(source, *, zero_based=False, precomputed=False, chunk_bytes=1 << 22,
+                  check_norms=False):
     """Read a LIBSVM/svmlight file as a sequence of :class:`SvmlightData` blocks of complete
     rows (about ``chunk_bytes`` of text each), in file order, never holding more than one block:
     for one pass over files larger than memory (``svm-train --stream``). Same sources, checks
     and errors as :func:`read_svmlight`; each block's ``max_index`` is its own largest index.
     """
     for y, rowlen, indices, values, mi in _parsed_blocks(source, zero_based, precomputed,
-                                                          chunk_bytes):
+                                                          chunk_bytes, check_norms):
         if y.shape[0]:
             yield SvmlightData(y=y, indptr=_indptr(rowlen), indices=indices, values=values,
                                max_index=mi)
