@@ -9,11 +9,22 @@ is made once, here, for training and prediction alike.
 Binary data (every stored value exactly 1) with at most MAX_BIT_WORDS x 64 columns also get
 their rows packed as bit sets (kernels.py: a popcount per word and a table lookup per kernel
 value). That is a third copy of the rows, and a small one: 16 bytes per row for adult.
+
+Memory follows the stored values, not the largest feature index. Kernels work on feature
+columns: normally column c is feature index c, but when the index range is wide and sparse
+(hashed or text features, indices up to 2^31 - 1) the distinct indices that occur are mapped in
+order to columns 0..d-1 (index 0 always keeps column 0, so data whose indices 1..m all occur map
+onto themselves) and :attr:`KernelData.cols` keeps the map. Everything sized by a width (dense
+X, a kernel row's scatter buffer, bit sets) is then sized by d. Rows of another data set meet
+these in kernel rows only after :func:`align` has put them in the same columns: features
+without a column are dropped from the dot products and stay in the squared norms, which is
+exact, since no row of the reference data has them. Models and files keep the file's indices
+(:attr:`Problem.indices`, :func:`row_to_csr`).
 """
 
 import numpy as np
 
-from .kernels import NO_BITS, PRECOMPUTED, KernelData
+from .kernels import NO_BITS, NO_COLS, PRECOMPUTED, KernelData
 
 # Dense when the dense matrix is at most this many bytes and at least this fraction non-zero.
 DENSE_MAX_BYTES = 4 << 30
@@ -21,6 +32,9 @@ DENSE_MIN_DENSITY = 0.25
 # Bit sets for binary data of at most this many 64-bit words per row (beyond, a CSR gather over
 # the few stored features costs less than a popcount over every word).
 MAX_BIT_WORDS = 16
+# Columns are compacted when the index range is wider than this and at least twice the number
+# of distinct indices (data below it keep column = index, as LIBSVM-sized data always do).
+COMPACT_MIN_WIDTH = 1 << 16
 
 
 def _empty_csr():
@@ -64,20 +78,43 @@ def pack_bits(indptr, indices, values, width):
     return bits
 
 
+def feature_columns(indices, width):
+    """The map column -> feature index (int32, ascending, starting with index 0) for rows
+    with these indices in a space of ``width`` indices, or NO_COLS when column = index."""
+    if width <= COMPACT_MIN_WIDTH:
+        return NO_COLS
+    cols = np.unique(np.concatenate([np.zeros(1, np.int32), np.asarray(indices, np.int32)]))
+    if 2 * cols.size > width:
+        return NO_COLS
+    return cols
+
+
 def kernel_data(indptr, indices, values, width=None, dense=None, kernel_type=None):
-    """KernelData for CSR rows; ``width`` = number of columns (largest index + 1 by default)."""
+    """KernelData for CSR rows; ``width`` = number of indices (largest index + 1 by default).
+
+    Wide, sparse index ranges get compacted columns (module docstring); a precomputed kernel
+    never does (its features are the serial numbers of the training rows)."""
     indptr = np.ascontiguousarray(indptr, np.int64)
     indices = np.ascontiguousarray(indices, np.int32)
     values = np.ascontiguousarray(values, np.float64)
-    n = indptr.shape[0] - 1
     if width is None:
         width = int(indices.max()) + 1 if indices.size else 1
+    cols = NO_COLS if kernel_type == PRECOMPUTED else feature_columns(indices, width)
+    if cols.size:
+        indices = np.searchsorted(cols, indices).astype(np.int32)
+        width = cols.size
+    return _build(indptr, indices, values, width, dense, kernel_type, cols,
+                  squared_norms(indptr, values), kernel_type != PRECOMPUTED)
+
+
+def _build(indptr, indices, values, width, dense, kernel_type, cols, x_sq, with_bits):
+    """KernelData of CSR rows whose indices are already columns (< width)."""
+    n = indptr.shape[0] - 1
     if dense is None:
         dense = choose_dense(n, width, values.size, kernel_type)
-    x_sq = squared_norms(indptr, values)
-    bits = NO_BITS if kernel_type == PRECOMPUTED else pack_bits(indptr, indices, values, width)
+    bits = pack_bits(indptr, indices, values, width) if with_bits else NO_BITS
     if not dense:
-        return KernelData(np.zeros((0, 0)), indptr, indices, values, x_sq, bits)
+        return KernelData(np.zeros((0, 0)), indptr, indices, values, x_sq, bits, cols)
     X = np.zeros((max(n, 1) if n == 0 else n, max(width, 1)), np.float64)
     rows = np.repeat(np.arange(n), np.diff(indptr))
     keep = indices < X.shape[1]
@@ -85,7 +122,73 @@ def kernel_data(indptr, indices, values, width=None, dense=None, kernel_type=Non
     if n == 0:
         X = np.zeros((0, 0))
     empty = _empty_csr()
-    return KernelData(X, empty[0], empty[1], empty[2], x_sq, bits)
+    return KernelData(X, empty[0], empty[1], empty[2], x_sq, bits, cols)
+
+
+def n_columns(kd):
+    """Width of kd's column space: what a row's scatter buffer may need."""
+    if kd.cols.size:
+        return kd.cols.size
+    if kd.X.shape[0] > 0:
+        return kd.X.shape[1]
+    return int(kd.indices.max()) + 1 if kd.indices.size else 0
+
+
+def original_csr(kd):
+    """(indptr, indices, values) of every row of kd, with the file's feature indices (stored
+    zeros of dense rows are not listed)."""
+    if kd.X.shape[0] > 0:
+        rows, c = np.nonzero(kd.X)
+        values = kd.X[rows, c]
+        indptr = np.zeros(kd.X.shape[0] + 1, np.int64)
+        np.cumsum(np.bincount(rows, minlength=kd.X.shape[0]), out=indptr[1:])
+        indices = c.astype(np.int32)
+    else:
+        indptr, indices, values = kd.indptr, kd.indices, kd.values
+    if kd.cols.size:
+        indices = kd.cols[indices]
+    return indptr, indices, values
+
+
+def kernel_data_like(ref, indptr, indices, values, x_sq=None):
+    """Rows with the file's indices as KernelData in ref's columns and storage (dense when ref
+    is), for kernel rows against ref's rows: a feature ref has no column for is dropped from
+    the dot products and kept in the squared norm (x_sq, computed from ``values`` by
+    default). Bit sets only when no feature was dropped (a popcount of |u-v|^2 needs all)."""
+    indptr = np.ascontiguousarray(indptr, np.int64)
+    indices = np.ascontiguousarray(indices, np.int32)
+    values = np.ascontiguousarray(values, np.float64)
+    if x_sq is None:
+        x_sq = squared_norms(indptr, values)
+    width = n_columns(ref)
+    if ref.cols.size:
+        pos = np.searchsorted(ref.cols, indices)
+        keep = ref.cols[np.minimum(pos, width - 1)] == indices
+        indices = pos.astype(np.int32)
+    else:
+        keep = indices < width
+    if not keep.all():
+        rows = np.repeat(np.arange(indptr.shape[0] - 1), np.diff(indptr))[keep]
+        indptr = np.zeros_like(indptr)
+        np.cumsum(np.bincount(rows, minlength=indptr.shape[0] - 1), out=indptr[1:])
+        indices, values = indices[keep], values[keep]
+    with_bits = ref.bits.shape[0] > 0 and bool(keep.all())
+    return _build(indptr, indices, values, width, ref.X.shape[0] > 0, None, ref.cols, x_sq,
+                  with_bits)
+
+
+def align(kd, ref, kernel_type=None):
+    """kd's rows in the columns of ref, for kernel rows between the two (test rows against a
+    model's SVs): kd itself when the two already share their columns and kd is not wider than
+    ref (or than COMPACT_MIN_WIDTH), else :func:`kernel_data_like` of kd's rows."""
+    if kernel_type == PRECOMPUTED:
+        return kd
+    if kd.cols.size == 0 and ref.cols.size == 0:
+        if kd.X.shape[0] > 0 or n_columns(kd) <= max(n_columns(ref), COMPACT_MIN_WIDTH):
+            return kd
+    elif kd.cols is ref.cols or np.array_equal(kd.cols, ref.cols):
+        return kd
+    return kernel_data_like(ref, *original_csr(kd), x_sq=kd.x_sq)
 
 
 def subset(kd, rows):
@@ -94,7 +197,7 @@ def subset(kd, rows):
     if kd.X.shape[0] > 0:
         e = _empty_csr()
         return KernelData(np.ascontiguousarray(kd.X[rows]), e[0], e[1], e[2], kd.x_sq[rows].copy(),
-                          _rows_of(kd.bits, rows))
+                          _rows_of(kd.bits, rows), kd.cols)
     starts, stops = kd.indptr[rows], kd.indptr[rows + 1]
     lengths = stops - starts
     indptr = np.zeros(rows.size + 1, np.int64)
@@ -102,7 +205,7 @@ def subset(kd, rows):
     take = np.concatenate([np.arange(a, b) for a, b in zip(starts, stops)]) if rows.size else \
         np.zeros(0, np.int64)
     return KernelData(kd.X, indptr, kd.indices[take].copy(), kd.values[take].copy(),
-                      kd.x_sq[rows].copy(), _rows_of(kd.bits, rows))
+                      kd.x_sq[rows].copy(), _rows_of(kd.bits, rows), kd.cols)
 
 
 def _rows_of(bits, rows):
@@ -110,16 +213,20 @@ def _rows_of(bits, rows):
 
 
 def row_to_csr(kd, i):
-    """(indices, values) of row i, whichever storage (for writing SVs into model files)."""
+    """(indices, values) of row i with the file's indices, whichever storage (for writing SVs
+    into model files)."""
     if kd.X.shape[0] > 0:
         nz = np.flatnonzero(kd.X[i])
-        return nz.astype(np.int32), kd.X[i, nz]
-    lo, hi = kd.indptr[i], kd.indptr[i + 1]
-    return kd.indices[lo:hi], kd.values[lo:hi]
+        idx, val = nz.astype(np.int32), kd.X[i, nz]
+    else:
+        lo, hi = kd.indptr[i], kd.indptr[i + 1]
+        idx, val = kd.indices[lo:hi], kd.values[lo:hi]
+    return (kd.cols[idx] if kd.cols.size else idx), val
 
 
 class Problem:
-    """A training set: labels, the rows as read (CSR, for writing SVs) and their kernel storage."""
+    """A training set: labels, the rows as read (CSR with the file's indices, for writing SVs)
+    and their kernel storage (columns compacted for wide index ranges, see the module)."""
 
     def __init__(self, y, indptr, indices, values, max_index, kernel_type=None, dense=None):
         self.y = np.asarray(y, np.float64)

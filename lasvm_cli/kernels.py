@@ -41,15 +41,22 @@ KERNEL_NAMES = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
 numba.get_num_threads()
 
 NO_BITS = np.zeros((0, 0), np.uint64)
+NO_COLS = np.zeros(0, np.int32)
 
-KernelData = namedtuple("KernelData", "X indptr indices values x_sq bits", defaults=(NO_BITS,))
+KernelData = namedtuple("KernelData", "X indptr indices values x_sq bits cols",
+                        defaults=(NO_BITS, NO_COLS))
 KernelData.__doc__ = """Rows of a data set, dense or sparse.
 
-X        float64 [n, d] dense rows (column c holds feature index c), or shape (0, 0) when sparse
-indptr   int64 [n+1], indices int32 [nnz], values float64 [nnz]: CSR rows (empty when dense)
-x_sq     float64 [n] squared norms (RBF)
-bits     uint64 [n, words]: bit c of row i set when feature c is stored (binary data only, as
+X        float64 [n, d] dense rows (column c holds feature column c), or shape (0, 0) when sparse
+indptr   int64 [n+1], indices int32 [nnz] (feature columns), values float64 [nnz]: CSR rows
+         (empty when dense)
+x_sq     float64 [n] squared norms (RBF), of every feature of the row as read
+bits     uint64 [n, words]: bit c of row i set when column c is stored (binary data only, as
          well as X or the CSR arrays); NO_BITS (shape (0, 0)) otherwise
+cols     int32 [d]: the file's feature index of each column, when the index space is compacted
+         (data.py: wide, sparse index ranges such as hashed features); NO_COLS (empty) when
+         column c is feature index c. Kernels never read it: rows of two KernelData meet in one
+         kernel row only when they share their columns (data.align).
 """
 
 KernelParams = namedtuple("KernelParams", "kind degree gamma coef0")

@@ -2,8 +2,10 @@
 
 :class:`SVMModel` holds exactly what a LIBSVM model file holds (see ``io/model_file.py``), plus
 the ``multiclass`` extension. Support vectors are kept as CSR arrays with the indices used in
-files (1-based; a precomputed-kernel model stores ``0:serial``), so test rows read by
-``io/svmlight.py`` (also file indices) meet the SVs in the same column space.
+files (1-based; a precomputed-kernel model stores ``0:serial``). Their kernel storage
+(:meth:`SVMModel.sv_data`) may compact a wide index range into columns; test rows are put in
+the same columns (``data.align``) before any kernel row, features no SV has only adding to
+their squared norms.
 
 Decision values (``decision_values``) are computed for all test rows at once: a numba
 ``prange`` over blocks of test rows, one kernel row against all SVs per test row
@@ -31,7 +33,7 @@ import numpy as np
 from numba import prange
 
 from . import kernels
-from .data import kernel_data
+from .data import align, kernel_data
 from .kernels import KernelData, make_params
 
 SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
@@ -233,6 +235,7 @@ class SVMModel:
         if n == 0:
             return out
         SV = self.sv_data()
+        kd = align(kd, SV, self.kernel_type)  # test rows in the SVs' feature columns
         kp = self.kernel_params()
         if self.is_classification and self.multiclass not in ALL_IN_ONE:
             # 'ovo' (LIBSVM) and 'binary_nobias' (a binary ovo machine with rho 0)

@@ -228,20 +228,18 @@ def _fp_text(fp):
 
 
 class TestSet:
-    """Test rows in the training data's storage (dense/sparse, same width) and their labels."""
+    """Test rows in the training data's storage and feature columns (dense/sparse) and their
+    labels."""
 
     def __init__(self, path, problem, zero_based=False):
-        from .data import kernel_data
+        from .data import kernel_data_like
         from .io.svmlight import read_svmlight
 
         try:
             d = read_svmlight(path, zero_based=zero_based)
         except OSError:
             _error(f"can't open test file {path}")
-        kd = problem.kd
-        dense = kd.X.shape[0] > 0
-        width = kd.X.shape[1] if dense else max(problem.max_index, d.max_index) + 1
-        self.kd = kernel_data(d.indptr, d.indices, d.values, width=width, dense=dense)
+        self.kd = kernel_data_like(problem.kd, d.indptr, d.indices, d.values)
         self.y = np.asarray(d.y, np.float64)
         self.n = self.y.shape[0]
 

@@ -7,7 +7,10 @@ svm-scale.c run on the arrays:
 * ranges: for every index ``1..max_index`` the min and max over all rows, where a row that
   does not list a feature contributes a 0 (index 0 only gets its listed values); labels too.
   ``max_index`` also covers the indices of a ``-r`` file. Ties between ``0.0`` and ``-0.0``
-  resolve as C's ``max``/``min`` macros do (the later one wins).
+  resolve as C's ``max``/``min`` macros do (the later one wins). The arrays hold one entry per
+  index that occurs in the data or the range file (an index that occurs in neither is constant
+  0, which svm-scale neither writes nor scales), so memory follows the data, not max_index
+  (indices up to 2^31 - 1).
 * restore (``-r``) or save (``-s``) the ranges;
 * output, as produced: label ``%.17g``, then ``index:%g`` for every non-constant feature whose
   scaled value is not 0 (a value equal to the min/max maps to exactly lower/upper), each
@@ -43,16 +46,18 @@ class ScaleResult:
 
 
 @njit(cache=True)
-def _ranges(y, indptr, indices, values, max_index):
-    """svm-scale pass 2: (feature_min, feature_max, y_min, y_max) with C's tie rules."""
+def _ranges(y, indptr, col, values, n_feat):
+    """svm-scale pass 2: (feature_min, feature_max, y_min, y_max) with C's tie rules, per
+    feature column (``col``: the column of each stored value; column 0 is index 0, every other
+    column a feature index >= 1)."""
     n = y.shape[0]
-    fmin = np.full(max_index + 1, DBL_MAX)
-    fmax = np.full(max_index + 1, -DBL_MAX)
-    count = np.zeros(max_index + 1, dtype=np.int64)
-    last_present = np.full(max_index + 1, -1, dtype=np.int64)
-    run = np.zeros(max_index + 1, dtype=np.int64)  # consecutive rows ending at last_present
-    last_zero_row = np.full(max_index + 1, -1, dtype=np.int64)
-    last_zero_val = np.zeros(max_index + 1)
+    fmin = np.full(n_feat, DBL_MAX)
+    fmax = np.full(n_feat, -DBL_MAX)
+    count = np.zeros(n_feat, dtype=np.int64)
+    last_present = np.full(n_feat, -1, dtype=np.int64)
+    run = np.zeros(n_feat, dtype=np.int64)  # consecutive rows ending at last_present
+    last_zero_row = np.full(n_feat, -1, dtype=np.int64)
+    last_zero_val = np.zeros(n_feat)
     y_min = DBL_MAX
     y_max = -DBL_MAX
     for r in range(n):
@@ -60,7 +65,7 @@ def _ranges(y, indptr, indices, values, max_index):
         y_max = y_max if y_max > t else t
         y_min = y_min if y_min < t else t
         for k in range(indptr[r], indptr[r + 1]):
-            i = indices[k]
+            i = col[k]
             v = values[k]
             fmax[i] = fmax[i] if fmax[i] > v else v
             fmin[i] = fmin[i] if fmin[i] < v else v
@@ -74,7 +79,7 @@ def _ranges(y, indptr, indices, values, max_index):
                 last_zero_row[i] = r
                 last_zero_val[i] = v
     # rows that do not list feature i >= 1 contribute an implicit +0.0
-    for i in range(1, max_index + 1):
+    for i in range(1, n_feat):
         if count[i] >= n:
             continue
         if last_present[i] != n - 1:
@@ -104,16 +109,17 @@ def _scaled(v, lo, hi, lower, upper):
 
 
 @njit(cache=True)
-def _scale_rows(indptr, indices, values, r0, r1, fmin, fmax, lower, upper, zidx, zval):
+def _scale_rows(indptr, indices, col, values, r0, r1, fmin, fmax, lower, upper, zidx, zval):
     """Scaled nonzero entries of rows r0..r1-1: (ptr, idx, val), ptr relative to the block.
 
-    ``zidx``/``zval``: the features (ascending, >= 1) whose implicit 0 scales to non-zero, and
-    that value; they are merged with the row's listed entries.
+    ``col``: the feature column of each stored value (its min/max in fmin/fmax).
+    ``zidx``/``zval``: the features (ascending indices >= 1) whose implicit 0 scales to
+    non-zero, and that value; they are merged with the row's listed entries.
     """
     nr = r1 - r0
     cap = (indptr[r1] - indptr[r0]) + nr * zidx.shape[0]
     ptr = np.zeros(nr + 1, dtype=np.int64)
-    oidx = np.empty(cap, dtype=np.int32)
+    oidx = np.empty(cap, dtype=np.int64)
     oval = np.empty(cap, dtype=np.float64)
     m = 0
     nz = zidx.shape[0]
@@ -126,8 +132,8 @@ def _scale_rows(indptr, indices, values, r0, r1, fmin, fmax, lower, upper, zidx,
                 i = indices[k]
                 if z < nz and zidx[z] == i:
                     z += 1
-                lo = fmin[i]
-                hi = fmax[i]
+                lo = fmin[col[k]]
+                hi = fmax[col[k]]
                 k += 1
                 if hi == lo:
                     continue
@@ -384,8 +390,18 @@ def scale_file(data_path, out, err=None, *, lower=-1.0, upper=1.0, y_range=None,
         err.write(f"WARNING: minimal feature index is {min_index}, but indices should start "
                   "from 1\n")
 
-    fmin, fmax, y_min, y_max = _ranges(data.y, data.indptr, data.indices, data.values,
-                                       max_index)
+    # Feature columns: 0 (index 0), then the indices >= 1 of the data and of the range file,
+    # ascending. svm-scale sizes its arrays by max_index; any other index in 1..max_index is
+    # constant 0 (so neither written, nor scaled, nor warned about) unless the data are empty,
+    # where every index gets LIBSVM's treatment of an unseen feature.
+    if data.n == 0:
+        feats = np.arange(max_index + 1, dtype=np.int64)
+    else:
+        listed = [idx for idx, _, _ in rng.features if 0 <= idx <= max_index] if rng else []
+        feats = np.unique(np.concatenate([np.zeros(1, np.int64), data.indices.astype(np.int64),
+                                          np.array(listed, np.int64)]))
+    col = np.searchsorted(feats, data.indices).astype(np.int64)
+    fmin, fmax, y_min, y_max = _ranges(data.y, data.indptr, col, data.values, feats.shape[0])
     y_scaling = y_range is not None
     y_lower, y_upper = (y_range if y_scaling else (0.0, 0.0))
 
@@ -400,18 +416,21 @@ def scale_file(data_path, out, err=None, *, lower=-1.0, upper=1.0, y_range=None,
             for idx, lo, hi in rng.features:
                 if idx < 0 or idx > max_index:
                     continue
-                for i in range(next_index, idx):
-                    _unseen(err, fmin, fmax, i, data_name, restore_name)
-                fmin[idx] = lo
-                fmax[idx] = hi
+                gap = range(np.searchsorted(feats, next_index), np.searchsorted(feats, idx))
+                for c in gap:
+                    _unseen(err, fmin, fmax, c, feats, data_name, restore_name)
+                c = np.searchsorted(feats, idx)
+                fmin[c] = lo
+                fmax[c] = hi
                 next_index = idx + 1
-            for i in range(next_index, max_index + 1):
-                _unseen(err, fmin, fmax, i, data_name, restore_name)
+            for c in range(np.searchsorted(feats, next_index), feats.shape[0]):
+                _unseen(err, fmin, fmax, c, feats, data_name, restore_name)
 
     if save_path is not None:
         y_block = (y_lower, y_upper, y_min, y_max) if y_scaling else None
         try:
-            write_range_file(save_path, lower, upper, fmin, fmax, max_index, y_block)
+            write_range_file(save_path, lower, upper, fmin, fmax, max_index, y_block,
+                             indices=feats)
         except OSError as e:
             reason = getattr(e, "reason", None) or e.strerror or str(e)
             raise ScaleError(f"can't open file {os.fspath(save_path)}: {reason}") from None
@@ -427,21 +446,20 @@ def scale_file(data_path, out, err=None, *, lower=-1.0, upper=1.0, y_range=None,
         labels = np.where(labels == y_min, y_lower, np.where(labels == y_max, y_upper, scaled_y))
     lower = float(lower)
     upper = float(upper)
-    feat = np.arange(1, max_index + 1)
     lo = fmin[1:]
     hi = fmax[1:]
     with np.errstate(all="ignore"):
         zs = np.where(0.0 == lo, lower,
                       np.where(0.0 == hi, upper, lower + (upper - lower) * (0.0 - lo) / (hi - lo)))
     keep = (lo != hi) & (zs != 0.0)
-    zidx = feat[keep].astype(np.int32)
+    zidx = feats[1:][keep]
     zval = zs[keep].astype(np.float64)
     new_num_nonzeros = 0
     n = data.n
     for r0 in range(0, n, block_rows):
         r1 = min(n, r0 + block_rows)
-        ptr, oidx, oval = _scale_rows(data.indptr, data.indices, data.values, r0, r1, fmin,
-                                      fmax, lower, upper, zidx, zval)
+        ptr, oidx, oval = _scale_rows(data.indptr, data.indices, col, data.values, r0, r1,
+                                      fmin, fmax, lower, upper, zidx, zval)
         new_num_nonzeros += int(ptr[-1])
         _emit(out, _format_block(labels[r0:r1].tolist(), ptr, oidx, oval))
     if new_num_nonzeros > num_nonzeros:
@@ -452,9 +470,9 @@ def scale_file(data_path, out, err=None, *, lower=-1.0, upper=1.0, y_range=None,
     return ScaleResult(num_nonzeros, new_num_nonzeros)
 
 
-def _unseen(err, fmin, fmax, i, data_name, restore_name):
-    if fmin[i] != fmax[i]:
-        err.write(f"WARNING: feature index {i} appeared in file {data_name} was not seen in the "
-                  f"scaling factor file {restore_name}. The feature is scaled to 0.\n")
-        fmin[i] = 0.0
-        fmax[i] = 0.0
+def _unseen(err, fmin, fmax, c, feats, data_name, restore_name):
+    if fmin[c] != fmax[c]:
+        err.write(f"WARNING: feature index {feats[c]} appeared in file {data_name} was not seen "
+                  f"in the scaling factor file {restore_name}. The feature is scaled to 0.\n")
+        fmin[c] = 0.0
+        fmax[c] = 0.0

@@ -127,24 +127,30 @@ def read_range_file(path) -> RangeFile:
     return out
 
 
-def format_range_file(lower, upper, feature_min, feature_max, max_index, y=None) -> str:
-    """The text svm-scale ``-s`` writes; ``y`` is (y_lower, y_upper, y_min, y_max) or None."""
+def format_range_file(lower, upper, feature_min, feature_max, max_index, y=None,
+                      indices=None) -> str:
+    """The text svm-scale ``-s`` writes; ``y`` is (y_lower, y_upper, y_min, y_max) or None.
+    ``indices``: the feature index of each entry of feature_min/feature_max (ascending), for
+    arrays that hold only the indices that occur; None: entry i is index i."""
     parts = []
     if y is not None:
         parts.append("y\n%.17g %.17g\n%.17g %.17g\n" % tuple(y))
     parts.append("x\n%.17g %.17g\n" % (lower, upper))
-    fmin = list(feature_min[: max_index + 1])
-    fmax = list(feature_max[: max_index + 1])
-    for i in range(1, max_index + 1):
-        if fmin[i] != fmax[i]:
-            parts.append("%d %.17g %.17g\n" % (i, fmin[i], fmax[i]))
+    if indices is None:
+        indices = range(max_index + 1)
+    else:
+        indices = [int(i) for i in indices]
+    for i, lo, hi in zip(indices, list(feature_min), list(feature_max)):
+        if 1 <= i <= max_index and lo != hi:
+            parts.append("%d %.17g %.17g\n" % (i, lo, hi))
     return "".join(parts)
 
 
-def write_range_file(path, lower, upper, feature_min, feature_max, max_index, y=None) -> None:
+def write_range_file(path, lower, upper, feature_min, feature_max, max_index, y=None,
+                     indices=None) -> None:
     """Write the range file atomically."""
     from .atomic import atomic_write
 
-    text = format_range_file(lower, upper, feature_min, feature_max, max_index, y)
+    text = format_range_file(lower, upper, feature_min, feature_max, max_index, y, indices)
     with atomic_write(path) as f:
         f.write(text)
