@@ -36,7 +36,6 @@ from . import kernels
 from .data import align, kernel_data
 from .kernels import KernelData, make_params
 
-SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 CLASSIFICATION = ("c_svc", "nu_svc")
 REGRESSION = ("epsilon_svr", "nu_svr")
 MULTICLASS_SCHEMES = ("ovo", "ovr", "binary_nobias", "llw", "cs")

@@ -55,6 +55,7 @@ import os
 import signal
 import threading
 import time
+import zipfile
 
 import numpy as np
 
@@ -202,7 +203,7 @@ def load_state(path):
         with np.load(path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
         meta = json.loads(str(arrays.pop("meta")))
-    except (OSError, ValueError, KeyError) as e:
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
         _error(f"cannot read LASVM state file {path}: {e}")
     if meta.get("version") != STATE_VERSION:
         _error(f"{path}: unsupported LASVM state version {meta.get('version')}")

@@ -7,11 +7,13 @@
 import math
 from dataclasses import dataclass, field
 
+from .solvers import SOLVERS as _solver_table
+
 SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 SUPPORTED_SVM_TYPES = (0,)
-SOLVERS = ("smo", "lasvm")
-WSS = ("mvp", "so", "hmg")
-SELECTIONS = ("random", "gradient", "active", "autoactive")
+SOLVERS = tuple(_solver_table)  # --solver names: the keys of the dispatch table
+WSS = ("mvp", "so", "hmg")  # --wss names, in the order of qp's WS_* codes
+SELECTIONS = ("random", "gradient", "active", "autoactive")  # online_core's SEL_* order
 MULTICLASS = ("ovo", "ovr")
 
 

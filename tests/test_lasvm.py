@@ -82,14 +82,17 @@ def heart_libsvm(heart):
 
 
 def test_one_epoch_matches_lasvm11(heart):
-    """LaSVM 1.1's example order (glibc rand() never seeded): W within 0.5% of 100.08, nSV and
-    kernel evaluations close to its 126 and 21,481."""
+    """LaSVM 1.1's example order (glibc rand() never seeded): W within 0.5% of 100.08, nSV
+    close to its 126, kernel evaluations within 20% of its 21,481 (another finishing step)."""
     d, kd, y, kp = heart
     # LaSVM 1.1's example order (its rand()) and its cache policy (symmetric fill always)
     r = solve_lasvm(kd, kp, y, 1.0, 1.0, rng="glibc", seed=1, symmetric_fill=True)
     assert -r.obj == pytest.approx(100.08, rel=5e-3)
     assert abs(r.n_sv - 126) <= 3
-    assert r.counters["kernel_evals"] == pytest.approx(21481, rel=0.05)
+    # LaSVM 1.1 finishes with REPROCESS (maximal violating pairs); ours is the SMO loop with
+    # shrinking (solvers/finishing.py), whose start computes a row over S of every bounded SV
+    # for G_bar: 25,204 evaluations here, +17% (the online phase alone is LaSVM 1.1's)
+    assert 21481 * 0.95 <= r.counters["kernel_evals"] <= 21481 * 1.2
     assert r.obj == pytest.approx(explicit_obj(kd, kp, r), rel=1e-5)
     assert r.counters["delta"] <= 1e-3
     check_feasible(r, y, 1.0, 1.0)

@@ -97,7 +97,7 @@ def test_signed_gradient_mapping(heart):
     kd, kp = to_kd(X), make_params(RBF, 3, 0.1, 0.0)
     st = make_state(kd, kp, y, -np.ones(80), np.full(80, 1.0), shrinking=False)
     c = kc.make_cache(80, 10)
-    smo_init(st, c, kd, kp)
+    smo_init(st, c, kd, kp, False)
     smo_run(st, c, kd, kp, 37)  # stop midway
     D = X.toarray()
     sq = (D * D).sum(1)
@@ -225,7 +225,7 @@ def test_hmg_theorem7_counterexample():
     st = make_state(kd, kp, y, -np.ones(4), np.full(4, C), np.array([C, 0, C, 0]), ws=WS_HMG,
                     eps=1e-9, shrinking=False)
     c = kc.make_cache(4, 1)
-    smo_init(st, c, kd, kp)
+    smo_init(st, c, kd, kp, False)
     np.testing.assert_allclose(-st.G, [0.7, 1 - s3 / 5, 0.7, 1 - s3 / 5], atol=1e-6)  # paper's grad f
     K0 = kc.cache_get(c, kd, kp, 0, 4)
     K2 = kc.cache_get(c, kd, kp, 2, 4)

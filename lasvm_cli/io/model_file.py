@@ -70,7 +70,8 @@ import numpy as np
 
 from ..errors import ModelFormatError
 from ..kernels import KERNEL_NAMES, PRECOMPUTED
-from ..model import SVM_TYPES, SVMModel
+from ..model import SVMModel
+from ..params import SVM_TYPES
 from .atomic import atomic_write
 
 EXTENSION_SCHEMES = ("ovr", "llw", "cs")

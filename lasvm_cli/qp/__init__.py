@@ -17,6 +17,8 @@ positions to example ids; shrinking swaps positions and tells the cache). Scalar
 
 from collections import namedtuple
 
+from ..params import WSS
+
 SmoState = namedtuple("SmoState", "alpha y G G_bar p C QD status ist fst work")
 
 # alpha status (LIBSVM's alpha_status)
@@ -24,7 +26,7 @@ LOWER, UPPER, FREE = 0, 1, 2
 
 # working-set selection codes
 WS_MVP, WS_SO, WS_HMG = 0, 1, 2
-WS_CODES = {"mvp": WS_MVP, "so": WS_SO, "hmg": WS_HMG}
+WS_CODES = dict(zip(WSS, (WS_MVP, WS_SO, WS_HMG)))  # params.WSS: the names, one place
 
 # ist indices
 (ACTIVE, COUNTER, UNSHRINK, ITER, MAX_ITER, PREV_I, PREV_J, SHRINKING, WS, FINAL_KKT,

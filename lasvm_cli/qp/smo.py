@@ -82,33 +82,29 @@ def _update_status(st, t):
 
 
 @numba.njit(**_NJIT)
-def smo_init_statuses(st):
-    """Statuses from a; G_bar = 0. With a gradient G = Qa + p already known (LASVM's
-    finishing) and no shrinking, this is the whole initialisation: G_bar is never read
-    without shrinking, and not kept up to date (see _take_step)."""
-    for t in range(st.y.shape[0]):
-        _update_status(st, t)
-        st.G_bar[t] = 0.0
-
-
-@numba.njit(**_NJIT)
-def smo_init(st, c, kd, kp):
-    """Statuses, G = Qa + p and G_bar from the starting a (full rows for a_t > 0)."""
+def smo_init(st, c, kd, kp, gradient_known):
+    """Statuses, G = Qa + p and G_bar from the starting a (full rows for a_t > 0). With
+    ``gradient_known`` the caller has set G (LASVM's finishing starts from the online
+    gradient): only the rows of the variables at their upper bound are needed, for G_bar."""
     l = st.y.shape[0]
     y, G, G_bar = st.y, st.G, st.G_bar
-    smo_init_statuses(st)
     for t in range(l):
-        G[t] = st.p[t]
+        _update_status(st, t)
+        G_bar[t] = 0.0
+        if not gradient_known:
+            G[t] = st.p[t]
     for i in range(l):
-        if st.status[i] != LOWER:
-            Ki = cache_get(c, kd, kp, c.pex[i], l)
-            yi = y[i]
+        if st.status[i] == LOWER or (gradient_known and st.status[i] != UPPER):
+            continue
+        Ki = cache_get(c, kd, kp, c.pex[i], l)
+        yi = y[i]
+        if not gradient_known:
             ai = st.alpha[i]
             for t in range(l):
                 G[t] += ai * (yi * y[t] * np.float64(Ki[t]))
-            if st.status[i] == UPPER:
-                for t in range(l):
-                    G_bar[t] += st.C[i] * (yi * y[t] * np.float64(Ki[t]))
+        if st.status[i] == UPPER:
+            for t in range(l):
+                G_bar[t] += st.C[i] * (yi * y[t] * np.float64(Ki[t]))
 
 
 @numba.njit(**_NJIT)

@@ -35,7 +35,7 @@ def solve_qp(kd, kp, variables, p, C, *, eps=1e-3, shrinking=True, cache_mb=100.
                     max_iter=max_iter, final_kkt_check=final_kkt_check,
                     var_example=variables.example)
     c = kc.make_cache(m, cache_mb, cache_dtype, var_example=variables.example)
-    smo_init(st, c, kd, kp)
+    smo_init(st, c, kd, kp, False)
     status = RUNNING
     while status == RUNNING:
         status = smo_run(st, c, kd, kp, CHUNK)

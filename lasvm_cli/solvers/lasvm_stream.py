@@ -380,7 +380,10 @@ def train_stream(source, params, *, zero_based=False, info=None, warn=None, prog
 
     labels = _Labels(source)
     store = _Store(p.cache_size)
-    blocks = iter_svmlight(source, zero_based=zero_based, chunk_bytes=chunk_bytes)
+    # rows whose squared norm would overflow the kernels are input errors (FILE:LINE), as in
+    # memory
+    blocks = iter_svmlight(source, zero_based=zero_based, chunk_bytes=chunk_bytes,
+                           check_norms=True)
     n_rows = 0
     label = None
     pending = []  # blocks held until the seeds are known

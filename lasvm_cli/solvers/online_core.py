@@ -51,6 +51,7 @@ from collections import namedtuple
 import numba
 import numpy as np
 
+from .. import params
 from ..cache import WIDTH, cache_discard, cache_set_width
 from ..cache import cache_get_symmetric as _row  # LaSVM 1.1's rows: symmetric fill
 from ..cache import cache_swap_keep_prefix as _swap_keep_prefix
@@ -65,8 +66,7 @@ AUTO_MAX = 100    # AUTOACTIVE: at most this many candidates
 CHUNK = 1000      # iterations per call of the compiled entry point (progress, Ctrl-C, saving)
 
 SEL_RANDOM, SEL_GRADIENT, SEL_ACTIVE, SEL_AUTOACTIVE = 0, 1, 2, 3
-SELECTIONS = {"random": SEL_RANDOM, "gradient": SEL_GRADIENT, "active": SEL_ACTIVE,
-              "autoactive": SEL_AUTOACTIVE}
+SELECTIONS = dict(zip(params.SELECTIONS, (SEL_RANDOM, SEL_GRADIENT, SEL_ACTIVE, SEL_AUTOACTIVE)))
 
 # int64 scalar block ``st.ist``
 I_NS = 0          # size of the expansion S (positions [0, n_S))
