@@ -48,7 +48,17 @@ def _core(mode, st, kc, kd, kp, tau, n_iter=0):
                      float(tau), np.inf, np.int64(1))
 
 
-class ReprocessFinish:
+class _Finishing:
+    """A finishing run: ``step(n)`` until it returns True; ``arrays()`` to save it."""
+
+    def run(self, progress=None):
+        while not self.step():
+            if progress is not None:
+                progress()
+        return self
+
+
+class ReprocessFinish(_Finishing):
     """Without a bias: the online core's REPROCESS loop until no tau-violating variable is
     left (its state is the core's own)."""
 
@@ -58,17 +68,11 @@ class ReprocessFinish:
     def step(self, n_iter=CHUNK):
         return bool(_core(MODE_FINISH, *self.args, n_iter))
 
-    def run(self, progress=None):
-        while not self.step():
-            if progress is not None:
-                progress()
-        return self
-
     def arrays(self):
         return {}
 
 
-class SmoFinish:
+class SmoFinish(_Finishing):
     """The SMO run over the expansion of an online core state ``st`` (cache kc)."""
 
     def __init__(self, st, kc, kd, kp, tau, smo=None):
@@ -104,12 +108,6 @@ class SmoFinish:
             return False
         self._write_back()
         return True
-
-    def run(self, progress=None):
-        while not self.step():
-            if progress is not None:
-                progress()
-        return self
 
     def _write_back(self):
         st, smo = self.st, self.smo
