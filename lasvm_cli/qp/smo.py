@@ -242,7 +242,6 @@ def _take_step(st, c, kd, kp, i, j):
     """LIBSVM's update of a_i, a_j, then G (active part) and G_bar (full rows on status change;
     LIBSVM keeps G_bar with -h 0 too, where nothing reads it: we do not)."""
     y, G, alpha = st.y, st.G, st.alpha
-    l = y.shape[0]
     active = st.ist[ACTIVE]
     Ki = cache_get(c, kd, kp, c.pex[i], active)
     Kj = cache_get(c, kd, kp, c.pex[j], active)
