@@ -4,6 +4,9 @@ from pathlib import Path
 # libsvm-official is built with OpenMP: spin-waiting threads make the oracle runs many times
 # slower on a busy machine (CI's two cores are shared). Passive waiting costs little when idle.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# the one-line notice of a first compilation (cli/progress.py) would sit in the stderr that
+# tests compare exactly, depending on the JIT cache's state; tests/test_outputs.py checks it
+os.environ.setdefault("LASVM_COMPILE_NOTICE", "0")
 
 import numpy as np
 import pytest

@@ -179,3 +179,37 @@ def test_scale_output_on_a_full_disk(tmp_path, monkeypatch, capsys):
     full.write("more")
     full.flush()  # fd now on /dev/null: no error
     full.close()
+
+
+def test_compile_notice_once_and_only_when_compiling(monkeypatch):
+    """A first run's JIT compilation says so in one line on stderr (cli/progress.py); loading
+    from the cache fires no compile event, -q and LASVM_COMPILE_NOTICE=0 silence it."""
+    import numba
+
+    from lasvm_cli.cli import progress
+
+    def compile_something(k):
+        numba.njit(lambda x: x + k)(1)  # a new function: a real compilation
+
+    buf = io.StringIO()
+    monkeypatch.setenv("LASVM_COMPILE_NOTICE", "1")
+    progress.announce_compilation("svm-train", quiet=True, stream=buf)
+    compile_something(1)
+    assert buf.getvalue() == ""
+    monkeypatch.setenv("LASVM_COMPILE_NOTICE", "0")
+    progress.announce_compilation("svm-train", stream=buf)
+    compile_something(2)
+    assert buf.getvalue() == ""
+    monkeypatch.setenv("LASVM_COMPILE_NOTICE", "1")
+    progress.announce_compilation("svm-train", stream=buf)
+    compile_something(3)
+    compile_something(4)
+    assert buf.getvalue() == progress.COMPILE_NOTICE.format(program="svm-train") + "\n"
+    progress.announce_compilation("svm-train", quiet=True)  # leave the listener silent
+
+
+def test_bar_starts_after_the_first_chunk():
+    """The bar is created at the first update, after the chunk that holds the compilation."""
+    bar = SolverProgress("x")
+    assert bar._bar is None
+    bar.close()  # closing a bar that never started is fine

@@ -95,6 +95,9 @@ def _summary(pred, target):
 
 def main(argv):
     o = parse_command_line(argv)
+    from .progress import announce_compilation
+
+    announce_compilation("svm-predict", o.quiet)
 
     def info(text):
         if not o.quiet:

@@ -6,28 +6,35 @@ and never reads it, and a bar refreshed ten times a second fills a 64 KiB pipe i
 after which svm-train blocks for ever. Without a terminal, stderr carries only the bounded
 messages (warnings, errors, ``--counters``)."""
 
+import os
 import sys
 
 
 class SolverProgress:
-    """A bar for one solver run: ``update(iterations, measure)`` between chunks of work."""
+    """A bar for one solver run: ``update(iterations, measure)`` between chunks of work. The
+    bar starts at the first update, after the first chunk: a first run's JIT compilation
+    (inside that chunk) is not counted as work."""
 
     def __init__(self, desc, unit="it", measure="viol"):
-        from tqdm import tqdm
-
-        self._bar = tqdm(desc=desc, unit=unit, file=sys.stderr, delay=1.0, leave=False,
-                         dynamic_ncols=True)
+        self._desc, self._unit = desc, unit
+        self._bar = None
         self._done = 0
         self._measure = measure
 
     def update(self, done, value=None):
+        if self._bar is None:
+            from tqdm import tqdm
+
+            self._bar = tqdm(desc=self._desc, unit=self._unit, file=sys.stderr, delay=1.0,
+                             leave=False, dynamic_ncols=True)
         self._bar.update(max(int(done) - self._done, 0))
         self._done = int(done)
         if value is not None:
             self._bar.set_postfix({self._measure: f"{value:.3g}"}, refresh=False)
 
     def close(self):
-        self._bar.close()
+        if self._bar is not None:
+            self._bar.close()
 
 
 def progress_factory(quiet, stream=None):
@@ -44,3 +51,38 @@ def _isatty(stream):
         return bool(stream.isatty())
     except (AttributeError, ValueError, OSError):  # no isatty, or a closed stream
         return False
+
+
+COMPILE_NOTICE = ("{program}: compiling the numerical code for this machine (once after an "
+                  "install or upgrade; later runs load it from the cache)")
+_notice = None  # the process's one compile listener (numba.core.event), once registered
+
+
+def announce_compilation(program, quiet=False, stream=None):
+    """Print COMPILE_NOTICE once on stderr when this process first compiles jitted code (a
+    first run after install spends up to a minute there, silent otherwise). Nothing when the
+    compiled code loads from numba's cache (no compile event fires), with ``-q``, or with
+    LASVM_COMPILE_NOTICE=0 in the environment. One bounded line, also on a pipe."""
+    global _notice
+    if _notice is None:
+        from numba.core import event
+
+        class CompileNotice(event.Listener):
+            said = False
+            settings = ("", True, None)
+
+            def on_start(self, ev):
+                program, quiet, stream = self.settings
+                if not self.said and not quiet:
+                    self.said = True
+                    out = sys.stderr if stream is None else stream
+                    out.write(COMPILE_NOTICE.format(program=program) + "\n")
+                    out.flush()
+
+            def on_end(self, ev):
+                pass
+
+        _notice = CompileNotice()
+        event.register("numba:compile", _notice)
+    quiet = quiet or os.environ.get("LASVM_COMPILE_NOTICE", "1") == "0"
+    _notice.settings = (program, quiet, stream)

@@ -68,6 +68,9 @@ def parse_args(argv):
 def main(argv: list[str]) -> int:
     opts, data_path = parse_args(argv)
     from ..scale import scale_file
+    from .progress import announce_compilation
+
+    announce_compilation("svm-scale")
 
     out = sys.stdout
     try:

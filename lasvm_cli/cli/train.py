@@ -360,6 +360,9 @@ def save_model(model, o):
 
 def main(argv):
     o = parse_command_line(argv)
+    from .progress import announce_compilation
+
+    announce_compilation("svm-train", o.quiet)
     from ..data import Problem
     from ..io.svmlight import read_svmlight
     from ..params import check_parameter
