@@ -328,8 +328,9 @@ class OnlineSVC(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Two classes: f(x), positive for classes_[1]; more: one column per class."""
+        kd = self.test_data(X)
         m = self.model_
-        dec = m.decision_values(self.test_data(X))
+        dec = m.decision_values(kd)
         if self.classes_.size == 2:
             return dec[:, 0] if m.label[0] == self._labels[1] else -dec[:, 0]
         return dec[:, np.argsort(np.searchsorted(self._labels, m.label))]

@@ -17,9 +17,10 @@ given in that order, with scikit-learn's conventions (its SVC is LIBSVM too):
 * ``dual_coef_`` (n_classes - 1, n_SV): LIBSVM's sv_coef layout over the SVs grouped by class
   in ``classes_`` order; binary: negated, with ``intercept_`` = rho, so that
   decision = dual_coef_ K + intercept_; multi-class ``intercept_`` = -rho per pair.
-* ``predict``: the model's own prediction (LIBSVM's votes; a tie goes to the class that came
-  first in the training labels, as svm-predict on the saved file); with ``break_ties=True``
-  the arg-max of the 'ovr' decision function, as scikit-learn.
+* ``predict``: LIBSVM's votes over the pairs of ``classes_`` (a tie goes to the smaller class,
+  as in scikit-learn; svm-predict on the saved file, whose labels are in first-occurrence
+  order, can break an exact tie the other way); with ``break_ties=True`` the arg-max of the
+  'ovr' decision function, as scikit-learn.
 * ``predict_proba`` (``probability=True``): LIBSVM's ``-b 1`` (5-fold CV decision values, Platt,
   pairwise coupling), columns in ``classes_`` order.
 
@@ -35,34 +36,24 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, OutlierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, check_random_state
+from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
 from ..data import Problem, kernel_data
 from ..fit import fit as fit_model
 from ..io.model_file import read_model, write_model
 from ..params import TrainParams, check_parameter
 
-try:  # scikit-learn >= 1.6
-    from sklearn.utils.validation import validate_data as _sk_validate_data
-except ImportError:  # pragma: no cover
-    _sk_validate_data = None
-
 KERNELS = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4}
 KERNEL_NAMES = {v: k for k, v in KERNELS.items()}
 SVM_TYPE_NAMES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 
 
-def validate(est, X, y=None, reset=True, **kw):
-    """scikit-learn's validate_data (n_features_in_ checks and set-up), CSR or dense float64."""
+def validate(est, X, y="no_validation", reset=True, **kw):
+    """scikit-learn's validate_data (n_features_in_ checks and set-up), CSR or dense float64;
+    returns X, or (X, y) when y is given (None included: fit without y is an error)."""
     kw.setdefault("accept_sparse", "csr")
     kw.setdefault("dtype", np.float64)
-    if _sk_validate_data is not None:
-        if y is None:
-            return _sk_validate_data(est, X, reset=reset, **kw)
-        return _sk_validate_data(est, X, y, reset=reset, **kw)
-    if y is None:  # pragma: no cover
-        return est._validate_data(X, reset=reset, **kw)
-    return est._validate_data(X, y, reset=reset, **kw)  # pragma: no cover
+    return validate_data(est, X, y, reset=reset, **kw)
 
 
 def to_csr(X, precomputed=False):
@@ -448,11 +439,12 @@ class SVC(ClassifierMixin, LibSVMEstimator):
         pairs, signs = self.pair_map()
         rho = m.rho[pairs] * signs
         if k == 2:
-            self.dual_coef_ = -coef
+            coef = -coef
             self.intercept_ = rho.copy()
         else:
-            self.dual_coef_ = coef
             self.intercept_ = -rho
+        # scikit-learn keeps dual_coef_ sparse (CSR) after a fit on sparse data
+        self.dual_coef_ = sp.csr_matrix(coef) if getattr(self, "sparse_input_", False) else coef
         self.set_probability(pairs, signs)
 
     def set_probability(self, pairs, signs):
@@ -508,8 +500,22 @@ class SVC(ClassifierMixin, LibSVMEstimator):
             return self.classes_[np.argmax(self.decision_function(X), axis=1)]
         if self.break_ties and self.decision_function_shape == "ovo":
             raise ValueError("break_ties must be False when decision_function_shape is 'ovo'")
-        labels = self.model_.predict(self.test_data(X))
-        return self.classes_[np.searchsorted(self._labels, labels.astype(np.int64))]
+        if self.model_.multiclass == "ovr":  # one machine per class: the arg-max
+            dec = self.raw_decision(X)[:, np.argsort(self.class_order())]
+            return self.classes_[np.argmax(dec, axis=1)]
+        # LIBSVM's votes over the pairs of classes_ (a tie goes to the smaller class, as in
+        # scikit-learn; svm-predict on the saved file breaks ties by the file's label order)
+        dec = self.ovo_values(X)
+        k = self.classes_.size
+        votes = np.zeros((dec.shape[0], k), np.int64)
+        p = 0
+        for c in range(k):
+            for d in range(c + 1, k):
+                win = dec[:, p] > 0
+                votes[win, c] += 1
+                votes[~win, d] += 1
+                p += 1
+        return self.classes_[np.argmax(votes, axis=1)]
 
     def _check_proba(self):
         if not self.probability:
