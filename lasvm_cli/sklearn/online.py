@@ -175,7 +175,7 @@ class OnlineSVC(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         for attr in ("classes_", "machines_", "model_", "n_features_in_", "_gamma"):
             self.__dict__.pop(attr, None)
-        X, y = validate(self, X, y, reset=True, accept_large_sparse=False)
+        X, y = validate(self, X, y, reset=True)
         check_classification_targets(y)
         return self.partial_fit(X, y, classes=np.unique(y))
 
@@ -192,7 +192,7 @@ class OnlineSVC(ClassifierMixin, BaseEstimator):
 
     def partial_fit(self, X, y, classes=None):
         first = not hasattr(self, "machines_")
-        X, y = validate(self, X, y, reset=first, accept_large_sparse=False)
+        X, y = validate(self, X, y, reset=first)
         check_classification_targets(y)
         if first:
             self.check_options()
@@ -323,7 +323,7 @@ class OnlineSVC(ClassifierMixin, BaseEstimator):
 
     def test_data(self, X):
         check_is_fitted(self, "model_")
-        X = validate(self, X, reset=False, accept_large_sparse=False)
+        X = validate(self, X, reset=False)
         return kernel_data(*to_csr(X), width=X.shape[1] + 1)
 
     def decision_function(self, X):

@@ -41,11 +41,10 @@ from sklearn.utils.validation import check_is_fitted, check_random_state, valida
 from ..data import Problem, kernel_data
 from ..fit import fit as fit_model
 from ..io.model_file import read_model, write_model
-from ..params import TrainParams, check_parameter
+from ..params import SVM_TYPES, TrainParams, check_parameter
 
 KERNELS = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4}
 KERNEL_NAMES = {v: k for k, v in KERNELS.items()}
-SVM_TYPE_NAMES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 
 
 def validate(est, X, y="no_validation", reset=True, **kw):
@@ -252,7 +251,7 @@ class LibSVMEstimator(BaseEstimator):
 
     def test_data(self, X):
         check_is_fitted(self, "model_")
-        X = validate(self, X, reset=False, accept_large_sparse=False)
+        X = validate(self, X, reset=False)
         precomputed = self.kernel == "precomputed" or self.model_.kernel_type == 4
         if precomputed:
             n_train = self.shape_fit_[0] if hasattr(self, "shape_fit_") else X.shape[1]
@@ -280,7 +279,7 @@ class LibSVMEstimator(BaseEstimator):
         """Read a LIBSVM model file into this estimator (kernel parameters included); returns
         self, fitted. ``support_`` is unknown for a loaded model (zeros)."""
         model = read_model(path)
-        expected = SVM_TYPE_NAMES[self.svm_type]
+        expected = SVM_TYPES[self.svm_type]
         if model.svm_type != expected:
             raise ValueError(f"{path}: a {model.svm_type} model, not {expected} "
                              f"(use the estimator of that type)")
@@ -364,7 +363,7 @@ class SVC(ClassifierMixin, LibSVMEstimator):
         if self.decision_function_shape not in ("ovr", "ovo"):
             raise ValueError("decision_function_shape must be 'ovr' or 'ovo', not "
                              f"{self.decision_function_shape!r}")
-        X, y = validate(self, X, y, reset=True, accept_large_sparse=False)
+        X, y = validate(self, X, y, reset=True)
         check_classification_targets(y)
         classes, y_idx = np.unique(y, return_inverse=True)
         if classes.size < 2:
@@ -602,7 +601,7 @@ class SVR(RegressorMixin, _OneOutput):
         self.epsilon = epsilon
 
     def fit(self, X, y):
-        X, y = validate(self, X, y, reset=True, y_numeric=True, accept_large_sparse=False)
+        X, y = validate(self, X, y, reset=True, y_numeric=True)
         return self.fit_targets(X, np.asarray(y, np.float64))
 
 
@@ -621,7 +620,7 @@ class NuSVR(RegressorMixin, _OneOutput):
         self.nu = nu
 
     def fit(self, X, y):
-        X, y = validate(self, X, y, reset=True, y_numeric=True, accept_large_sparse=False)
+        X, y = validate(self, X, y, reset=True, y_numeric=True)
         return self.fit_targets(X, np.asarray(y, np.float64))
 
 
@@ -642,12 +641,15 @@ class OneClassSVM(OutlierMixin, _OneOutput):
         self.nu = nu
 
     def fit(self, X, y=None):
-        X = validate(self, X, reset=True, accept_large_sparse=False)
+        X = validate(self, X, reset=True)
         return self.fit_targets(X, np.ones(X.shape[0]))
 
     def set_attributes(self):
         super().set_attributes()
         self.offset_ = -self.intercept_
+
+    def predict(self, X):
+        return super().predict(X).astype(np.int64)  # +1 inlier, -1 outlier
 
     def score_samples(self, X):
         return self.decision_function(X) + self.offset_
