@@ -306,6 +306,13 @@ def test_partial_fit_model_is_a_libsvm_model(heart, tmp_path):
     d = read_svmlight(str(HEART))
     values = model.decision_values(kernel_data(d.indptr, d.indices, d.values))[:, 0]
     close(values, dec, 1e-12)  # label order 1, -1: positive for classes_[1] = 1
+    # the attributes in classes_ order give the same function
+    sv = est.support_vectors_.toarray()
+    Xd = X.toarray()
+    K = np.exp(-(1 / 13) * ((Xd ** 2).sum(1)[:, None] + (sv ** 2).sum(1)[None, :]
+                            - 2 * Xd @ sv.T))
+    close(K @ est.dual_coef_[0] + est.intercept_[0], dec, 1e-9)
+    assert np.all(est.dual_coef_[0, :est.n_support_[0]] < 0)  # classes_[0] = -1 first
     loaded = OnlineSVC().load_model(tmp_path / "m")
     np.testing.assert_array_equal(loaded.predict(X), est.predict(X))
     # the dual objective is LIBSVM's: one pass then finishing is near the optimum (-100.877)
@@ -411,3 +418,29 @@ def test_unsupported_types_say_so(heart, cls, svm_type):
     X, y = heart
     with pytest.raises(ValueError, match="not supported yet"):
         cls().fit(X, y)
+
+
+def test_no_core_module_imports_the_estimators():
+    """Static: only lasvm_cli/sklearn/ imports scikit-learn or lasvm_cli.sklearn."""
+    import ast
+
+    from .test_imports import PACKAGE, imports_of
+
+    for path in PACKAGE.rglob("*.py"):
+        if "sklearn" in path.relative_to(PACKAGE).parts:
+            continue
+        assert not any(t.startswith("lasvm_cli.sklearn") for t, _ in imports_of(path)), path
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level \
+                else []
+            assert not any(n.split(".")[0] == "sklearn" for n in names), path
+
+
+def test_load_svmlight_file_rows_train_svm_trains_model(tmp_path):
+    from sklearn.datasets import load_svmlight_file
+
+    X, y = load_svmlight_file(str(HEART))  # CSR with int64 indices
+    train_cli(["-q", str(HEART), str(tmp_path / "cli.model")], tmp_path)
+    SVC(gamma="auto").fit(X, y).save_model(tmp_path / "sk.model")
+    assert (tmp_path / "sk.model").read_bytes() == (tmp_path / "cli.model").read_bytes()

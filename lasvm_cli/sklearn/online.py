@@ -237,6 +237,9 @@ class OnlineSVC(ClassifierMixin, BaseEstimator):
                     candidates=int(self.candidates), delta_max=self.delta_max,
                     seed=seed_of(self.random_state))
         w = np.ones(self.classes_.size)
+        if self.class_weight is not None and not isinstance(self.class_weight, dict):
+            raise ValueError("class_weight must be a dict or None (the class counts of an "
+                             f"online stream are not known in advance), not {self.class_weight!r}")
         for cls, weight in (self.class_weight or {}).items():
             hit = np.flatnonzero(self.classes_ == cls)
             if hit.size == 0:
@@ -282,16 +285,29 @@ class OnlineSVC(ClassifierMixin, BaseEstimator):
         self.set_attributes()
 
     def set_attributes(self):
+        """The attributes in classes_ order (SVs grouped by class, classes_[0]'s first):
+        decision = dual_coef_ K(support_vectors_, x) + intercept_ (two classes: positive for
+        classes_[1]; more: one row per class)."""
         m = self.model_
         k = self.classes_.size
         self.objective_ = np.array([mc.objective for mc in getattr(self, "machines_", [])])
-        self.dual_coef_ = m.sv_coef.copy()
-        self.intercept_ = -m.rho.copy()
-        self.n_support_ = (m.nSV[::-1] if k == 2 else m.nSV).astype(np.int32)
-        n_features = self.n_features_in_
+        order = np.arange(m.total_sv)
+        if k == 2 and m.label[0] == self._labels[1]:  # the model holds classes_[1]'s SVs first
+            n1 = int(m.nSV[0])
+            order = np.concatenate([np.arange(n1, m.total_sv), np.arange(n1)])
+            self.n_support_ = m.nSV[::-1].astype(np.int32)
+            sign = 1.0
+        else:
+            self.n_support_ = m.nSV.astype(np.int32)
+            sign = -1.0 if k == 2 else 1.0  # a binary model read with labels in the other order
+        self.dual_coef_ = sign * m.sv_coef[:, order]
+        self.intercept_ = -sign * m.rho
+        if k > 2:
+            inv = np.argsort(np.searchsorted(self._labels, m.label))
+            self.dual_coef_, self.intercept_ = self.dual_coef_[inv], self.intercept_[inv]
         X = sp.csr_matrix((m.sv_values, m.sv_indices.astype(np.int64) - 1, m.sv_indptr),
-                          shape=(m.total_sv, n_features))
-        self.support_vectors_ = X
+                          shape=(m.total_sv, self.n_features_in_))
+        self.support_vectors_ = X[order]
 
     def save_model(self, path):
         """Write the model as a LIBSVM model file (binary: plain c_svc; more classes: the

@@ -214,7 +214,8 @@ class LibSVMEstimator(BaseEstimator):
         m = self.model_
         self.support_ = self.model_support()
         self.support_vectors_ = self.sv_matrix(np.arange(m.total_sv))
-        self.dual_coef_ = m.sv_coef.copy()
+        self.dual_coef_ = sp.csr_matrix(m.sv_coef) if getattr(self, "sparse_input_", False) \
+            else m.sv_coef.copy()
         self.intercept_ = -m.rho.copy()
         self.n_support_ = np.array([m.total_sv], np.int32) if m.nSV is None else \
             m.nSV.astype(np.int32)
