@@ -327,6 +327,10 @@ def test_partial_fit_multiclass_one_vs_rest(usps, tmp_path):
         est.partial_fit(X[start:start + 200], y[start:start + 200], classes=classes)
     assert est.decision_function(X).shape == (600, classes.size)
     assert (est.predict(X) == y).mean() > 0.95
+    sv = est.support_vectors_.toarray()
+    K = np.exp(-0.01 * ((X ** 2).sum(1)[:, None] + (sv ** 2).sum(1)[None, :] - 2 * X @ sv.T))
+    close(K @ est.dual_coef_.T + est.intercept_, est.decision_function(X), 1e-9)
+    assert est.n_support_.sum() == sv.shape[0]
     est.save_model(tmp_path / "m")
     assert "multiclass ovr" in (tmp_path / "m").read_text()
     loaded = OnlineSVC().load_model(tmp_path / "m")
