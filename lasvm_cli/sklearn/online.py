@@ -112,7 +112,10 @@ class BinaryMachine:
                           rng=st.rng.copy(), cache_stats=run.kc.stats.copy())
         # the model: a copy of the run taken through finishing (LaSVM 1.1's intermediate
         # models); the run itself goes on with the next batch
-        fin = run.finished_copy() if run.online else run
+        if run.online:
+            fin = run.finished_copy()
+        else:  # the run left its online phase (cannot happen with the run's label budget)
+            fin = run.run_to_end()
         n_f = int(fin.st.ist[I_NS])
         alpha = fin.st.alpha[:n_f]
         sv = fin.st.pos2ex[:n_f][alpha != 0]
