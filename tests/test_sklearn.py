@@ -223,7 +223,8 @@ def test_parameter_errors_are_value_errors(heart):
 
 
 @pytest.mark.parametrize("est", [SVC(), SVC(solver="lasvm"), SVC(probability=True),
-                                 OnlineSVC()], ids=["SVC", "SVC-lasvm", "SVC-proba", "OnlineSVC"])
+                                 OnlineSVC(), OnlineSVC(multiclass="ovo")],
+                         ids=["SVC", "SVC-lasvm", "SVC-proba", "OnlineSVC", "OnlineSVC-ovo"])
 def test_check_estimator(est):
     from sklearn.utils.estimator_checks import check_estimator
 
@@ -335,6 +336,40 @@ def test_partial_fit_multiclass_one_vs_rest(usps, tmp_path):
     assert "multiclass ovr" in (tmp_path / "m").read_text()
     loaded = OnlineSVC().load_model(tmp_path / "m")
     close(loaded.decision_function(X), est.decision_function(X), 1e-12)
+
+
+def test_partial_fit_multiclass_one_vs_one_is_a_libsvm_model(usps, tmp_path):
+    X, y = usps
+    classes = np.unique(y)
+    est = OnlineSVC(gamma=0.01, C=10, multiclass="ovo", random_state=1)
+    for start in range(0, 600, 150):
+        est.partial_fit(X[start:start + 150], y[start:start + 150], classes=classes)
+    k = classes.size
+    assert est.objective_.shape == (k * (k - 1) // 2,)
+    assert est.decision_function(X).shape == (600, k)
+    assert (est.predict(X) == y).mean() > 0.95
+    est.save_model(tmp_path / "m")
+    assert "multiclass" not in (tmp_path / "m").read_text()  # LIBSVM reads it
+    model = read_model(tmp_path / "m")
+    Xs = sp.csr_matrix(X)
+    kd = kernel_data(Xs.indptr, Xs.indices + 1, Xs.data)
+    # LIBSVM's votes; OnlineSVC breaks a tie of votes by confidence, svm-predict by label order
+    assert (model.predict(kd) == est.predict(X)).mean() >= 0.99
+    loaded = OnlineSVC().load_model(tmp_path / "m")
+    assert loaded.multiclass == "ovo"
+    close(loaded.decision_function(X), est.decision_function(X), 1e-12)
+    # dual_coef_ / intercept_ in LIBSVM's layout give the pairs' values
+    sv = est.support_vectors_.toarray()
+    K = np.exp(-0.01 * ((X ** 2).sum(1)[:, None] + (sv ** 2).sum(1)[None, :] - 2 * X @ sv.T))
+    start = np.concatenate([[0], np.cumsum(est.n_support_)])
+    p = 0
+    values = est.model_.decision_values(kd)
+    for c in range(k):
+        for d in range(c + 1, k):
+            sc, sd = slice(start[c], start[c + 1]), slice(start[d], start[d + 1])
+            f = K[:, sc] @ est.dual_coef_[d - 1, sc] + K[:, sd] @ est.dual_coef_[c, sd]
+            close(f + est.intercept_[p], values[:, p], 1e-9)
+            p += 1
 
 
 def test_partial_fit_needs_classes_first_and_keeps_them(heart):

@@ -13,8 +13,10 @@ the batches make one LASVM epoch over their concatenation (examples drawn at ran
 batch, batches in order), with memory for S and one batch only. The first batches are kept until both
 classes of a machine have been seen (LASVM seeds S with examples of each class).
 
-Multi-class: one machine per class, "class c against the rest" (the model file extension
-``multiclass ovr``); two classes: one machine, positive for ``classes_[1]``.
+Multi-class: one machine per class, "class c against the rest" (``multiclass='ovr'``, the
+model file extension ``multiclass ovr``), or one per pair of classes fed the rows of its two
+classes (``'ovo'``, a plain LIBSVM model); two classes: one machine, positive for
+``classes_[1]``.
 """
 
 import numpy as np
@@ -30,7 +32,8 @@ from ..model import SVMModel
 from ..params import SELECTIONS
 from ..solvers.lasvm import PH_ONLINE, LasvmRun
 from ..solvers.online_core import I_EPOCH, I_LABELS, I_NS, I_POOL, bias, dual_objective
-from .svm import KERNEL_NAMES, KERNELS, gamma_value, integer_labels, seed_of, to_csr, validate
+from .svm import (KERNEL_NAMES, KERNELS, gamma_value, integer_labels, ovo_pairs,
+                  ovr_decision_function, seed_of, to_csr, validate)
 
 
 def stack_rows(parts):
@@ -149,16 +152,20 @@ class OnlineSVC(ClassifierMixin, BaseEstimator):
     the first batch and kept.
 
     Parameters: C, kernel, degree, gamma, coef0, tol (tau), cache_size (MB), class_weight
-    (dict or None: C of class c is w_c C for its own examples), random_state (LASVM's example
-    order), and LASVM's selection, candidates, delta_max, finish.
+    (dict or None: C of class c is w_c C for its own examples), multiclass ('ovr': one machine
+    per class, decision_function (n, k); 'ovo': one per pair, LIBSVM's model and votes,
+    decision_function in scikit-learn's 'ovr' shape, predict its arg-max: the votes, ties
+    broken by confidence), random_state (LASVM's example order), and
+    LASVM's selection, candidates, delta_max, finish.
     Attributes: classes_, objective_ (LIBSVM's dual objective of each machine), n_support_,
-    support_vectors_, dual_coef_ / intercept_ (LIBSVM's binary layout for two classes, one row
-    per class for more), model_ (an SVMModel; save_model / load_model).
+    support_vectors_, dual_coef_ / intercept_ (two classes: positive for classes_[1]; 'ovr':
+    one row per class; 'ovo': LIBSVM's sv_coef layout, intercept_ = -rho per pair), model_
+    (an SVMModel; save_model / load_model).
     """
 
     def __init__(self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3,
                  cache_size=200, class_weight=None, selection="random", candidates=50,
-                 delta_max=None, finish=True, random_state=None):
+                 delta_max=None, finish=True, multiclass="ovr", random_state=None):
         self.C = C
         self.kernel = kernel
         self.degree = degree
@@ -171,6 +178,7 @@ class OnlineSVC(ClassifierMixin, BaseEstimator):
         self.candidates = candidates
         self.delta_max = delta_max
         self.finish = finish
+        self.multiclass = multiclass
         self.random_state = random_state
 
     # -- training ---------------------------------------------------------------------------
@@ -190,6 +198,8 @@ class OnlineSVC(ClassifierMixin, BaseEstimator):
             raise ValueError("C <= 0")
         if not self.tol > 0:
             raise ValueError("tol <= 0")
+        if self.multiclass not in ("ovr", "ovo"):
+            raise ValueError(f"multiclass must be 'ovr' or 'ovo', not {self.multiclass!r}")
         if self.selection not in SELECTIONS:
             raise ValueError(f"selection must be one of {SELECTIONS}, not {self.selection!r}")
 
@@ -226,9 +236,14 @@ class OnlineSVC(ClassifierMixin, BaseEstimator):
         self.n_seen_ += X.shape[0]
         if self.classes_.size == 2:
             self.machines_[0].partial_fit(rows, np.where(y_idx == 1, 1.0, -1.0), ids, y_idx)
-        else:
+        elif self.multiclass == "ovr":
             for c, m in enumerate(self.machines_):
                 m.partial_fit(rows, np.where(y_idx == c, 1.0, -1.0), ids, y_idx)
+        else:  # machine (c, d): the rows of classes c (+1) and d (-1)
+            for (c, d), m in zip(self.pairs(), self.machines_):
+                mine = np.flatnonzero((y_idx == c) | (y_idx == d))
+                m.partial_fit(take_rows(rows, mine), np.where(y_idx[mine] == c, 1.0, -1.0),
+                              ids[mine], y_idx[mine])
         self.make_model()
         return self
 
@@ -251,8 +266,19 @@ class OnlineSVC(ClassifierMixin, BaseEstimator):
         C = float(self.C)
         if self.classes_.size == 2:
             return [BinaryMachine(kp, C * w[1], C * w[0], n_features + 1, opts)]
+        if self.multiclass == "ovo":
+            return [BinaryMachine(kp, C * w[c], C * w[d], n_features + 1, opts)
+                    for c, d in self.pairs()]
         return [BinaryMachine(kp, C * w[c], C, n_features + 1, opts)
                 for c in range(self.classes_.size)]
+
+    def pairs(self):
+        k = self.classes_.size
+        return [(c, d) for c in range(k) for d in range(c + 1, k)]
+
+    def is_ovo(self):
+        """A one-vs-one model of more than two classes (LIBSVM's own layout)."""
+        return self.classes_.size > 2 and self.model_.multiclass == "ovo"
 
     # -- the model --------------------------------------------------------------------------
 
@@ -272,9 +298,15 @@ class OnlineSVC(ClassifierMixin, BaseEstimator):
         all_ids, cls = all_ids[order], cls[order]
         column = np.empty(order.size, np.int64)
         column[order] = np.arange(order.size)
-        coef = np.zeros((len(self.machines_), all_ids.size))
-        for r, (ids, _, _, alpha) in enumerate(parts):
-            coef[r, column[np.searchsorted(uniq, ids)]] = alpha
+        ovo = k > 2 and self.multiclass == "ovo"
+        coef = np.zeros((k - 1 if ovo else len(self.machines_), all_ids.size))
+        for r, (ids, c_sv, _, alpha) in enumerate(parts):
+            at = column[np.searchsorted(uniq, ids)]
+            if ovo:  # LIBSVM's sv_coef: an SV of class c in pair (c, d) goes to row d - 1,
+                c, d = self.pairs()[r]  # one of class d to row c
+                coef[np.where(c_sv == c, d - 1, c), at] = alpha
+            else:
+                coef[r, at] = alpha
         # each SV's row, from the first machine that holds it
         store = stack_rows([p[2] for p in parts])
         sv_rows = take_rows(store, first[order])
@@ -284,7 +316,7 @@ class OnlineSVC(ClassifierMixin, BaseEstimator):
             gamma=self._gamma, coef0=float(self.coef0), nr_class=k, label=label, rho=rho,
             nSV=np.bincount(cls, minlength=k).astype(np.int64), sv_coef=coef,
             sv_indptr=sv_rows[0], sv_indices=sv_rows[1], sv_values=sv_rows[2],
-            multiclass="ovo" if k == 2 else "ovr")
+            multiclass="ovo" if k == 2 or ovo else "ovr")
         self.set_attributes()
 
     def set_attributes(self):
@@ -305,7 +337,7 @@ class OnlineSVC(ClassifierMixin, BaseEstimator):
             sign = -1.0 if k == 2 else 1.0  # a binary model read with labels in the other order
         self.dual_coef_ = sign * m.sv_coef[:, order]
         self.intercept_ = -sign * m.rho
-        if k > 2:
+        if k > 2 and m.multiclass == "ovr":
             inv = np.argsort(np.searchsorted(self._labels, m.label))
             self.dual_coef_, self.intercept_ = self.dual_coef_[inv], self.intercept_[inv]
         X = sp.csr_matrix((m.sv_values, m.sv_indices.astype(np.int64) - 1, m.sv_indptr),
@@ -323,9 +355,11 @@ class OnlineSVC(ClassifierMixin, BaseEstimator):
         """Read a model file into this estimator for prediction (partial_fit then starts a new
         machine: LASVM's state is not in model files)."""
         model = read_model(path)
-        if model.svm_type != "c_svc" or model.multiclass not in ("ovo", "ovr") or \
-                (model.multiclass == "ovo" and model.nr_class != 2):
-            raise ValueError(f"{path}: OnlineSVC reads binary c_svc or 'multiclass ovr' models")
+        if model.svm_type != "c_svc" or model.multiclass not in ("ovo", "ovr"):
+            raise ValueError(f"{path}: OnlineSVC reads c_svc models (one-vs-one or 'multiclass "
+                             "ovr')")
+        if model.nr_class > 2:
+            self.multiclass = model.multiclass
         for attr in ("machines_", "n_features_in_"):
             self.__dict__.pop(attr, None)
         self.kernel = KERNEL_NAMES[model.kernel_type]
@@ -352,9 +386,19 @@ class OnlineSVC(ClassifierMixin, BaseEstimator):
         dec = m.decision_values(kd)
         if self.classes_.size == 2:
             return dec[:, 0] if m.label[0] == self._labels[1] else -dec[:, 0]
+        if self.is_ovo():  # scikit-learn's one-vs-rest shape of the pairs' values
+            dec = self.ovo_values(dec)
+            return ovr_decision_function(dec < 0, -dec, self.classes_.size)
         return dec[:, np.argsort(np.searchsorted(self._labels, m.label))]
 
+    def ovo_values(self, dec):
+        pairs, signs = ovo_pairs(self.model_.label, self._labels)
+        return dec[:, pairs] * signs
+
     def predict(self, X):
+        # 'ovo': LIBSVM's votes, a tie broken by the summed confidences (the arg-max of the
+        # decision function, scikit-learn's break_ties; svm-predict gives a tie to the first)
+        check_is_fitted(self, "model_")
         dec = self.decision_function(X)
         if self.classes_.size == 2:
             return self.classes_[(dec > 0).astype(np.int64)]

@@ -136,6 +136,35 @@ def ovr_decision_function(predictions, confidences, n_classes):
     return votes + sums / (3 * (np.abs(sums) + 1))
 
 
+def ovo_pairs(model_labels, labels):
+    """For each pair (c, d), c < d, of the ascending ``labels`` (LIBSVM's pair order): the
+    index of the model's pair of those classes, and +1, or -1 when the model, whose labels are
+    ``model_labels``, holds it as (d, c) (the same machine with its sign flipped)."""
+    k = len(model_labels)
+    inv = np.argsort(np.searchsorted(labels, model_labels))  # position in labels -> model class
+    pairs, signs = [], []
+    for c in range(k):
+        for d in range(c + 1, k):
+            p, q = inv[c], inv[d]
+            pairs.append(pair_index(min(p, q), max(p, q), k))
+            signs.append(1.0 if p < q else -1.0)
+    return np.array(pairs, np.int64), np.array(signs)
+
+
+def ovo_vote(dec, k):
+    """LIBSVM's votes over one-vs-one values (positive: the first class of the pair); the
+    index of the winning class, ties to the smaller index."""
+    votes = np.zeros((dec.shape[0], k), np.int64)
+    p = 0
+    for c in range(k):
+        for d in range(c + 1, k):
+            win = dec[:, p] > 0
+            votes[win, c] += 1
+            votes[~win, d] += 1
+            p += 1
+    return np.argmax(votes, axis=1)
+
+
 def pair_index(i, j, k):
     """Position of the one-vs-one pair (i, j), i < j, in LIBSVM's order (0,1), (0,2), ..."""
     return i * k - i * (i + 1) // 2 + (j - i - 1)
@@ -458,20 +487,7 @@ class SVC(ClassifierMixin, LibSVMEstimator):
     def pair_map(self):
         """For each pair (c, d) of classes_ (c < d, LIBSVM's order): the model's pair and +1,
         or -1 when the model has it as (d, c)."""
-        k = self.model_.nr_class
-        sigma = self.class_order()
-        inv = np.argsort(sigma)
-        pairs, signs = [], []
-        for c in range(k):
-            for d in range(c + 1, k):
-                p, q = inv[c], inv[d]
-                if p < q:
-                    pairs.append(pair_index(p, q, k))
-                    signs.append(1.0)
-                else:
-                    pairs.append(pair_index(q, p, k))
-                    signs.append(-1.0)
-        return np.array(pairs, np.int64), np.array(signs)
+        return ovo_pairs(self.model_.label, self._labels)
 
     def ovo_values(self, X):
         """One-vs-one decision values for the pairs of classes_ (LIBSVM's sign: positive for
@@ -505,17 +521,7 @@ class SVC(ClassifierMixin, LibSVMEstimator):
             return self.classes_[np.argmax(dec, axis=1)]
         # LIBSVM's votes over the pairs of classes_ (a tie goes to the smaller class, as in
         # scikit-learn; svm-predict on the saved file breaks ties by the file's label order)
-        dec = self.ovo_values(X)
-        k = self.classes_.size
-        votes = np.zeros((dec.shape[0], k), np.int64)
-        p = 0
-        for c in range(k):
-            for d in range(c + 1, k):
-                win = dec[:, p] > 0
-                votes[win, c] += 1
-                votes[~win, d] += 1
-                p += 1
-        return self.classes_[np.argmax(votes, axis=1)]
+        return self.classes_[ovo_vote(self.ovo_values(X), self.classes_.size)]
 
     def _check_proba(self):
         if not self.probability:
