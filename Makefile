@@ -16,13 +16,14 @@ $(BIN)/svm-train: pyproject.toml
 	touch $@
 
 # test: pytest and libsvm-official (LIBSVM itself, the oracle; pip builds it from source on
-# Linux, which needs a C++ compiler), matplotlib for the plot example
+# Linux, which needs a C++ compiler), matplotlib for the plot example, scikit-learn for
+# lasvm_cli.sklearn
 $(VENV)/.test-extras: $(BIN)/svm-train
-	$(BIN)/pip install --quiet -e '.[test,plot]'
+	$(BIN)/pip install --quiet -e '.[test,plot,sklearn]'
 	touch $@
 
 $(VENV)/.bench-extras: $(VENV)/.test-extras
-	$(BIN)/pip install --quiet -e '.[test,bench,plot]'
+	$(BIN)/pip install --quiet -e '.[test,bench,plot,sklearn]'
 	touch $@
 
 # Train on the bundled heart_scale with our solver, then predict on it (LIBSVM's example run).

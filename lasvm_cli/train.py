@@ -151,6 +151,7 @@ def train_ovo(problem, params: TrainParams, rows, info, warn, progress, rng, sol
         probB=np.array(probB) if params.probability else None,
     )
     model.counters = counters  # solver statistics, summed over the binary problems
+    model.sv_indices_train = sv_rows + 1  # training row of each SV (LIBSVM's sv_indices)
     return model
 
 

@@ -49,4 +49,5 @@ def train_ovr(problem, params: TrainParams, rows, info, warn, progress, rng, sol
         rho=np.array(rhos), nSV=nSV, sv_coef=coef[:, sv_local].copy(),
         sv_indptr=sv_indptr, sv_indices=sv_indices, sv_values=sv_values, multiclass="ovr")
     model.counters = counters
+    model.sv_indices_train = grouped[sv_local] + 1  # training row of each SV, 1-based
     return model
