@@ -16,9 +16,9 @@ $(BIN)/svm-train: pyproject.toml
 	touch $@
 
 # test: pytest and libsvm-official (LIBSVM itself, the oracle; pip builds it from source on
-# Linux, which needs a C++ compiler), matplotlib for the plot example
+# Linux, which needs a C++ compiler), matplotlib for the plot example, dask for lasvm grid
 $(VENV)/.test-extras: $(BIN)/svm-train
-	$(BIN)/pip install --quiet -e '.[test,plot]'
+	$(BIN)/pip install --quiet -e '.[test,plot,dask]'
 	touch $@
 
 $(VENV)/.bench-extras: $(VENV)/.test-extras
