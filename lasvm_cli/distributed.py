@@ -55,7 +55,7 @@ class DaskRunner:
         else:
             n = int(workers or os.cpu_count() or 1)
             self.cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                        dashboard_address=None, env=worker_env(n),
+                                        dashboard_address=":0", env=worker_env(n),
                                         silence_logs=logging.ERROR)
             self.client = Client(self.cluster)
         self._owns_client = client is None
