@@ -68,6 +68,7 @@ def test_grid_on_dask_prints_libsvm_grid_py_lines(client, tmp_path, monkeypatch)
     monkeypatch.chdir(tmp_path)
     res = run(lasvm, ["grid", *GRID, "--scheduler", client.scheduler.address, str(HEART)])
     assert res.stdout == LIBSVM_LINES
+    assert res.stderr == ""  # no bar off a terminal, no Dask log lines
     assert (tmp_path / "heart_scale.out").read_text() == out_lines(LIBSVM_LINES)
     assert (tmp_path / "heart_scale.png").stat().st_size > 0  # matplotlib's contour
 
@@ -97,6 +98,18 @@ def test_grid_without_dask_runs_cells_in_process(tmp_path, monkeypatch):
     assert res.stdout == LIBSVM_LINES
     assert res.stderr.count("\n") == 1 and "pip install 'lasvm-cli[dask]'" in res.stderr
     assert not (tmp_path / "heart_scale.out").exists()
+
+
+def test_grid_bar_over_cells_on_a_terminal_only(tmp_path, monkeypatch):
+    import lasvm_cli.cli.grid as cli_grid
+    import lasvm_cli.distributed as d
+
+    monkeypatch.setattr(d, "dask_available", lambda: False)
+    monkeypatch.setattr(cli_grid, "_isatty", lambda stream: True)
+    monkeypatch.chdir(tmp_path)
+    res = run(lasvm, ["grid", *GRID, "-out", "null", "-gnuplot", "null", str(HEART)])
+    assert res.stdout == LIBSVM_LINES
+    assert "grid:" in res.stderr and "/9 [" in res.stderr and "cell/s" in res.stderr
 
 
 def test_grid_resume_and_one_axis(tmp_path, monkeypatch):
