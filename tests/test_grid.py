@@ -236,3 +236,19 @@ def test_worker_killed_mid_grid_changes_nothing(client):
     assert lines == expected
     client.wait_for_workers(2, timeout=60)
     assert not set(client.run(os.getpid).values()) & set(killed)
+
+
+def test_svm_train_workers_options_checked(monkeypatch):
+    import lasvm_cli.distributed as d
+
+    res = run(svm_train, ["--workers", "0", "-v", "5", str(HEART)], code=1)
+    assert res.stderr == "ERROR: --workers must be at least 1\n"
+    res = run(svm_train, ["--workers", "2", "--scheduler", "tcp://x:1", str(HEART)], code=1)
+    assert "exclude each other" in res.stderr
+    res = run(svm_train, ["--workers", "2", "--solver", "lasvm", "--stop-sv", "5", str(HEART)],
+              code=1)
+    assert res.stderr.startswith("ERROR: --workers and --scheduler: only for batch training")
+    monkeypatch.setattr(d, "dask_available", lambda: False)
+    res = run(svm_train, ["-q", "--workers", "2", "-v", "5", str(HEART)], code=1)
+    assert res.stderr == ("ERROR: --workers and --scheduler need Dask: "
+                          "pip install 'lasvm-cli[dask]'\n")

@@ -17,7 +17,7 @@ grid_options :
     begin,end,step -- g_range = 2^{begin,...,begin+k*step,...,end}
     "null"         -- do not grid with g
 -v n : n-fold cross validation (default 5)
--svmtrain pathname : accepted and ignored (the cells run lasvm-cli's svm-train in-process)
+-svmtrain pathname : accepted and ignored (the cells run lasvm-cli's training, no svm-train binary)
 -gnuplot {pathname | "null"} :
     pathname -- accepted: the contour is drawn with matplotlib
     "null"   -- do not plot
