@@ -17,13 +17,13 @@ $(BIN)/svm-train: pyproject.toml
 
 # test: pytest and libsvm-official (LIBSVM itself, the oracle; pip builds it from source on
 # Linux, which needs a C++ compiler), matplotlib for the plot example, scikit-learn for
-# lasvm_cli.sklearn
+# lasvm_cli.sklearn, dask for lasvm grid
 $(VENV)/.test-extras: $(BIN)/svm-train
-	$(BIN)/pip install --quiet -e '.[test,plot,sklearn]'
+	$(BIN)/pip install --quiet -e '.[test,plot,sklearn,dask]'
 	touch $@
 
 $(VENV)/.bench-extras: $(VENV)/.test-extras
-	$(BIN)/pip install --quiet -e '.[test,bench,plot,sklearn]'
+	$(BIN)/pip install --quiet -e '.[test,bench,plot,sklearn,dask]'
 	touch $@
 
 # Train on the bundled heart_scale with our solver, then predict on it (LIBSVM's example run).

@@ -5,8 +5,9 @@ is set. Neither module imports the other's caller: online.py wraps train.py."""
 from .online import online_requested
 
 
-def fit(problem, params, rows=None, info=None, warn=None, progress=None, rng=None):
-    """Train a model on ``problem`` (or its ``rows``) with ``params``; returns an SVMModel."""
+def fit(problem, params, rows=None, info=None, warn=None, progress=None, rng=None, mapper=None):
+    """Train a model on ``problem`` (or its ``rows``) with ``params``; returns an SVMModel.
+    ``mapper``: runs batch training's one-vs-one pairs as tasks (lasvm_cli/distributed.py)."""
     if online_requested(params):
         from .online import train_online
 
@@ -14,4 +15,5 @@ def fit(problem, params, rows=None, info=None, warn=None, progress=None, rng=Non
     from .train import train
 
     quiet = lambda _m: None  # noqa: E731
-    return train(problem, params, rows, info or quiet, warn or quiet, progress, rng)
+    return train(problem, params, rows, info or quiet, warn or quiet, progress, rng,
+                 mapper=mapper)

@@ -8,10 +8,12 @@ Messages LIBSVM prints with ``info()`` go through the ``info`` callback (stdout,
 ``-q``); progress goes through ``progress`` (a tqdm bar on stderr, also silenced by ``-q``).
 """
 
+import copy
+
 import numpy as np
 
 from . import kernels
-from .classes import group_classes, weighted_C, cross_validation_folds
+from .classes import class_labels, group_classes, weighted_C, cross_validation_folds
 from .data import subset
 from .model import SVMModel
 from .params import TrainParams
@@ -71,17 +73,41 @@ def binary_probability(kd, rows, y, Cp, Cn, params, rng, info):
 
 
 def train(problem, params: TrainParams, rows=None, info=_quiet, warn=_quiet, progress=None,
-          rng=None, solve=None):
+          rng=None, solve=None, mapper=None):
     """Train a C-SVC model (one-vs-one or one-vs-rest) on ``problem`` (or its ``rows``).
     ``solve``: replaces solve_pair for the binary machines (lasvm_cli/online.py drives online
-    solvers through it)."""
+    solvers through it). ``mapper(fn, problem, tasks) -> results``: runs the one-vs-one pairs
+    as tasks elsewhere (lasvm_cli/distributed.py); one-vs-rest ignores it."""
     trainer = MULTICLASS_TRAINERS[params.multiclass]
+    extra = {"mapper": mapper} if mapper is not None and params.multiclass == "ovo" else {}
     return trainer(problem, params, rows, info, warn, progress, rng,
-                   solve=solve_pair if solve is None else solve)
+                   solve=solve_pair if solve is None else solve, **extra)
 
 
-def train_ovo(problem, params: TrainParams, rows, info, warn, progress, rng, solve):
-    """LIBSVM's one-vs-one training: k(k-1)/2 binary machines, LIBSVM's model layout."""
+def advance(rng, n):
+    """Draw n values from ``rng`` (the draws a task made elsewhere with a copy of it)."""
+    for _ in range(n):
+        rng.rand()
+
+
+def train_pair(problem, task, solve=None, progress=None):
+    """One binary machine of one-vs-one training, as a task (also a Dask task: lasvm_cli/
+    distributed.py): ``task`` = (rows of ``problem``, labels +1/-1, Cp, Cn, params, rng or
+    None). With -b 1 the rng draws the probability folds first, as LIBSVM does. Returns
+    (SolverResult, (probA, probB) or None)."""
+    rows, y_pair, Cp, Cn, params, rng = task
+    prob = None
+    if params.probability:
+        prob = binary_probability(problem.kd, rows, y_pair, Cp, Cn, params, rng, _quiet)
+    res = (solve or solve_pair)(subset(problem.kd, rows), y_pair, Cp, Cn, params,
+                                progress=progress)
+    return res, prob
+
+
+def train_ovo(problem, params: TrainParams, rows, info, warn, progress, rng, solve,
+              mapper=None):
+    """LIBSVM's one-vs-one training: k(k-1)/2 binary machines, LIBSVM's model layout.
+    ``mapper(fn, problem, tasks)``: runs the pairs elsewhere (Dask), in order of results."""
     rows = np.arange(problem.n) if rows is None else np.asarray(rows, np.int64)
     y = problem.y[rows]
     label, start, count, perm = group_classes(y)
@@ -94,28 +120,43 @@ def train_ovo(problem, params: TrainParams, rows, info, warn, progress, rng, sol
     nonzero = np.zeros(grouped.size, bool)
     coefs, rhos, probA, probB = [], [], [], []
     counters = {}
+    pairs = []
     for i in range(k):
         for j in range(i + 1, k):
             local = np.concatenate([np.arange(start[i], start[i] + count[i]),
                                     np.arange(start[j], start[j] + count[j])])
             y_pair = np.concatenate([np.ones(count[i]), -np.ones(count[j])])
-            sub_kd = subset(problem.kd, grouped[local])
+            pairs.append((i, j, local, y_pair))
+    if mapper is None:
+        def serial():  # lazily: each pair's lines are printed as soon as it is trained
+            for i, j, local, y_pair in pairs:
+                bar = progress(f"class {label[i]} vs {label[j]}") if progress else None
+                yield train_pair(problem, (grouped[local], y_pair, Cw[i], Cw[j], params,
+                                           rng if params.probability else None),
+                                 solve=solve, progress=bar.update if bar else None)
+                if bar:
+                    bar.close()
+
+        results = serial()
+    else:  # one task per pair; each gets the rand() state it would have in the serial loop
+        tasks = []
+        for i, j, local, y_pair in pairs:
+            state = None
             if params.probability:
-                a, b = binary_probability(problem.kd, grouped[local], y_pair, Cw[i], Cw[j],
-                                          params, rng, info)
-                probA.append(a)
-                probB.append(b)
-            bar = progress(f"class {label[i]} vs {label[j]}") if progress else None
-            res = solve(sub_kd, y_pair, Cw[i], Cw[j], params,
-                        progress=bar.update if bar else None)
-            if bar:
-                bar.close()
-            report_binary(res, Cw[i], Cw[j], local.size, info, warn)
-            nonzero[local[res.coef[0] != 0]] = True
-            for name, value in res.counters.items():
-                counters[name] = counters.get(name, 0) + value
-            coefs.append((local, res.coef[0]))
-            rhos.append(res.rho[0])
+                state = copy.deepcopy(rng)
+                advance(rng, local.size)  # binary_probability draws one rand() per row
+            tasks.append((grouped[local], y_pair, Cw[i], Cw[j], params, state))
+        results = mapper(train_pair, problem, tasks)
+    for (i, j, local, y_pair), (res, prob) in zip(pairs, results):
+        if prob is not None:
+            probA.append(prob[0])
+            probB.append(prob[1])
+        report_binary(res, Cw[i], Cw[j], local.size, info, warn)
+        nonzero[local[res.coef[0] != 0]] = True
+        for name, value in res.counters.items():
+            counters[name] = counters.get(name, 0) + value
+        coefs.append((local, res.coef[0]))
+        rhos.append(res.rho[0])
     nSV = np.array([nonzero[start[c]:start[c] + count[c]].sum() for c in range(k)], np.int64)
     total_sv = int(nSV.sum())
     info(f"Total nSV = {total_sv}")
@@ -157,22 +198,49 @@ def train_ovo(problem, params: TrainParams, rows, info, warn, progress, rng, sol
 
 
 
-def cross_validation(problem, params: TrainParams, nr_fold, progress=None):
-    """Predicted label of every row when it is held out (LIBSVM's svm_cross_validation)."""
+def cross_validation(problem, params: TrainParams, nr_fold, progress=None, mapper=None):
+    """Predicted label of every row when it is held out (LIBSVM's svm_cross_validation).
+    ``mapper(fn, problem, tasks) -> results``: runs the folds as tasks elsewhere (Dask); each
+    fold gets the rand() state it has in the serial loop, so the result is the same."""
     rng = GlibcRand(params.seed)
     perm, fold_start = cross_validation_folds(problem.y, nr_fold, rng)
     target = np.empty(problem.n)
+    tasks = []
     for f in range(nr_fold):
         begin, end = fold_start[f], fold_start[f + 1]
         train_rows = np.concatenate([perm[:begin], perm[end:]])
-        model = train(problem, params, rows=train_rows, progress=progress, rng=rng)
         held = perm[begin:end]
-        test_kd = subset(problem.kd, held)
-        if params.probability:
-            target[held] = model.predict_probability(test_kd)[0]
-        else:
-            target[held] = model.predict(test_kd)
+        if mapper is None:
+            target[held] = cv_fold(problem, (train_rows, held, params, rng), progress)
+            continue
+        tasks.append((train_rows, held, params, copy.deepcopy(rng)))
+        if params.probability:  # one-vs-one -b 1: one rand() per row of each pair
+            k = np.unique(class_labels(problem.y[train_rows])).size
+            advance(rng, (k - 1) * train_rows.size)
+    if mapper is not None:
+        for (_, held, _, _), predicted in zip(tasks, mapper(cv_fold, problem, tasks)):
+            target[held] = predicted
     return target
+
+
+def cv_fold(problem, task, progress=None):
+    """One fold of cross-validation, as a task: train on ``train_rows`` (with ``rng``, the
+    rand() stream of -b 1), return the predicted labels of the ``held`` rows."""
+    train_rows, held, params, rng = task
+    model = train(problem, params, rows=train_rows, progress=progress, rng=rng)
+    test_kd = subset(problem.kd, held)
+    if params.probability:
+        return model.predict_probability(test_kd)[0]
+    return model.predict(test_kd)
+
+
+def cv_accuracy(problem, task):
+    """Cross-validation accuracy in percent, as LIBSVM prints it (``%g``) and grid.py reads it
+    back: one grid cell, as a task. ``task`` = (params, nr_fold)."""
+    params, nr_fold = task
+    target = cross_validation(problem, params, nr_fold)
+    correct = int((target == problem.y).sum())
+    return float(f"{100.0 * correct / problem.n:g}")
 
 
 MULTICLASS_TRAINERS = {"ovo": train_ovo, "ovr": train_ovr}

@@ -97,3 +97,22 @@ def test_no_private_imports_across_modules():
 
 def test_the_check_sees_a_cycle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def reachable(edges, start):
+    seen, todo = set(), [start]
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo.extend(edges.get(m, ()))
+    return seen
+
+
+def test_core_training_path_does_not_import_dask_or_grid():
+    """The Dask runner and lasvm grid are reached only from their CLI entry points: training,
+    fitting and cross-validation never import them (not even inside functions)."""
+    edges, _ = graph()
+    for core in ("lasvm_cli.train", "lasvm_cli.fit", "lasvm_cli.online", "lasvm_cli.classes"):
+        assert not reachable(edges, core) & {"lasvm_cli.distributed", "lasvm_cli.grid",
+                                             "lasvm_cli.cli.grid"}, core

@@ -67,6 +67,11 @@ lasvm_plot = _raw_command(
     "plot", "plot", "Plot learning curves from svm-train --trace files: lasvm plot TRACE... "
     "-o OUT.png [--x time|iterations|sv|kernel]. Needs the 'plot' extra (matplotlib)."
 )
+lasvm_grid = _raw_command(
+    "grid", "grid", "Choose C and gamma by cross-validation, as LIBSVM's tools/grid.py: lasvm "
+    "grid [grid_options] [svm_options] dataset. Cells run on Dask (the 'dask' extra) when it "
+    "is installed."
+)
 
 
 @click.group(context_settings=dict(help_option_names=["--help"]))
@@ -79,3 +84,4 @@ lasvm.add_command(svm_train)
 lasvm.add_command(svm_predict)
 lasvm.add_command(svm_scale)
 lasvm.add_command(lasvm_plot)
+lasvm.add_command(lasvm_grid)

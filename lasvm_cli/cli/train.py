@@ -74,6 +74,9 @@ lasvm-cli options (this version trains -s 0, C-SVC):
 --counters : print solver counters (iterations, kernel evaluations, cache) to stderr
 --stream : LASVM in one sequential pass over the training file, holding only the expansion
 	(two classes; -g required for -t 1/2/3; --epochs 1)
+--workers n : run the -v folds, or the one-vs-one pairs, as tasks on a local Dask cluster
+	of n worker processes (needs the dask extra)
+--scheduler address : the same on an existing Dask cluster (tcp://host:8786)
 """
 
 _LONG_VALUE = {
@@ -91,6 +94,7 @@ _LONG_VALUE = {
 _LONG_FLAG = {"--final-kkt-check": ("final_kkt_check", True), "--no-finish": ("finish", False)}
 # flags of the command itself (Options), not of the training parameters
 _OPTION_FLAG = {"--zero-based": "zero_based", "--counters": "counters", "--stream": "stream"}
+_OPTION_VALUE = {"--workers": ("workers", int), "--scheduler": ("scheduler", str)}
 
 
 class Options:
@@ -103,6 +107,8 @@ class Options:
         self.zero_based = False
         self.counters = False
         self.stream = False
+        self.workers = None  # --workers n: a local Dask cluster (lasvm_cli/distributed.py)
+        self.scheduler = None  # --scheduler address: an existing one
         self.input_file = None
         self.model_file = None
 
@@ -113,12 +119,18 @@ def parse_command_line(argv):
     o = Options()
     p = o.params
     found, rest = read_options(argv, USAGE, long_flags=_LONG_FLAG.keys() | _OPTION_FLAG.keys(),
-                               long_values=_LONG_VALUE)
+                               long_values=_LONG_VALUE.keys() | _OPTION_VALUE.keys())
     for name, value, arg in found:
         if name in _LONG_FLAG:
             setattr(p, *_LONG_FLAG[name])
         elif name in _OPTION_FLAG:
             setattr(o, _OPTION_FLAG[name], True)
+        elif name in _OPTION_VALUE:
+            field, kind = _OPTION_VALUE[name]
+            try:
+                setattr(o, field, kind(value))
+            except ValueError:
+                raise ParameterError(f"ERROR: invalid value '{value}' for {name}") from None
         elif name in _LONG_VALUE:
             field, kind = _LONG_VALUE[name]
             try:
@@ -142,6 +154,14 @@ def parse_command_line(argv):
     if online_requested(p) and (p.solver != "lasvm" or o.nr_fold):
         used = " ".join(n for f, n in OPTION_NAMES.items() if getattr(p, f, None))
         raise ParameterError(f"ERROR: {used}: only with --solver lasvm, without -v")
+    if o.workers is not None and o.workers < 1:
+        raise ParameterError("ERROR: --workers must be at least 1")
+    if o.workers is not None and o.scheduler:
+        raise ParameterError("ERROR: --workers and --scheduler exclude each other (--workers "
+                             "sizes a local cluster)")
+    if (o.workers or o.scheduler) and (o.stream or online_requested(p)):
+        raise ParameterError("ERROR: --workers and --scheduler: only for batch training and -v "
+                             "(not with --stream or LASVM's online options)")
     return o
 
 
@@ -366,8 +386,6 @@ def main(argv):
     from ..data import Problem
     from ..io.svmlight import read_svmlight
     from ..params import check_parameter
-    from ..fit import fit
-    from ..train import cross_validation
     from .progress import progress_factory
 
     p = o.params
@@ -401,18 +419,46 @@ def main(argv):
     info = (lambda _m: None) if o.quiet else _stdout
     progress = progress_factory(o.quiet)
 
+    runner = make_runner(o)
+    try:
+        return _train_or_validate(o, problem, info, progress, runner)
+    finally:
+        if runner is not None:
+            runner.close()
+
+
+def make_runner(o):
+    """A Dask runner for --workers / --scheduler (lasvm_cli/distributed.py), else None."""
+    if not (o.workers or o.scheduler):
+        return None
+    from ..distributed import DaskRunner, dask_available
+
+    if not dask_available():
+        _error("--workers and --scheduler need Dask: pip install 'lasvm-cli[dask]'")
+    return DaskRunner(scheduler=o.scheduler, workers=o.workers)
+
+
+def _train_or_validate(o, problem, info, progress, runner):
+    from ..fit import fit
+    from ..train import cross_validation
+
+    p = o.params
+    if runner is not None:
+        progress = None  # the solvers run in the workers
     if o.nr_fold:
         nr_fold = o.nr_fold
         if nr_fold > problem.n:
             _stderr(f"WARNING: # folds ({nr_fold}) > # data ({problem.n}). Will use # folds = "
                     "# data instead (i.e., leave-one-out cross validation)")
             nr_fold = problem.n
-        target = _training(lambda: cross_validation(problem, p, nr_fold, progress=progress), p)
+        target = _training(lambda: cross_validation(problem, p, nr_fold, progress=progress,
+                                                    mapper=runner), p)
         correct = int((target == problem.y).sum())
         # printf, not info(): LIBSVM prints this line even with -q
         _stdout(f"Cross Validation Accuracy = {100.0 * correct / problem.n:g}%")
         return 0
 
-    model = _training(lambda: fit(problem, p, info=info, warn=_stderr, progress=progress), p)
+    model = _training(lambda: fit(problem, p, info=info, warn=_stderr, progress=progress,
+                                  mapper=runner), p)
     check_model(model)
     return save_model(model, o)
