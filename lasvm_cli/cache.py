@@ -241,26 +241,10 @@ def _lookup(c, k):
     return s, 0
 
 
-@numba.njit(inline="always", **_NJIT)
-def _compute_tail(c, kd, kp, k, s, have, length):
-    """Compute entries [have, length) of k's row in slot s. When examples have several
-    variables (meta[DUP]), each distinct example of the tail is computed once (LIBSVM's SVR_Q
-    computes l values per row, not 2l)."""
-    if c.meta[DUP] != 0:
-        _compute_tail_unique(c, kd, kp, k, s, have, length)
-        return
-    c.stats[KERNEL_EVALS] += length - have
-    out = c.scratch[have:length]
-    kernel_row(kd, k, kd, c.pex[have:length], kp, out)
-    base = s * c.meta[WIDTH]
-    for t in range(have, length):
-        c.buf[base + t] = out[t - have]
-    c.length[s] = length
-
-
 @numba.njit(**_NJIT)
-def _compute_tail_unique(c, kd, kp, k, s, have, length):
-    """_compute_tail over the distinct examples of positions [have, length), gathered back."""
+def _distinct_examples(c, have, length):
+    """With meta[DUP]: the distinct examples of positions [have, length) into c.uniq, their
+    index in c.ex_index; returns their number."""
     ex_index, uniq, pex = c.ex_index, c.uniq, c.pex
     nu = 0
     for t in range(have, length):
@@ -269,14 +253,43 @@ def _compute_tail_unique(c, kd, kp, k, s, have, length):
             ex_index[e] = nu
             uniq[nu] = e
             nu += 1
-    c.stats[KERNEL_EVALS] += nu
-    out = c.scratch[:nu]
-    kernel_row(kd, k, kd, uniq[:nu], kp, out)
-    base = s * c.meta[WIDTH]
+    return nu
+
+
+@numba.njit(**_NJIT)
+def _gather_distinct(c, vals, nu, have, length, dst, offset):
+    """dst[offset + t] = the value of position t's example (t in [have, length)), then clear
+    c.ex_index."""
+    ex_index, pex = c.ex_index, c.pex
     for t in range(have, length):
-        c.buf[base + t] = out[ex_index[pex[t]]]
+        dst[offset + t] = vals[ex_index[pex[t]]]
     for u in range(nu):
-        ex_index[uniq[u]] = -1
+        ex_index[c.uniq[u]] = -1
+
+
+@numba.njit(inline="always", **_NJIT)
+def _compute_tail(c, kd, kp, k, s, have, length):
+    """Compute entries [have, length) of k's row in slot s. When examples have several
+    variables (meta[DUP]), each distinct example of the tail is computed once (LIBSVM's SVR_Q
+    computes l values per row, not 2l) and gathered (one kernel_row call site either way: a
+    second one would lengthen every solver's compilation)."""
+    dup = c.meta[DUP] != 0
+    if dup:
+        nu = _distinct_examples(c, have, length)
+        targets = c.uniq[:nu]
+        out = c.scratch[:nu]
+    else:
+        nu = length - have
+        targets = c.pex[have:length]
+        out = c.scratch[have:length]
+    c.stats[KERNEL_EVALS] += nu
+    kernel_row(kd, k, kd, targets, kp, out)
+    base = s * c.meta[WIDTH]
+    if dup:
+        _gather_distinct(c, out, nu, have, length, c.buf, base)
+    else:
+        for t in range(have, length):
+            c.buf[base + t] = out[t - have]
     c.length[s] = length
 
 
@@ -313,25 +326,19 @@ def cache_row_into(c, kd, kp, k, length, out):
         c.stats[HITS] += 1
         return
     c.stats[MISSES] += 1
-    if c.meta[DUP] != 0:  # each distinct example once, as _compute_tail_unique
-        ex_index, uniq, pex = c.ex_index, c.uniq, c.pex
-        nu = 0
-        for t in range(have, length):
-            e = pex[t]
-            if ex_index[e] < 0:
-                ex_index[e] = nu
-                uniq[nu] = e
-                nu += 1
-        c.stats[KERNEL_EVALS] += nu
+    dup = c.meta[DUP] != 0  # each distinct example once, as _compute_tail
+    if dup:
+        nu = _distinct_examples(c, have, length)
+        targets = c.uniq[:nu]
         vals = c.scratch[:nu]
-        kernel_row(kd, k, kd, uniq[:nu], kp, vals)
-        for t in range(have, length):
-            out[t] = vals[ex_index[pex[t]]]
-        for u in range(nu):
-            ex_index[uniq[u]] = -1
     else:
-        c.stats[KERNEL_EVALS] += length - have
-        kernel_row(kd, k, kd, c.pex[have:length], kp, out[have:length])
+        nu = length - have
+        targets = c.pex[have:length]
+        vals = out[have:length]
+    c.stats[KERNEL_EVALS] += nu
+    kernel_row(kd, k, kd, targets, kp, vals)
+    if dup:
+        _gather_distinct(c, vals, nu, have, length, out, 0)
     tmp = np.empty(1, c.buf.dtype)
     for t in range(have, length):
         tmp[0] = out[t]
