@@ -241,7 +241,7 @@ def _lookup(c, k):
     return s, 0
 
 
-@numba.njit(**_NJIT)
+@numba.njit(inline="always", **_NJIT)
 def _distinct_examples(c, have, length):
     """With meta[DUP]: the distinct examples of positions [have, length) into c.uniq, their
     index in c.ex_index; returns their number."""
@@ -256,7 +256,7 @@ def _distinct_examples(c, have, length):
     return nu
 
 
-@numba.njit(**_NJIT)
+@numba.njit(inline="always", **_NJIT)
 def _gather_distinct(c, vals, nu, have, length, dst, offset):
     """dst[offset + t] = the value of position t's example (t in [have, length)), then clear
     c.ex_index."""
