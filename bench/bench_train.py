@@ -1,6 +1,7 @@
 """Binary C-SVC training time: our solve_binary against LIBSVM 3.37 (libsvm-official, in-process).
 
     python bench/bench_train.py [case ...]   cases: adult adult_c100 ijcnn1 usps mnist20k
+                                             budgetfood_svr adult_nusvc adult_oneclass
 
 Data: $LASVM_DATA (default ../shared/data relative to the repository root). Times are training
 only (no parsing), LIBSVM via its Python binding with -q. The JIT warm-up (cache load or cold
@@ -100,6 +101,45 @@ def run_multiclass(label, name, opts_extra=""):
     sys.stdout.flush()
 
 
+def run_type(label, name, opts):
+    """Other svm types (-s 1..4) through lasvm_cli.train against LIBSVM's svm_train, the same
+    options; training only (parsing excluded from both)."""
+    from libsvm import svmutil
+    from lasvm_cli.cli.train import parse_command_line
+    from lasvm_cli.data import Problem
+    from lasvm_cli.io.svmlight import read_svmlight
+    from lasvm_cli.train import train
+
+    d = read_svmlight(DATA / name / "train.svm.xz")
+    X, y = load(name)
+    o = parse_command_line(opts.split() + ["x"])
+    p = o.params
+    if p.gamma == 0:
+        p.gamma = 1.0 / d.max_index
+    lib_opts = f"-q {opts} -g {p.gamma!r}"
+    t = time.perf_counter()
+    m = svmutil.svm_train(svmutil.svm_problem(list(y), X), lib_opts)
+    t_lib = time.perf_counter() - t
+    print(f"{label}: l={d.n} LIBSVM {lib_opts}: {t_lib:.2f} s, nSV {m.l}, rho {m.rho[0]:.6f}")
+    problem = Problem.from_svmlight(d, kernel_type=p.kernel_type)
+    lines = []
+    t = time.perf_counter()
+    model = train(problem, p, info=lines.append)
+    t_ours = time.perf_counter() - t
+    c = model.counters
+    objs = [ln for ln in lines if ln.startswith("obj")]
+    print(f"  ours: {t_ours:.2f} s ratio {t_ours / t_lib:.2f} | {objs[-1]} | nSV {model.total_sv}"
+          f" | kernel evals {c['kernel_evals'] / 1e6:.1f} M, iterations {c['iterations']}")
+    sys.stdout.flush()
+
+
+TYPE_CASES = {
+    "budgetfood_svr": ("budgetfood epsilon-SVR -c 10 -p 0.01", "budgetfood", "-s 3 -c 10 -p 0.01"),
+    "adult_nusvc": ("adult nu-SVC -n 0.3", "adult", "-s 1 -n 0.3"),
+    "adult_oneclass": ("adult one-class -n 0.1", "adult", "-s 2 -n 0.1"),
+}
+
+
 def main(cases):
     print(f"JIT warm-up: {warmup():.2f} s")
     if "adult" in cases or "adult_c100" in cases:
@@ -119,7 +159,10 @@ def main(cases):
         X = X.tocsr()
         y = np.where(y <= 4, 1.0, -1.0)
         run_case("mnist 0-4 vs 5-9 20k /255", X, y, 0.02, 10, 20, ("so", "hmg"))
+    for case in cases:
+        if case in TYPE_CASES:
+            run_type(*TYPE_CASES[case])
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["adult", "adult_c100", "ijcnn1", "usps", "mnist20k"])
+    main(sys.argv[1:] or ["adult", "adult_c100", "ijcnn1", "usps", "mnist20k", *TYPE_CASES])

@@ -41,11 +41,12 @@ def weighted_C(params, label, warn):
     return C
 
 
-def cross_validation_folds(y, nr_fold, rng):
+def cross_validation_folds(y, nr_fold, rng, stratified=True):
     """LIBSVM's svm_cross_validation fold layout: stratified (per-class shuffle with rand())
-    when nr_fold < l, a plain shuffle otherwise. Returns (perm, fold_start)."""
+    for classification (``stratified``: C-SVC, nu-SVC) when nr_fold < l, a plain shuffle
+    otherwise (and for one-class and regression). Returns (perm, fold_start)."""
     l = y.shape[0]
-    if nr_fold < l:
+    if stratified and nr_fold < l:
         label, start, count, index = group_classes(y)
         index = index.copy()
         for c in range(label.size):

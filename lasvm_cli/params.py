@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from .solvers import SOLVERS as _solver_table
 
 SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
-SUPPORTED_SVM_TYPES = (0,)
+SUPPORTED_SVM_TYPES = (0, 1, 2, 3, 4)
+CLASSIFICATION_TYPES = (0, 1)  # c_svc, nu_svc: class labels, one-vs-one machines
+NU_TYPES = (1, 4)  # Solver_NU (second-order selection only)
 SOLVERS = tuple(_solver_table)  # --solver names: the keys of the dispatch table
 WSS = ("mvp", "so", "hmg")  # --wss names, in the order of qp's WS_* codes
 SELECTIONS = ("random", "gradient", "active", "autoactive")  # online_core's SEL_* order
@@ -63,7 +65,9 @@ class TrainParams:
 
 
 def check_parameter(p: TrainParams, class_counts=None):
-    """LIBSVM's svm_check_parameter messages, in its order; None when the parameters are fine."""
+    """LIBSVM's svm_check_parameter messages, in its order; None when the parameters are fine.
+    ``class_counts``: the number of rows of each class, for nu-SVC's feasibility check
+    (``specified nu is infeasible``)."""
     if p.svm_type not in range(5):
         return "unknown svm type"
     if p.kernel_type not in range(5):
@@ -89,9 +93,12 @@ def check_parameter(p: TrainParams, class_counts=None):
         return "shrinking != 0 and shrinking != 1"
     if p.probability not in (0, 1):
         return "probability != 0 and probability != 1"
-    if p.svm_type not in SUPPORTED_SVM_TYPES:
-        return (f"svm type {p.svm_type} ({SVM_TYPES[p.svm_type]}) is not supported yet; "
-                "supported: -s 0 (C-SVC)")
+    if p.svm_type == 1 and class_counts is not None:
+        counts = list(class_counts)
+        for i, n1 in enumerate(counts):
+            for n2 in counts[i + 1:]:
+                if p.nu * (n1 + n2) / 2 > min(n1, n2):
+                    return "specified nu is infeasible"
     if p.solver not in SOLVERS:
         return f"unknown solver '{p.solver}' (choose from {', '.join(SOLVERS)})"
     if p.wss not in WSS:
@@ -100,6 +107,15 @@ def check_parameter(p: TrainParams, class_counts=None):
         return f"unknown selection '{p.selection}' (choose from {', '.join(SELECTIONS)})"
     if p.multiclass not in MULTICLASS:
         return f"unknown multi-class scheme '{p.multiclass}' (choose from {', '.join(MULTICLASS)})"
+    if p.svm_type != 0 and p.solver != "smo":
+        return (f"--solver {p.solver} trains -s 0 (C-SVC) only; -s {p.svm_type} "
+                f"({SVM_TYPES[p.svm_type]}) is supported with --solver smo")
+    if p.svm_type != 0 and p.multiclass != "ovo":
+        return (f"--multiclass {p.multiclass} is for -s 0 (C-SVC) only; -s {p.svm_type} "
+                f"({SVM_TYPES[p.svm_type]}) trains LIBSVM's models")
+    if p.svm_type in NU_TYPES and p.wss != "so":
+        return (f"--wss {p.wss} does not apply to -s {p.svm_type} ({SVM_TYPES[p.svm_type]}): "
+                "LIBSVM's Solver_NU selects with its second-order rule (--wss so)")
     if p.epochs < 1:
         return "epochs < 1"
     if p.candidates < 1:

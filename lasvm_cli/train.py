@@ -16,7 +16,7 @@ from . import kernels
 from .classes import class_labels, group_classes, weighted_C, cross_validation_folds
 from .data import subset
 from .model import SVMModel
-from .params import TrainParams
+from .params import CLASSIFICATION_TYPES, SVM_TYPES, TrainParams
 from .rand import GlibcRand
 from .solvers import kernel_params_for, solve_pair
 from .solvers.result import report_binary
@@ -25,12 +25,6 @@ from .train_ovr import train_ovr
 
 def _quiet(_msg):
     pass
-
-
-
-
-
-
 
 
 def decision_on(problem_kd, train_rows, coef, rho, test_rows, kp):
@@ -74,12 +68,16 @@ def binary_probability(kd, rows, y, Cp, Cn, params, rng, info):
 
 def train(problem, params: TrainParams, rows=None, info=_quiet, warn=_quiet, progress=None,
           rng=None, solve=None, mapper=None):
-    """Train a C-SVC model (one-vs-one or one-vs-rest) on ``problem`` (or its ``rows``).
+    """Train a model on ``problem`` (or its ``rows``): C-SVC or nu-SVC (one-vs-one, or for
+    C-SVC one-vs-rest), or a single-machine model (one-class, epsilon-SVR, nu-SVR).
     ``solve``: replaces solve_pair for the binary machines (lasvm_cli/online.py drives online
     solvers through it). ``mapper(fn, problem, tasks) -> results``: runs the one-vs-one pairs
-    as tasks elsewhere (lasvm_cli/distributed.py); one-vs-rest ignores it."""
-    trainer = MULTICLASS_TRAINERS[params.multiclass]
-    extra = {"mapper": mapper} if mapper is not None and params.multiclass == "ovo" else {}
+    as tasks elsewhere (lasvm_cli/distributed.py); the other trainers ignore it."""
+    if params.svm_type in SINGLE_MACHINE_TYPES:
+        trainer = train_single
+    else:
+        trainer = MULTICLASS_TRAINERS[params.multiclass]
+    extra = {"mapper": mapper} if mapper is not None and trainer is train_ovo else {}
     return trainer(problem, params, rows, info, warn, progress, rng,
                    solve=solve_pair if solve is None else solve, **extra)
 
@@ -177,14 +175,9 @@ def train_ovo(problem, params: TrainParams, rows, info, warn, progress, rng, sol
                 sv_coef[row, column[loc[keep]]] = c[keep]
             p += 1
     sv_rows = grouped[sv_local]
-    if params.kernel_type == kernels.PRECOMPUTED:  # LIBSVM stores only 0:serial
-        sv_indptr = np.arange(total_sv + 1, dtype=np.int64)
-        sv_indices = np.zeros(total_sv, np.int32)
-        sv_values = problem.kd.X[sv_rows, 0].copy() if total_sv else np.zeros(0)
-    else:
-        sv_indptr, sv_indices, sv_values = problem.csr_rows(sv_rows)
+    sv_indptr, sv_indices, sv_values = _sv_arrays(problem, params, sv_rows)
     model = SVMModel(
-        svm_type="c_svc", kernel_type=params.kernel_type, degree=params.degree,
+        svm_type=SVM_TYPES[params.svm_type], kernel_type=params.kernel_type, degree=params.degree,
         gamma=params.gamma, coef0=params.coef0, nr_class=k, label=label.astype(np.int64),
         rho=np.array(rhos, np.float64), nSV=nSV, sv_coef=sv_coef,
         sv_indptr=sv_indptr, sv_indices=sv_indices, sv_values=sv_values,
@@ -196,40 +189,117 @@ def train_ovo(problem, params: TrainParams, rows, info, warn, progress, rng, sol
     return model
 
 
+def _sv_arrays(problem, params, sv_rows):
+    """CSR arrays of the support vectors (LIBSVM stores only 0:serial for a precomputed kernel)."""
+    if params.kernel_type == kernels.PRECOMPUTED:
+        n = sv_rows.size
+        values = problem.kd.X[sv_rows, 0].copy() if n else np.zeros(0)
+        return np.arange(n + 1, dtype=np.int64), np.zeros(n, np.int32), values
+    return problem.csr_rows(sv_rows)
 
 
-def cross_validation(problem, params: TrainParams, nr_fold, progress=None, mapper=None):
-    """Predicted label of every row when it is held out (LIBSVM's svm_cross_validation).
+def svr_probability(problem, params, rows, rng, info):
+    """LIBSVM's svm_svr_probability: 5-fold CV residuals (LIBSVM's folds, the one rand()
+    stream), the Laplace scale sigma."""
+    from dataclasses import replace
+
+    from .probability import svr_laplace_sigma
+
+    cv = cross_validation(problem, replace(params, probability=0), 5, rows=rows, rng=rng,
+                          info=info)
+    sigma = svr_laplace_sigma(problem.y[rows], cv)
+    info("Prob. model for test data: target value = predicted value + z,\nz: Laplace "
+         f"distribution e^(-|z|/sigma)/(2sigma),sigma= {sigma:g}")
+    return sigma
+
+
+def train_single(problem, params: TrainParams, rows, info, warn, progress, rng, solve):
+    """LIBSVM's svm_train for one-class, epsilon-SVR and nu-SVR: one machine, nr_class 2, no
+    label or nr_sv, one rho, one sv_coef row, SVs in the rows' order; -b 1 adds the SVR Laplace
+    sigma (probA) or the one-class density marks."""
+    from .probability import ONE_CLASS_WARNING, one_class_density_marks
+
+    rows = np.arange(problem.n) if rows is None else np.asarray(rows, np.int64)
+    y = problem.y[rows]
+    rng = GlibcRand(params.seed) if rng is None else rng
+    bar = progress(SVM_TYPES[params.svm_type]) if progress else None
+    res = solve(subset(problem.kd, rows), y, params.C, params.C, params,
+                progress=bar.update if bar else None)
+    if bar:
+        bar.close()
+    report_binary(res, params.C, params.C, rows.size, info, warn)
+    coef = res.coef[0]
+    sv = np.flatnonzero(coef)
+    sv_indptr, sv_indices, sv_values = _sv_arrays(problem, params, rows[sv])
+    model = SVMModel(
+        svm_type=SVM_TYPES[params.svm_type], kernel_type=params.kernel_type,
+        degree=params.degree, gamma=params.gamma, coef0=params.coef0, nr_class=2, label=None,
+        rho=res.rho[:1].copy(), nSV=None, sv_coef=coef[sv].reshape(1, -1),
+        sv_indptr=sv_indptr, sv_indices=sv_indices, sv_values=sv_values)
+    model.counters = dict(res.counters)
+    model.sv_indices_train = rows[sv] + 1  # training row of each SV (LIBSVM's sv_indices)
+    if params.probability and params.svm_type in (3, 4):
+        model.probA = np.array([svr_probability(problem, params, rows, rng, info)])
+    elif params.probability and params.svm_type == 2:
+        dec = decision_on(problem.kd, rows, coef, res.rho[0], rows,
+                          kernel_params_for(params))
+        marks = one_class_density_marks(dec)
+        if marks is None:
+            warn(ONE_CLASS_WARNING.rstrip("\n"))
+        else:
+            model.prob_density_marks = marks
+    return model
+
+
+def cross_validation(problem, params: TrainParams, nr_fold, progress=None, rows=None,
+                     rng=None, info=_quiet, mapper=None):
+    """Predicted label (or value) of every row when it is held out (LIBSVM's
+    svm_cross_validation: stratified folds for C-SVC and nu-SVC, a plain shuffle otherwise).
     ``mapper(fn, problem, tasks) -> results``: runs the folds as tasks elsewhere (Dask); each
     fold gets the rand() state it has in the serial loop, so the result is the same."""
-    rng = GlibcRand(params.seed)
-    perm, fold_start = cross_validation_folds(problem.y, nr_fold, rng)
-    target = np.empty(problem.n)
-    tasks = []
+    rows = np.arange(problem.n) if rows is None else np.asarray(rows, np.int64)
+    rng = GlibcRand(params.seed) if rng is None else rng
+    classify = params.svm_type in CLASSIFICATION_TYPES
+    perm, fold_start = cross_validation_folds(problem.y[rows], nr_fold, rng,
+                                              stratified=classify)
+    target = np.empty(rows.size)
+    tasks, helds = [], []
     for f in range(nr_fold):
         begin, end = fold_start[f], fold_start[f + 1]
-        train_rows = np.concatenate([perm[:begin], perm[end:]])
+        train_rows = rows[np.concatenate([perm[:begin], perm[end:]])]
         held = perm[begin:end]
         if mapper is None:
-            target[held] = cv_fold(problem, (train_rows, held, params, rng), progress)
+            target[held] = cv_fold(problem, (train_rows, rows[held], params, rng), progress,
+                                   info)
             continue
-        tasks.append((train_rows, held, params, copy.deepcopy(rng)))
-        if params.probability:  # one-vs-one -b 1: one rand() per row of each pair
-            k = np.unique(class_labels(problem.y[train_rows])).size
-            advance(rng, (k - 1) * train_rows.size)
+        tasks.append((train_rows, rows[held], params, copy.deepcopy(rng)))
+        helds.append(held)
+        advance(rng, _probability_draws(problem, params, train_rows))
     if mapper is not None:
-        for (_, held, _, _), predicted in zip(tasks, mapper(cv_fold, problem, tasks)):
+        for held, predicted in zip(helds, mapper(cv_fold, problem, tasks)):
             target[held] = predicted
     return target
 
 
-def cv_fold(problem, task, progress=None):
+def _probability_draws(problem, params, train_rows):
+    """rand() values that training with -b 1 on ``train_rows`` draws: one per row of each
+    one-vs-one pair for classification (k - 1 per row), one per row for SVR's 5-fold
+    residuals, none for one-class or without -b 1."""
+    if not params.probability:
+        return 0
+    if params.svm_type in CLASSIFICATION_TYPES:
+        k = np.unique(class_labels(problem.y[train_rows])).size
+        return (k - 1) * train_rows.size
+    return train_rows.size if params.svm_type in (3, 4) else 0
+
+
+def cv_fold(problem, task, progress=None, info=_quiet):
     """One fold of cross-validation, as a task: train on ``train_rows`` (with ``rng``, the
-    rand() stream of -b 1), return the predicted labels of the ``held`` rows."""
+    rand() stream of -b 1), return the predicted labels (values) of the ``held`` rows."""
     train_rows, held, params, rng = task
-    model = train(problem, params, rows=train_rows, progress=progress, rng=rng)
+    model = train(problem, params, rows=train_rows, info=info, progress=progress, rng=rng)
     test_kd = subset(problem.kd, held)
-    if params.probability:
+    if params.probability and params.svm_type in CLASSIFICATION_TYPES:
         return model.predict_probability(test_kd)[0]
     return model.predict(test_kd)
 
@@ -243,4 +313,5 @@ def cv_accuracy(problem, task):
     return float(f"{100.0 * correct / problem.n:g}")
 
 
-MULTICLASS_TRAINERS = {"ovo": train_ovo, "ovr": train_ovr}
+MULTICLASS_TRAINERS = {"ovo": train_ovo, "ovr": train_ovr}  # C-SVC (ovo also nu-SVC)
+SINGLE_MACHINE_TYPES = (2, 3, 4)  # one-class, epsilon-SVR, nu-SVR: train_single

@@ -117,7 +117,11 @@ def test_probability_model_matches_libsvm(heart_path, tmp_path):
 @pytest.mark.parametrize("args,message", [
     (["-c", "0"], "ERROR: C <= 0"),
     (["-e", "-1"], "ERROR: eps <= 0"),
-    (["-s", "3"], "not supported"),
+    (["-s", "3", "--solver", "lasvm"], "trains -s 0 (C-SVC) only"),
+    (["-s", "1", "-n", "0.99"], "ERROR: specified nu is infeasible"),
+    (["-s", "2", "-n", "0"], "ERROR: nu <= 0 or nu > 1"),
+    (["-s", "3", "-p", "-1"], "ERROR: p < 0"),
+    (["-s", "4", "--wss", "hmg"], "--wss so"),
 ])
 def test_parameter_errors_exit_1_without_a_model(heart_path, tmp_path, args, message):
     model = tmp_path / "m"

@@ -88,6 +88,16 @@ def test_check_parameter_messages(changes, message):
     assert check_parameter(p) == message
 
 
-def test_unsupported_svm_type_names_what_is_supported():
-    msg = check_parameter(TrainParams(svm_type=3))
-    assert "not supported" in msg and "-s 0" in msg
+def test_lasvm_names_what_is_supported():
+    assert check_parameter(TrainParams(svm_type=3)) is None
+    msg = check_parameter(TrainParams(svm_type=3, solver="lasvm"))
+    assert "-s 0 (C-SVC) only" in msg and "--solver smo" in msg
+    assert "--wss so" in check_parameter(TrainParams(svm_type=1, wss="mvp"))
+    assert check_parameter(TrainParams(svm_type=2, wss="mvp")) is None
+
+
+def test_nu_infeasible():
+    assert check_parameter(TrainParams(svm_type=1, nu=0.5), [10, 3]) == \
+        "specified nu is infeasible"
+    assert check_parameter(TrainParams(svm_type=1, nu=0.4), [10, 3]) is None
+    assert check_parameter(TrainParams(svm_type=1, nu=1.5), [10, 3]) == "nu <= 0 or nu > 1"

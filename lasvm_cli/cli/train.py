@@ -43,7 +43,7 @@ options:
 -wi weight : set the parameter C of class i to weight*C, for C-SVC (default 1)
 -v n: n-fold cross validation mode
 -q : quiet mode (no outputs)
-lasvm-cli options (this version trains -s 0, C-SVC):
+lasvm-cli options (--solver lasvm and the online options: -s 0, C-SVC, only):
 --solver smo|lasvm : batch SMO (default) or online LASVM
 --wss mvp|so|hmg : SMO working set selection (default so, as LIBSVM)
 --final-kkt-check : HMG: finish with a LIBSVM-rule pass until the KKT violation < -e
@@ -362,6 +362,33 @@ def _main_stream(o):
     return save_model(model, o)
 
 
+def regression_cv_lines(y, target):
+    """svm-train.c's do_cross_validation for regression: sums in row order, as LIBSVM."""
+    total_error = sumv = sumy = sumvv = sumyy = sumvy = 0.0
+    for yi, v in zip(y.tolist(), target.tolist()):
+        total_error += (v - yi) * (v - yi)
+        sumv += v
+        sumy += yi
+        sumvv += v * v
+        sumyy += yi * yi
+        sumvy += v * yi
+    n = len(y)
+    num = (n * sumvy - sumv * sumy) * (n * sumvy - sumv * sumy)
+    den = (n * sumvv - sumv * sumv) * (n * sumyy - sumy * sumy)
+    scc = num / den if den != 0 else (float("nan") if num == 0 else float("inf"))
+    return [f"Cross Validation Mean squared error = {total_error / n:g}",
+            f"Cross Validation Squared correlation coefficient = {_g(scc)}"]
+
+
+def _g(x):
+    """C's %g of a double, nan and inf included (``-nan`` for 0/0 on x86, as glibc prints)."""
+    import math
+
+    if math.isnan(x):
+        return "-nan"
+    return f"{x:g}"
+
+
 def save_model(model, o):
     """Write the model atomically (LIBSVM's message on failure); print counters on request."""
     from ..io.model_file import write_model
@@ -409,7 +436,12 @@ def main(argv):
     check_data(data, o.input_file)
     if p.gamma == 0 and data.max_index > 0:
         p.gamma = 1.0 / data.max_index
-    err = check_parameter(p)
+    counts = None
+    if p.svm_type == 1:  # nu-SVC's feasibility check counts the rows of each class
+        from ..classes import group_classes
+
+        counts = group_classes(data.y)[2]
+    err = check_parameter(p, counts)
     if err:
         _error(err)
     check_kernel_range(data, p)
@@ -453,9 +485,13 @@ def _train_or_validate(o, problem, info, progress, runner):
             nr_fold = problem.n
         target = _training(lambda: cross_validation(problem, p, nr_fold, progress=progress,
                                                     mapper=runner), p)
-        correct = int((target == problem.y).sum())
-        # printf, not info(): LIBSVM prints this line even with -q
-        _stdout(f"Cross Validation Accuracy = {100.0 * correct / problem.n:g}%")
+        # printf, not info(): LIBSVM prints these lines even with -q
+        if p.svm_type in (3, 4):
+            for line in regression_cv_lines(problem.y, target):
+                _stdout(line)
+        else:
+            correct = int((target == problem.y).sum())
+            _stdout(f"Cross Validation Accuracy = {100.0 * correct / problem.n:g}%")
         return 0
 
     model = _training(lambda: fit(problem, p, info=info, warn=_stderr, progress=progress,

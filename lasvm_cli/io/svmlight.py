@@ -31,6 +31,7 @@ import contextlib
 import gzip
 import lzma
 import os
+import re
 import sys
 import zlib
 from dataclasses import dataclass
@@ -535,6 +536,11 @@ def _norm_problem(rowlen, values, buf, line_base):
             "(scale the data, e.g. with svm-scale)", token)
 
 
+# LIBSVM's README writes a precomputed-kernel test row as "<label> 0:? 1:K(x,x1) ...": the
+# serial number of a test row is never read ("? can be any value"). Read as 0:0.
+_SERIAL_PLACEHOLDER = re.compile(rb"(^|[ \t])0:\?(?=[ \t\r\n]|$)", re.M)
+
+
 def _parsed_blocks(source, zero_based, precomputed, chunk_bytes, check_norms=False):
     """Parse ``source`` chunk by chunk: yields (y, rowlen, indices, values, max_index) for each
     block of complete lines, in file order, holding one block of text at a time."""
@@ -562,6 +568,8 @@ def _parsed_blocks(source, zero_based, precomputed, chunk_bytes, check_norms=Fal
             del data
             if not block:
                 continue
+            if precomputed and b"0:?" in block:
+                block = _SERIAL_PLACEHOLDER.sub(rb"\g<1>0:0", block)
             # the block holds complete lines; drop its final newline so no phantom line follows
             buf = np.frombuffer(bytearray(block), dtype=np.uint8)
             del block

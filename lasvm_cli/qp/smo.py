@@ -349,3 +349,9 @@ def objective(st):
     for t in range(st.y.shape[0]):
         v += st.alpha[t] * (st.G[t] + st.p[t])
     return v / 2.0
+
+
+# Public names of the step and the swap for other SMO drivers (qp/smo_nu.py's Solver_NU); the
+# C-SVC loop above calls the same compiled functions.
+take_step = _take_step
+swap_positions = _swap

@@ -18,6 +18,17 @@ SOLVERS = {
 }
 
 
+# The other svm types (-s 1..4): svm_type -> the module and function that train one machine,
+# with SOLVERS' signature (y: labels +1/-1 for nu-SVC, targets for SVR, unused for one-class;
+# Cp, Cn: the class costs of C-SVC, unused by the nu types). -s 0 goes through SOLVERS.
+FORMULATIONS = {
+    1: ("nu", "nu_svc_from_params"),       # nu-SVC (Solver_NU)
+    2: ("one_class", "from_params"),       # one-class SVM
+    3: ("svr", "from_params"),             # epsilon-SVR (2l variables)
+    4: ("nu", "nu_svr_from_params"),       # nu-SVR (Solver_NU, 2l variables)
+}
+
+
 def binary_solver(name):
     """The binary training function of solver ``name`` (a key of SOLVERS)."""
     module, function = SOLVERS[name]
@@ -31,8 +42,12 @@ def kernel_params_for(params):
 
 
 def solve_pair(kd, y, Cp, Cn, params, progress=None, control=None):
-    """One binary C-SVC problem (y = +1/-1, boxes Cp / Cn) with ``params.solver``; returns a
-    SolverResult. ``control``: an online driver (lasvm_cli/online.py) for online solvers."""
-    solve = binary_solver(params.solver)
+    """One machine of svm type ``params.svm_type``: C-SVC (y = +1/-1, boxes Cp / Cn) with
+    ``params.solver``, or the FORMULATIONS adapter of the other types; returns a SolverResult. ``control``: an online driver (lasvm_cli/online.py) for online solvers."""
+    if params.svm_type in FORMULATIONS:
+        module, function = FORMULATIONS[params.svm_type]
+        solve = getattr(importlib.import_module(f"{__name__}.{module}"), function)
+    else:
+        solve = binary_solver(params.solver)
     return solve(kd, kernel_params_for(params), y, Cp, Cn, params, progress=progress,
                  control=control)

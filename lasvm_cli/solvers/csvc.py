@@ -24,21 +24,28 @@ CHUNK = 1000  # iterations per jitted call (LIBSVM's shrink interval)
 
 
 def solve_qp(kd, kp, variables, p, C, *, eps=1e-3, shrinking=True, cache_mb=100.0, wss="so",
-             max_iter=None, final_kkt_check=False, progress=None, cache_dtype=np.float32):
-    """min 0.5 a'Qa + p'a, y'a = 0, 0 <= a <= C over ``variables`` (their signs are y, their
-    examples the rows of kd) with the SMO loop. Returns (alpha by variable, rho, obj, status,
-    counters)."""
+             max_iter=None, final_kkt_check=False, progress=None, cache_dtype=np.float32,
+             alpha0=None, nu=False):
+    """min 0.5 a'Qa + p'a, y'a = const, 0 <= a <= C over ``variables`` (their signs are y, their
+    examples the rows of kd) with the SMO loop, from ``alpha0`` (feasible; default 0).
+    ``nu``: LIBSVM's Solver_NU (qp/smo_nu.py: the second constraint e'a = const; ``wss`` is
+    ignored) instead of Solver; its r is returned as counters["r"].
+    Returns (alpha by variable, rho, obj, status, counters)."""
     t0 = time.perf_counter()
     m = variables.example.shape[0]
     ws = WS_CODES[wss] if isinstance(wss, str) else int(wss)
-    st = make_state(kd, kp, variables.sign, p, C, ws=ws, eps=float(eps), shrinking=shrinking,
-                    max_iter=max_iter, final_kkt_check=final_kkt_check,
+    st = make_state(kd, kp, variables.sign, p, C, alpha0, ws=ws, eps=float(eps),
+                    shrinking=shrinking, max_iter=max_iter, final_kkt_check=final_kkt_check,
                     var_example=variables.example)
     c = kc.make_cache(m, cache_mb, cache_dtype, var_example=variables.example)
     smo_init(st, c, kd, kp, False)
+    run = smo_run
+    if nu:  # imported here: a C-SVC run never loads (or compiles) Solver_NU
+        from ..qp.smo_nu import calculate_rho_nu, smo_run_nu
+        run = smo_run_nu
     status = RUNNING
     while status == RUNNING:
-        status = smo_run(st, c, kd, kp, CHUNK)
+        status = run(st, c, kd, kp, CHUNK)
         if progress is not None:
             progress(int(st.ist[ITER]), float(st.fst[VIOL]))
     alpha = np.zeros(m)
@@ -54,7 +61,12 @@ def solve_qp(kd, kp, variables, p, C, *, eps=1e-3, shrinking=True, cache_mb=100.
         cache_rows=int(c.meta[kc.N_SLOTS]))
     counters.update(kc.cache_stats(c))
     counters["kernel_evals"] += m  # the diagonal QD
-    return alpha, float(calculate_rho(st)), float(objective(st)), status, counters
+    if nu:
+        r, rho = calculate_rho_nu(st)
+        counters["r"] = float(r)
+    else:
+        rho = calculate_rho(st)
+    return alpha, float(rho), float(objective(st)), status, counters
 
 
 def solve_binary(kd, kp, y, Cp, Cn, *, eps=1e-3, shrinking=True, cache_mb=100.0, wss="so",

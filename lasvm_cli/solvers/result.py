@@ -25,6 +25,9 @@ class SolverResult:
     n_bsv: int
     hit_max_iter: bool = False
     counters: dict = field(default_factory=dict)
+    # LIBSVM's line after "optimization finished" (nu-SVC "C = ...", nu-SVR "epsilon = ...",
+    # one-class none); None: C-SVC's / epsilon-SVR's "nu = ..." (when Cp == Cn)
+    lines: list | None = None
 
     @classmethod
     def binary(cls, coef, rho, **fields):
@@ -38,13 +41,16 @@ class SolverResult:
 
 
 def report_binary(res, Cp, Cn, l, info, warn):
-    """LIBSVM's info lines after one binary solve (svm_train_one and solve_c_svc)."""
+    """LIBSVM's info lines after one solve (svm_train_one and solve_c_svc & co.)."""
     if res.counters.get("warn_h0"):
         info("\nWARNING: using -h 0 may be faster")  # LIBSVM: info(), at gradient reconstruction
     if res.hit_max_iter:
         warn("\nWARNING: reaching max number of iterations")
     info(f"optimization finished, #iter = {res.n_iter}")
-    if Cp == Cn:
+    if res.lines is not None:
+        for line in res.lines:
+            info(line)
+    elif Cp == Cn:
         info(f"nu = {np.abs(res.coef[0]).sum() / (Cp * l):f}")
     info(f"obj = {res.obj:f}, rho = {res.rho[0]:f}")
     info(f"nSV = {res.n_sv}, nBSV = {res.n_bsv}")

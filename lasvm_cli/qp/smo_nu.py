@@ -1,0 +1,226 @@
+"""LIBSVM's ``Solver_NU`` on the SMO core: nu-SVC and nu-SVR (svm.cpp, class Solver_NU).
+
+The QP has two equality constraints (y'a = Delta_1, e'a = Delta_2), so a working pair must have
+y_i = y_j. Compared with the C-SVC loop of :mod:`lasvm_cli.qp.smo`:
+
+* selection (``select_working_set``): second order, i the maximal violator *within* y = +1
+  (Gmaxp) and within y = -1 (Gmaxn), j minimising -(Gmax_y + y_jG_j)^2 / a over both signs
+  with i taken from j's sign; stop when max(Gmaxp + Gmaxp2, Gmaxn + Gmaxn2) < eps;
+* shrinking (``be_shrunk`` / ``do_shrinking``): four maxima, one per sign and bound;
+* ``calculate_rho``: r1, r2 (one per sign, mean over free variables or the middle of the
+  bounds), r = (r1 + r2) / 2 and rho = (r1 - r2) / 2.
+
+The step (two-variable update, G and G_bar), the gradient reconstruction and the swaps are the
+C-SVC core's own functions. :func:`smo_run_nu` is a separate compiled entry point, so the C-SVC
+path (``smo_run``) compiles exactly what it did before. Working-set selection is always
+LIBSVM's second-order rule here (``--wss`` does not apply).
+"""
+
+import numba
+import numpy as np
+
+from ..cache import WIDTH, cache_get, cache_set_width
+from . import (ACTIVE, ADAPT_WIDTH, COUNTER, EPS, ITER, LAST_KIND, LOWER, MAX_ITER,
+               MAX_ITER_REACHED, N_SHRINK, N_SHRUNK_VARS, OPTIMAL, PREV_I, PREV_J, RUNNING,
+               SHRINKING, UNSHRINK, UPPER, VIOL)
+from .smo import reconstruct_gradient, swap_positions, take_step
+from .steps import TAU
+
+_NJIT = dict(cache=True, nogil=True)
+INF = np.inf
+
+
+@numba.njit(**_NJIT)
+def select_nu(st, c, kd, kp):
+    """Solver_NU::select_working_set; returns (i, j, violation), i = -1 when optimal."""
+    y, G, status, QD = st.y, st.G, st.status, st.QD
+    active = st.ist[ACTIVE]
+    Gmaxp = -INF
+    Gmaxp2 = -INF
+    Gmaxn = -INF
+    Gmaxn2 = -INF
+    ip = -1
+    inn = -1
+    jmin = -1
+    obj_diff_min = INF
+    for t in range(active):
+        if y[t] > 0:
+            if status[t] != UPPER and -G[t] >= Gmaxp:
+                Gmaxp = -G[t]
+                ip = t
+        else:
+            if status[t] != LOWER and G[t] >= Gmaxn:
+                Gmaxn = G[t]
+                inn = t
+    st.ist[LAST_KIND] = 1
+    # Q_ip[j] = K_ip,j for y_j = +1 and Q_in[j] = K_in,j for y_j = -1 (same signs)
+    if ip == -1 and inn == -1:
+        return -1, -1, -INF  # LIBSVM: every grad_diff is -inf, max(...) < eps
+    Kp = cache_get(c, kd, kp, c.pex[ip if ip != -1 else inn], active)
+    Kn = cache_get(c, kd, kp, c.pex[inn if inn != -1 else ip], active)
+    for t in range(active):
+        if y[t] > 0:
+            if status[t] != LOWER:
+                grad_diff = Gmaxp + G[t]
+                if G[t] >= Gmaxp2:
+                    Gmaxp2 = G[t]
+                if grad_diff > 0.0:
+                    quad_coef = QD[ip] + QD[t] - 2.0 * np.float64(Kp[t])
+                    if quad_coef > 0.0:
+                        obj_diff = -(grad_diff * grad_diff) / quad_coef
+                    else:
+                        obj_diff = -(grad_diff * grad_diff) / TAU
+                    if obj_diff <= obj_diff_min:
+                        jmin = t
+                        obj_diff_min = obj_diff
+        else:
+            if status[t] != UPPER:
+                grad_diff = Gmaxn - G[t]
+                if -G[t] >= Gmaxn2:
+                    Gmaxn2 = -G[t]
+                if grad_diff > 0.0:
+                    quad_coef = QD[inn] + QD[t] - 2.0 * np.float64(Kn[t])
+                    if quad_coef > 0.0:
+                        obj_diff = -(grad_diff * grad_diff) / quad_coef
+                    else:
+                        obj_diff = -(grad_diff * grad_diff) / TAU
+                    if obj_diff <= obj_diff_min:
+                        jmin = t
+                        obj_diff_min = obj_diff
+    viol = max(Gmaxp + Gmaxp2, Gmaxn + Gmaxn2)
+    if viol < st.fst[EPS] or jmin == -1:
+        return -1, -1, viol
+    if y[jmin] > 0:
+        return ip, jmin, viol
+    return inn, jmin, viol
+
+
+@numba.njit(**_NJIT)
+def _be_shrunk_nu(st, t, Gmax1, Gmax2, Gmax3, Gmax4):
+    s = st.status[t]
+    if s == UPPER:
+        if st.y[t] > 0:
+            return -st.G[t] > Gmax1
+        return -st.G[t] > Gmax4
+    if s == LOWER:
+        if st.y[t] > 0:
+            return st.G[t] > Gmax2
+        return st.G[t] > Gmax3
+    return False
+
+
+@numba.njit(**_NJIT)
+def do_shrinking_nu(st, c, kd, kp):
+    """Solver_NU::do_shrinking."""
+    y, G, status = st.y, st.G, st.status
+    l = y.shape[0]
+    active = st.ist[ACTIVE]
+    Gmax1 = -INF  # max -y G, y = +1, not at upper bound
+    Gmax2 = -INF  # max y G, y = +1, not at lower bound
+    Gmax3 = -INF  # max -y G, y = -1, not at lower bound
+    Gmax4 = -INF  # max y G, y = -1, not at upper bound
+    for t in range(active):
+        if status[t] != UPPER:
+            if y[t] > 0:
+                if -G[t] > Gmax1:
+                    Gmax1 = -G[t]
+            elif -G[t] > Gmax4:
+                Gmax4 = -G[t]
+        if status[t] != LOWER:
+            if y[t] > 0:
+                if G[t] > Gmax2:
+                    Gmax2 = G[t]
+            elif G[t] > Gmax3:
+                Gmax3 = G[t]
+    if st.ist[UNSHRINK] == 0 and max(Gmax1 + Gmax2, Gmax3 + Gmax4) <= st.fst[EPS] * 10.0:
+        st.ist[UNSHRINK] = 1
+        reconstruct_gradient(st, c, kd, kp)
+        st.ist[ACTIVE] = l
+        active = l
+    before = active
+    i = 0
+    while i < active:
+        if _be_shrunk_nu(st, i, Gmax1, Gmax2, Gmax3, Gmax4):
+            active -= 1
+            while active > i:
+                if not _be_shrunk_nu(st, active, Gmax1, Gmax2, Gmax3, Gmax4):
+                    swap_positions(st, c, i, active)
+                    break
+                active -= 1
+        i += 1
+    st.ist[ACTIVE] = active
+    if st.ist[ADAPT_WIDTH] != 0 and 4 * active < 3 * c.meta[WIDTH]:
+        cache_set_width(c, active)
+    if active < before:
+        st.ist[N_SHRINK] += 1
+        st.ist[N_SHRUNK_VARS] += before - active
+
+
+@numba.njit(**_NJIT)
+def smo_run_nu(st, c, kd, kp, n_steps):
+    """Solver::Solve with Solver_NU's selection and shrinking: at most ``n_steps``
+    iterations; returns RUNNING, OPTIMAL or MAX_ITER_REACHED."""
+    ist = st.ist
+    l = st.y.shape[0]
+    steps = 0
+    while ist[ITER] < ist[MAX_ITER]:
+        if steps >= n_steps:
+            return RUNNING
+        ist[COUNTER] -= 1
+        if ist[COUNTER] == 0:
+            ist[COUNTER] = min(l, 1000)
+            if ist[SHRINKING] != 0:
+                do_shrinking_nu(st, c, kd, kp)
+        i, j, viol = select_nu(st, c, kd, kp)
+        if i < 0:
+            reconstruct_gradient(st, c, kd, kp)
+            ist[ACTIVE] = l
+            i, j, viol = select_nu(st, c, kd, kp)
+            if i < 0:
+                st.fst[VIOL] = viol
+                return OPTIMAL
+            ist[COUNTER] = 1
+        st.fst[VIOL] = viol
+        ist[ITER] += 1
+        steps += 1
+        take_step(st, c, kd, kp, i, j)
+        ist[PREV_I] = c.perm[i]
+        ist[PREV_J] = c.perm[j]
+    if ist[ACTIVE] < l:
+        reconstruct_gradient(st, c, kd, kp)
+        ist[ACTIVE] = l
+    return MAX_ITER_REACHED
+
+
+@numba.njit(**_NJIT)
+def calculate_rho_nu(st):
+    """Solver_NU::calculate_rho: returns (r, rho) = ((r1 + r2) / 2, (r1 - r2) / 2)."""
+    y, G, status = st.y, st.G, st.status
+    nr_free1 = 0
+    nr_free2 = 0
+    ub1 = INF
+    ub2 = INF
+    lb1 = -INF
+    lb2 = -INF
+    sum_free1 = 0.0
+    sum_free2 = 0.0
+    for t in range(st.ist[ACTIVE]):
+        if y[t] > 0:
+            if status[t] == UPPER:
+                lb1 = max(lb1, G[t])
+            elif status[t] == LOWER:
+                ub1 = min(ub1, G[t])
+            else:
+                nr_free1 += 1
+                sum_free1 += G[t]
+        else:
+            if status[t] == UPPER:
+                lb2 = max(lb2, G[t])
+            elif status[t] == LOWER:
+                ub2 = min(ub2, G[t])
+            else:
+                nr_free2 += 1
+                sum_free2 += G[t]
+    r1 = sum_free1 / nr_free1 if nr_free1 > 0 else (ub1 + lb1) / 2.0
+    r2 = sum_free2 / nr_free2 if nr_free2 > 0 else (ub2 + lb2) / 2.0
+    return (r1 + r2) / 2.0, (r1 - r2) / 2.0
