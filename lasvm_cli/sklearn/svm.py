@@ -567,15 +567,11 @@ class NuSVC(SVC):
 
 
 class _OneOutput(LibSVMEstimator):
-    """Regression and one-class: one decision value, the model's own layout."""
+    """Regression and one-class: one machine, the model's own layout."""
 
     def fit_targets(self, X, y):
         params = self.check_params(self.train_params(X))
         return self.fit_problem(X, y, params)
-
-    def decision_function(self, X):
-        check_is_fitted(self, "model_")
-        return self.raw_decision(X)[:, 0]
 
     def predict(self, X):
         check_is_fitted(self, "model_")
@@ -655,15 +651,13 @@ class OneClassSVM(OutlierMixin, _OneOutput):
         super().set_attributes()
         self.offset_ = -self.intercept_
 
+    def decision_function(self, X):
+        """Signed distance to the boundary (regressors have none: scikit-learn's checks)."""
+        check_is_fitted(self, "model_")
+        return self.raw_decision(X)[:, 0]
+
     def predict(self, X):
         return super().predict(X).astype(np.int64)  # +1 inlier, -1 outlier
 
     def score_samples(self, X):
         return self.decision_function(X) + self.offset_
-
-
-def svm_type_supported(svm_type):
-    """Whether the library trains this svm_type (lasvm_cli.params.check_parameter)."""
-    msg = check_parameter(TrainParams(svm_type=svm_type))
-    return msg is None or "not supported" not in msg
-
