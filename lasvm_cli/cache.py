@@ -37,13 +37,10 @@ State
     prev, nxt int64 [n+1]  doubly linked LRU list over slots; sentinel at index n;
                          nxt[n] is the least recently used slot, prev[n] the most recent
     free     int64 [n]   stack of free slots (slots in use never move, so views stay valid)
-    meta     int64 [6]   N_SLOTS, WIDTH, N_USED, N_FREE, FILL (cache_get_symmetric's fill: 0/1),
-                         DUP (1 when an example has several variables)
+    meta     int64 [5]   N_SLOTS, WIDTH, N_USED, N_FREE, FILL (cache_get_symmetric's fill: 0/1)
     stats    int64 [4]   HITS, MISSES, KERNEL_EVALS, ROWS_DROPPED
     scratch  float64 [n] row buffer for kernel_row (kernel values are computed in float64
                          and rounded once, as LIBSVM casts double -> Qfloat)
-    ex_index int64 [n_examples]  with DUP: example -> index in uniq while a tail is computed
-                         (-1 otherwise); uniq int64 [n]: the distinct examples of that tail
 
 API (all jitted, ``@njit(cache=True, nogil=True)``, one signature each)
 --------------------------------------------------------------------------
@@ -82,10 +79,9 @@ import numpy as np
 from .kernels import kernel_row, row_work
 
 KernelCache = namedtuple(
-    "KernelCache",
-    "buf perm pos vex pex slot_of key length prev nxt free meta stats scratch ex_index uniq")
+    "KernelCache", "buf perm pos vex pex slot_of key length prev nxt free meta stats scratch")
 
-N_SLOTS, WIDTH, N_USED, N_FREE, FILL, DUP = 0, 1, 2, 3, 4, 5
+N_SLOTS, WIDTH, N_USED, N_FREE, FILL = 0, 1, 2, 3, 4
 HITS, MISSES, KERNEL_EVALS, ROWS_DROPPED = 0, 1, 2, 3
 
 _NJIT = dict(cache=True, nogil=True)
@@ -108,12 +104,11 @@ def make_cache(n, cache_mb, dtype=np.float32, var_example=None):
     budget = max(min(budget, width * max(n, 2)), 2 * width)  # never more than all rows
     n_slots = min(budget // width, max(n, 2))
     budget = max(budget, n_slots * width)
-    meta = np.zeros(6, np.int64)
+    meta = np.zeros(5, np.int64)
     meta[N_SLOTS] = n_slots
     meta[WIDTH] = width
     meta[N_FREE] = n_slots
     meta[FILL] = 1
-    meta[DUP] = int(n_ex < n)  # some example has several variables (SVR's 2l)
     m = max(n, 2)
     c = KernelCache(
         buf=np.empty(budget, dtype),
@@ -131,8 +126,6 @@ def make_cache(n, cache_mb, dtype=np.float32, var_example=None):
         meta=meta,
         stats=np.zeros(4, np.int64),
         scratch=np.empty(max(n, 1), np.float64),
-        ex_index=np.full(n_ex if n_ex < n else 1, -1, np.int64),
-        uniq=np.empty(max(n, 1) if n_ex < n else 1, np.int64),
     )
     return c
 
@@ -242,54 +235,14 @@ def _lookup(c, k):
 
 
 @numba.njit(inline="always", **_NJIT)
-def _distinct_examples(c, have, length):
-    """With meta[DUP]: the distinct examples of positions [have, length) into c.uniq, their
-    index in c.ex_index; returns their number."""
-    ex_index, uniq, pex = c.ex_index, c.uniq, c.pex
-    nu = 0
-    for t in range(have, length):
-        e = pex[t]
-        if ex_index[e] < 0:
-            ex_index[e] = nu
-            uniq[nu] = e
-            nu += 1
-    return nu
-
-
-@numba.njit(inline="always", **_NJIT)
-def _gather_distinct(c, vals, nu, have, length, dst, offset):
-    """dst[offset + t] = the value of position t's example (t in [have, length)), then clear
-    c.ex_index."""
-    ex_index, pex = c.ex_index, c.pex
-    for t in range(have, length):
-        dst[offset + t] = vals[ex_index[pex[t]]]
-    for u in range(nu):
-        ex_index[c.uniq[u]] = -1
-
-
-@numba.njit(inline="always", **_NJIT)
 def _compute_tail(c, kd, kp, k, s, have, length):
-    """Compute entries [have, length) of k's row in slot s. When examples have several
-    variables (meta[DUP]), each distinct example of the tail is computed once (LIBSVM's SVR_Q
-    computes l values per row, not 2l) and gathered (one kernel_row call site either way: a
-    second one would lengthen every solver's compilation)."""
-    dup = c.meta[DUP] != 0
-    if dup:
-        nu = _distinct_examples(c, have, length)
-        targets = c.uniq[:nu]
-        out = c.scratch[:nu]
-    else:
-        nu = length - have
-        targets = c.pex[have:length]
-        out = c.scratch[have:length]
-    c.stats[KERNEL_EVALS] += nu
-    kernel_row(kd, k, kd, targets, kp, out)
+    """Compute entries [have, length) of k's row in slot s."""
+    c.stats[KERNEL_EVALS] += length - have
+    out = c.scratch[have:length]
+    kernel_row(kd, k, kd, c.pex[have:length], kp, out)
     base = s * c.meta[WIDTH]
-    if dup:
-        _gather_distinct(c, out, nu, have, length, c.buf, base)
-    else:
-        for t in range(have, length):
-            c.buf[base + t] = out[t - have]
+    for t in range(have, length):
+        c.buf[base + t] = out[t - have]
     c.length[s] = length
 
 
@@ -326,19 +279,8 @@ def cache_row_into(c, kd, kp, k, length, out):
         c.stats[HITS] += 1
         return
     c.stats[MISSES] += 1
-    dup = c.meta[DUP] != 0  # each distinct example once, as _compute_tail
-    if dup:
-        nu = _distinct_examples(c, have, length)
-        targets = c.uniq[:nu]
-        vals = c.scratch[:nu]
-    else:
-        nu = length - have
-        targets = c.pex[have:length]
-        vals = out[have:length]
-    c.stats[KERNEL_EVALS] += nu
-    kernel_row(kd, k, kd, targets, kp, vals)
-    if dup:
-        _gather_distinct(c, vals, nu, have, length, out, 0)
+    c.stats[KERNEL_EVALS] += length - have
+    kernel_row(kd, k, kd, c.pex[have:length], kp, out[have:length])
     tmp = np.empty(1, c.buf.dtype)
     for t in range(have, length):
         tmp[0] = out[t]
