@@ -63,16 +63,21 @@ def test_cross_validation_matches_libsvm_folds(heart_path):
     assert res.stdout == "Cross Validation Accuracy = 82.963%\n"
 
 
-def test_multiclass_against_libsvm(tmp_path):
-    svmutil = libsvm_or_skip()
+def write_four_classes(path):
+    """240 rows of four overlapping classes (labels 3, 1, 2, 5: LIBSVM's first-seen order)."""
     rng = np.random.default_rng(3)
     n = 240
     centers = np.array([[0, 0, 1], [2, 0, 0], [0, 2, 0], [1, 1, 1]], float)
     lab = np.array([3, 1, 2, 5])[rng.integers(0, 4, n)]
     X = centers[np.searchsorted([1, 2, 3, 5], lab)] + rng.normal(scale=0.8, size=(n, 3))
-    path = tmp_path / "multi"
     path.write_text("".join(f"{l} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in enumerate(x)) + "\n"
                             for l, x in zip(lab, X)))
+    return path
+
+
+def test_multiclass_against_libsvm(tmp_path):
+    svmutil = libsvm_or_skip()
+    path = write_four_classes(tmp_path / "multi")
     model = tmp_path / "multi.model"
     out = run(svm_train, ["-c", "2", "-w2", "3", str(path), str(model)]).stdout
     d = read_svmlight(str(path))

@@ -12,13 +12,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from lasvm_cli.cli.main import lasvm, svm_train
 
 from .conftest import HEART
+from .test_cli_train import write_four_classes
 
 GRID = ["-log2c", "-1,1,1", "-log2g", "-3,-1,1", "-v", "5"]
 # LIBSVM 3.24's grid.py with its svm-train on heart_scale, GRID (Debian's svm-grid, glibc)
@@ -168,15 +168,7 @@ def test_cross_validation_folds_on_dask_equal_serial(client, tmp_path, multi_pat
 
 @pytest.fixture
 def multi_path(tmp_path):
-    rng = np.random.default_rng(3)
-    n = 240
-    centers = np.array([[0, 0, 1], [2, 0, 0], [0, 2, 0], [1, 1, 1]], float)
-    lab = np.array([3, 1, 2, 5])[rng.integers(0, 4, n)]
-    X = centers[np.searchsorted([1, 2, 3, 5], lab)] + rng.normal(scale=0.8, size=(n, 3))
-    path = tmp_path / "multi"
-    path.write_text("".join(f"{l} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in enumerate(x))
-                            + "\n" for l, x in zip(lab, X)))
-    return str(path)
+    return str(write_four_classes(tmp_path / "multi"))
 
 
 def test_one_vs_one_pairs_on_workers_give_the_serial_model(tmp_path, multi_path):

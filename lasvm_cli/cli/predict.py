@@ -8,10 +8,10 @@ whose values are so large that kernel values overflow; a model with NaN or infin
 refused; extension options ``--decision-values FILE`` and ``--zero-based``.
 """
 
-import math
 import sys
 
 from .argv import atoi, read_options
+from .measures import cdiv, cfmt_g, regression_measures, summary
 from .report import UsageExit, write_stdout
 
 USAGE = """\
@@ -59,38 +59,6 @@ def parse_command_line(argv):
         raise UsageExit(USAGE)
     o.test_file, o.model_file, o.output_file = rest[:3]
     return o
-
-
-def _cfmt_g(x):
-    """C's printf("%g") (glibc prints 0.0/0.0 as -nan)."""
-    if math.isnan(x):
-        return "-nan" if math.copysign(1.0, x) < 0 else "nan"
-    return "%g" % x
-
-
-def _cdiv(a, b):
-    """IEEE division as C does it (x/0 is inf or -nan instead of an exception)."""
-    if b == 0:
-        if a == 0 or math.isnan(a):
-            return -math.nan
-        return math.copysign(math.inf, a) * math.copysign(1.0, b)
-    return a / b
-
-
-def _summary(pred, target):
-    """(correct, total, error, sump, sumt, sumpp, sumtt, sumpt), summed in file order as C."""
-    correct = 0
-    error = sump = sumt = sumpp = sumtt = sumpt = 0.0
-    for v, t in zip(pred.tolist(), target.tolist()):
-        if v == t:
-            correct += 1
-        error += (v - t) * (v - t)
-        sump += v
-        sumt += t
-        sumpp += v * v
-        sumtt += t * t
-        sumpt += v * t
-    return correct, len(pred), error, sump, sumt, sumpp, sumtt, sumpt
 
 
 def main(argv):
@@ -173,14 +141,13 @@ def main(argv):
         with atomic_write(o.decision_values) as f:
             f.write("".join(" ".join(["%.17g" % v for v in row]) + "\n" for row in dec.tolist()))
 
-    correct, total, error, sump, sumt, sumpp, sumtt, sumpt = _summary(
-        np.asarray(pred, np.float64), data.y)
+    pred = np.asarray(pred, np.float64)
     if model.is_regression:
-        info("Mean squared error = %s (regression)\n" % _cfmt_g(_cdiv(error, total)))
-        num = (total * sumpt - sump * sumt) * (total * sumpt - sump * sumt)
-        den = (total * sumpp - sump * sump) * (total * sumtt - sumt * sumt)
-        info("Squared correlation coefficient = %s (regression)\n" % _cfmt_g(_cdiv(num, den)))
+        mse, scc = regression_measures(pred, data.y)
+        info("Mean squared error = %s (regression)\n" % cfmt_g(mse))
+        info("Squared correlation coefficient = %s (regression)\n" % cfmt_g(scc))
     else:
-        acc = _cdiv(float(correct), float(total)) * 100
-        info("Accuracy = %s%% (%d/%d) (classification)\n" % (_cfmt_g(acc), correct, total))
+        correct, total = summary(pred, data.y)[:2]
+        acc = cdiv(float(correct), float(total)) * 100
+        info("Accuracy = %s%% (%d/%d) (classification)\n" % (cfmt_g(acc), correct, total))
     return 0

@@ -125,16 +125,11 @@ def parse_command_line(argv):
             setattr(p, *_LONG_FLAG[name])
         elif name in _OPTION_FLAG:
             setattr(o, _OPTION_FLAG[name], True)
-        elif name in _OPTION_VALUE:
-            field, kind = _OPTION_VALUE[name]
+        elif name in _OPTION_VALUE or name in _LONG_VALUE:
+            target, (field, kind) = ((o, _OPTION_VALUE[name]) if name in _OPTION_VALUE
+                                     else (p, _LONG_VALUE[name]))
             try:
-                setattr(o, field, kind(value))
-            except ValueError:
-                raise ParameterError(f"ERROR: invalid value '{value}' for {name}") from None
-        elif name in _LONG_VALUE:
-            field, kind = _LONG_VALUE[name]
-            try:
-                setattr(p, field, kind(value))
+                setattr(target, field, kind(value))
             except ValueError:
                 raise ParameterError(f"ERROR: invalid value '{value}' for {name}") from None
         elif name == "-q":
@@ -363,30 +358,12 @@ def _main_stream(o):
 
 
 def regression_cv_lines(y, target):
-    """svm-train.c's do_cross_validation for regression: sums in row order, as LIBSVM."""
-    total_error = sumv = sumy = sumvv = sumyy = sumvy = 0.0
-    for yi, v in zip(y.tolist(), target.tolist()):
-        total_error += (v - yi) * (v - yi)
-        sumv += v
-        sumy += yi
-        sumvv += v * v
-        sumyy += yi * yi
-        sumvy += v * yi
-    n = len(y)
-    num = (n * sumvy - sumv * sumy) * (n * sumvy - sumv * sumy)
-    den = (n * sumvv - sumv * sumv) * (n * sumyy - sumy * sumy)
-    scc = num / den if den != 0 else (float("nan") if num == 0 else float("inf"))
-    return [f"Cross Validation Mean squared error = {total_error / n:g}",
-            f"Cross Validation Squared correlation coefficient = {_g(scc)}"]
+    """svm-train.c's do_cross_validation for regression (sums in row order, as LIBSVM)."""
+    from .measures import cfmt_g, regression_measures
 
-
-def _g(x):
-    """C's %g of a double, nan and inf included (``-nan`` for 0/0 on x86, as glibc prints)."""
-    import math
-
-    if math.isnan(x):
-        return "-nan"
-    return f"{x:g}"
+    mse, scc = regression_measures(target, y)
+    return [f"Cross Validation Mean squared error = {cfmt_g(mse)}",
+            f"Cross Validation Squared correlation coefficient = {cfmt_g(scc)}"]
 
 
 def save_model(model, o):
