@@ -8,6 +8,10 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # tests compare exactly, depending on the JIT cache's state; tests/test_outputs.py checks it
 os.environ.setdefault("LASVM_COMPILE_NOTICE", "0")
 
+# commands run as subprocesses run in-process and start no warm server (cli/handoff.py), so
+# no server outlives the suite; tests/test_warm_server.py runs its own
+os.environ.setdefault("LASVM_SERVER", "0")
+
 import numpy as np
 import pytest
 

@@ -216,6 +216,18 @@ def _parse_number(buf, s, e):
 
 
 @njit(cache=True)
+def _grown(slow):
+    """``slow`` with twice the rows. Copied element by element: a slice assignment from an
+    array makes numba compile its shape-mismatch message (string formatting), some seconds
+    of every first run."""
+    grown = np.empty((2 * slow.shape[0], slow.shape[1]), dtype=slow.dtype)
+    for i in range(slow.shape[0]):
+        for j in range(slow.shape[1]):
+            grown[i, j] = slow[i, j]
+    return grown
+
+
+@njit(cache=True)
 def _tokenize(buf, min_index, line_base):
     """Parse every line of ``buf``: its newlines separate lines, so it holds at least one.
 
@@ -281,9 +293,7 @@ def _tokenize(buf, min_index, line_base):
             break
         if st == _NUM_SLOW:
             if nslow == slow.shape[0]:
-                grown = np.empty((2 * nslow, 5), dtype=np.int64)
-                grown[:nslow] = slow
-                slow = grown
+                slow = _grown(slow)
             slow[nslow, 0] = ts
             slow[nslow, 1] = q
             slow[nslow, 2] = -nrow - 1
@@ -370,9 +380,7 @@ def _tokenize(buf, min_index, line_base):
             prev = idx
             if st == _NUM_SLOW:
                 if nslow == slow.shape[0]:
-                    grown = np.empty((2 * nslow, 5), dtype=np.int64)
-                    grown[:nslow] = slow
-                    slow = grown
+                    slow = _grown(slow)
                 slow[nslow, 0] = colon + 1
                 slow[nslow, 1] = te
                 slow[nslow, 2] = nnz

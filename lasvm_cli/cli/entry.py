@@ -1,0 +1,40 @@
+"""The console scripts (pyproject's [project.scripts]): each hands its command to the warm
+server (cli/handoff.py) and otherwise runs it in this process (cli/main.py), starting a server
+for the commands that follow. Standard library only until the command itself runs."""
+
+import sys
+
+
+def _command(prog, name):
+    from . import handoff
+
+    args = sys.argv[1:]
+    code = handoff.run_on_server(prog, args)
+    if code is not None:
+        sys.exit(code)
+    if handoff.required():
+        sys.stderr.write(f"{prog}: no warm server took the command (LASVM_SERVER=require)\n")
+        sys.exit(1)
+    if args and "--help" not in args:  # a real command, probably not the last one
+        import atexit
+
+        atexit.register(handoff.start_server)
+    from . import main
+
+    getattr(main, name)()
+
+
+def svm_train():
+    _command("svm-train", "svm_train")
+
+
+def svm_predict():
+    _command("svm-predict", "svm_predict")
+
+
+def svm_scale():
+    _command("svm-scale", "svm_scale")
+
+
+def lasvm():
+    _command("lasvm", "lasvm")
