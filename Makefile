@@ -5,7 +5,7 @@ BIN     = $(VENV)/bin
 LASVM_DATA ?= $(abspath ../shared/data)
 export LASVM_DATA
 
-.PHONY: demo test bench bench-parser bench-predict bench-train bench-lasvm clean
+.PHONY: demo test bench bench-parser bench-predict bench-train bench-lasvm bench-startup bench-threads clean
 
 # The package and its runtime dependencies only (numpy, numba, click, tqdm: wheels, no
 # compiler). The extras each target needs are added by a stamp file of their own.
@@ -34,7 +34,7 @@ demo: $(BIN)/svm-train
 test: $(VENV)/.test-extras
 	$(BIN)/python -m pytest -q
 
-bench: bench-parser bench-predict bench-train bench-lasvm
+bench: bench-parser bench-predict bench-train bench-lasvm bench-startup bench-threads
 
 bench-parser: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_parser.py
@@ -44,6 +44,10 @@ bench-train: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_train.py
 bench-lasvm: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_lasvm.py
+bench-startup: $(VENV)/.bench-extras
+	$(BIN)/python bench/bench_startup.py --cold
+bench-threads: $(VENV)/.bench-extras
+	$(BIN)/python bench/bench_threads.py
 
 clean:
 	rm -rf $(VENV) heart_scale.model heart_scale.out bench/results lasvm-example
