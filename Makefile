@@ -5,7 +5,7 @@ BIN     = $(VENV)/bin
 LASVM_DATA ?= $(abspath ../shared/data)
 export LASVM_DATA
 
-.PHONY: paper-003 demo test bench bench-parser bench-predict bench-train bench-lasvm bench-startup bench-threads clean
+.PHONY: paper-000 paper-003 demo test bench bench-parser bench-predict bench-train bench-lasvm bench-startup bench-threads clean
 
 # The package and its runtime dependencies only (numpy, numba, click, tqdm: wheels, no
 # compiler). The extras each target needs are added by a stamp file of their own.
@@ -51,6 +51,8 @@ bench-threads: $(VENV)/.bench-extras
 
 # Paper reproductions: tables (Markdown and CSV) under results/paper-NNN/, printed too.
 # PAPER_ARGS passes options to the script (for example PAPER_ARGS="--rows 5000").
+paper-000: $(VENV)/.bench-extras
+	cd papers && ../$(BIN)/python paper_000.py $(PAPER_ARGS)
 paper-003: $(VENV)/.bench-extras
 	cd papers && ../$(BIN)/python paper_003.py $(PAPER_ARGS)
 
