@@ -5,7 +5,7 @@ BIN     = $(VENV)/bin
 LASVM_DATA ?= $(abspath ../shared/data)
 export LASVM_DATA
 
-.PHONY: paper-000 paper-003 demo test bench bench-parser bench-predict bench-train bench-lasvm bench-startup bench-threads clean
+.PHONY: paper-000 paper-003 demo test bench bench-parser bench-predict bench-train bench-lasvm bench-startup bench-threads bench-easy clean
 
 # The package and its runtime dependencies only (numpy, numba, click, tqdm: wheels, no
 # compiler). The extras each target needs are added by a stamp file of their own.
@@ -48,6 +48,9 @@ bench-startup: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_startup.py --cold
 bench-threads: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_threads.py
+# LIBSVM's easy.py with its binaries and with ours (needs Debian's libsvm-tools); not in `bench`
+bench-easy: $(VENV)/.bench-extras
+	$(BIN)/python bench/bench_easy.py
 
 # Paper reproductions: tables (Markdown and CSV) under results/paper-NNN/, printed too.
 # PAPER_ARGS passes options to the script (for example PAPER_ARGS="--rows 5000").

@@ -1,0 +1,99 @@
+"""LIBSVM's tools/easy.py end to end (svm-scale, grid.py's 110-cell grid with -v 5, svm-train,
+svm-predict) with our binaries against LIBSVM's, same machine, same run.
+
+easy.py and grid.py are Debian's (libsvm-tools 3.24: /usr/bin/svm-easy, /usr/bin/svm-grid),
+run unchanged except that easy.py's gnuplot is switched off (grid.py's ``-gnuplot null``).
+easy.py calls its programs as ../svm-scale, ../svm-train and ../svm-predict: each side gets a
+folder whose parent holds links to its binaries (LIBSVM's from /usr/bin; ours the installed
+console scripts, with the warm server as users get it: started by the first command).
+Reports the wall time of the whole easy.py run, the best (c, g) and CV rate grid.py chose and
+the test accuracy, for each side. Usage: ``python bench/bench_easy.py [banana] [usps]``;
+data from LASVM_DATA. Writes bench/results/easy.md.
+"""
+
+import argparse
+import lzma
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = REPO / "bench" / "results"
+BIN = Path(sys.executable).parent
+LIBSVM = Path("/usr/bin")
+
+
+def data_dir():
+    return Path(os.environ.get("LASVM_DATA", REPO.parent / "shared" / "data"))
+
+
+def unpacked(name, part, folder):
+    dst = folder / f"{name}.{part}"
+    with lzma.open(data_dir() / name / f"{part}.svm.xz", "rb") as f:
+        dst.write_bytes(f.read())
+    return dst
+
+
+def side(root, binaries, name):
+    """root/NAME/{svm-scale,svm-train,svm-predict} links and root/NAME/run with easy.py and
+    grid.py; returns the run folder."""
+    top = root / name
+    run = top / "run"
+    run.mkdir(parents=True)
+    for program in ("svm-scale", "svm-train", "svm-predict"):
+        os.symlink(binaries / program, top / program)
+    easy = Path(shutil.which("svm-easy")).read_text()
+    easy = re.sub(r'gnuplot_exe = "/usr/bin/gnuplot"', 'gnuplot_exe = "null"', easy)
+    (run / "easy.py").write_text(easy)
+    shutil.copy(shutil.which("svm-grid"), run / "grid.py")
+    os.chmod(run / "grid.py", 0o755)
+    (run / "null").write_text("")  # easy.py asserts that its gnuplot path exists
+    return run
+
+
+def easy(run, train, test, env):
+    t = time.perf_counter()
+    r = subprocess.run([sys.executable, "easy.py", str(train), str(test)], cwd=run, env=env,
+                       capture_output=True, text=True, check=True)
+    seconds = time.perf_counter() - t
+    best = re.search(r"Best c=(\S+), g=(\S+) CV rate=(\S+)", r.stdout)
+    accuracy = re.search(r"Accuracy = (\S+)", r.stdout)
+    return seconds, best.groups() if best else None, accuracy.group(1) if accuracy else None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("data", nargs="*", default=["banana", "usps"])
+    args = ap.parse_args()
+    if not (shutil.which("svm-easy") and (LIBSVM / "svm-train").exists()):
+        raise SystemExit("needs Debian's libsvm-tools (apt-get install libsvm-tools)")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    lines = ["| data | LIBSVM 3.24 binaries (s) | ours (s) | ratio | best c, g, CV rate "
+             "(LIBSVM / ours) | test accuracy (LIBSVM / ours) |", "|---|---|---|---|---|---|"]
+    for name in args.data:
+        root = Path(tempfile.mkdtemp(prefix="bench-easy-"))
+        train, test = unpacked(name, "train", root), unpacked(name, "test", root)
+        env = dict(os.environ, LASVM_RUNTIME_DIR=str(root / "runtime"))
+        theirs = easy(side(root, LIBSVM, "libsvm"), train, test, env)
+        ours = easy(side(root, BIN, "ours"), train, test, env)
+        lines.append(f"| {name} | {theirs[0]:.1f} | {ours[0]:.1f} | {ours[0] / theirs[0]:.2f} | "
+                     f"{theirs[1]} / {ours[1]} | {theirs[2]} / {ours[2]} |")
+        print(lines[-1], flush=True)
+        for lock in (root / "runtime").glob("*/*.sock.lock"):
+            try:
+                os.kill(int(lock.read_text()), 15)
+            except (ValueError, OSError):
+                pass
+        shutil.rmtree(root, ignore_errors=True)
+    text = "\n".join(lines) + "\n"
+    print(text)
+    (RESULTS / "easy.md").write_text(text)
+
+
+if __name__ == "__main__":
+    main()
