@@ -38,7 +38,8 @@ _HEADER = struct.Struct("!I")
 
 
 def enabled():
-    return os.environ.get("LASVM_SERVER", "1") != "0"
+    return (os.environ.get("LASVM_SERVER", "1") != "0" and hasattr(socket, "send_fds")
+            and sys.platform.startswith("linux"))
 
 
 def required():

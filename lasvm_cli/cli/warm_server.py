@@ -36,6 +36,8 @@ _SKIPPED_MODULES = ("lasvm_cli.sklearn",)  # optional extras a command never nee
 
 
 def main():
+    if not (hasattr(os, "pidfd_open") and hasattr(socket, "recv_fds")):
+        return  # Linux only (pidfds, descriptor passing): elsewhere commands run in-process
     config = json.loads(sys.argv[1])
     sys.path[:] = config["sys_path"]
     path = config["path"]
