@@ -55,9 +55,9 @@ bench-easy: $(VENV)/.bench-extras
 # Paper reproductions: tables (Markdown and CSV) under results/paper-NNN/, printed too.
 # PAPER_ARGS passes options to the script (for example PAPER_ARGS="--rows 5000").
 paper-000: $(VENV)/.bench-extras
-	cd papers && ../$(BIN)/python paper_000.py $(PAPER_ARGS)
+	$(BIN)/python bench/paper_000.py $(PAPER_ARGS)
 paper-003: $(VENV)/.bench-extras
-	cd papers && ../$(BIN)/python paper_003.py $(PAPER_ARGS)
+	$(BIN)/python bench/paper_003.py $(PAPER_ARGS)
 
 clean:
 	rm -rf $(VENV) heart_scale.model heart_scale.out bench/results lasvm-example

@@ -26,7 +26,7 @@ import tempfile
 
 import numpy as np
 
-from common import RESULTS, Table, clock, read_shared
+from paper_tables import RESULTS, Table, clock, read_shared
 
 SIGMA = 3500.0
 GAMMA = 1.0 / (2.0 * SIGMA ** 2)

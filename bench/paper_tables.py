@@ -1,4 +1,4 @@
-"""What the paper reproductions (``make paper-NNN``) share: the shared data sets, the results
+"""What bench/paper_000.py and bench/paper_003.py share: the shared data sets, the results
 folder, and tables written as Markdown and CSV beside each other."""
 
 import csv

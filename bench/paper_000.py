@@ -25,7 +25,7 @@ import sys
 
 import numpy as np
 
-from common import RESULTS, Table, clock, read_shared
+from paper_tables import RESULTS, Table, clock, read_shared
 
 CACHE_MB = 40
 TAU = 1e-3
