@@ -14,7 +14,10 @@ LIBSVM 3.37 itself (libsvm-official, second order) in the same run:
   relative to second order falls as the cache shrinks.
 
 ``--rows N`` trains on a seeded random sample of N rows (the paper's 60,000 take hours per
-run here: the tables say which sample ran); ``--trials T`` takes medians over T orderings of
+run here: the tables say which sample ran). A sample's kernel matrix is (N / 60,000)^2 of the
+paper's, so each cache size is scaled by that factor: the cache then holds the same fraction of
+the kernel matrix as the paper's (40 MB: 0.28%), which is what the comparison is about
+(``--unscaled-cache`` uses the paper's megabytes as they are). ``--trials T`` takes medians over T orderings of
 the sample (the paper: 10, 1 for MNIST without shrinking). Writes results/paper-003/*.md|csv.
 """
 
@@ -84,7 +87,7 @@ def run_libsvm(X, y, cache_mb, shrinking):
     """libsvm-official in this process; its iterations and objective read from its stdout."""
     from libsvm import svmutil
 
-    opts = f"-c {C} -g {GAMMA!r} -m {cache_mb} -h {int(shrinking)}"
+    opts = f"-c {C} -g {GAMMA!r} -m {cache_mb:.6g} -h {int(shrinking)}"
     with tempfile.TemporaryFile(mode="w+b") as tmp:
         saved = os.dup(1)
         os.dup2(tmp.fileno(), 1)
@@ -120,20 +123,30 @@ def main():
     ap.add_argument("--rows", type=int, default=10000)
     ap.add_argument("--trials", type=int, default=1)
     ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--unscaled-cache", action="store_true")
     args = ap.parse_args()
     out = RESULTS / "paper-003"
     X, y = mnist_problem(args.rows, args.seed)
+    scale = 1.0 if args.unscaled_cache else (len(y) / 60000) ** 2
+
+    def megabytes(paper_mb):
+        return paper_mb * scale
+
     sample = (f"MNIST 0-4 against 5-9, {len(y):,} of the 60,000 training rows (seeded sample), "
               f"raw pixels, sigma = {SIGMA:g}, C = {C:g}; medians of {args.trials} "
-              f"ordering(s). Paper: all 60,000 rows, medians of 10 (1 without shrinking).")
+              f"ordering(s). Paper: all 60,000 rows, medians of 10 (1 without shrinking). "
+              + ("Caches as the paper's megabytes." if scale == 1.0 else
+                 f"Caches scaled by (rows / 60,000)^2 = {scale:.3g} to hold the paper's fraction "
+                 f"of the kernel matrix (40 MB -> {megabytes(40):.3g} MB)."))
     warm_up()
 
     def run(kind, cache_mb, shrinking):
         runs = []
         for t in range(args.trials):
             Xt, yt = ordered(X, y, t)
-            runs.append(run_libsvm(Xt, yt, cache_mb, shrinking) if kind == "libsvm"
-                        else run_ours(Xt, yt, kind, cache_mb, shrinking))
+            mb = megabytes(cache_mb)
+            runs.append(run_libsvm(Xt, yt, mb, shrinking) if kind == "libsvm"
+                        else run_ours(Xt, yt, kind, mb, shrinking))
         return medians(runs)
 
     results = {}
@@ -145,7 +158,7 @@ def main():
                       file=sys.stderr, flush=True)
 
     lib = results["libsvm", 40, True]
-    t2 = Table("table2", "Table 2: 40 MB cache, shrinking on",
+    t2 = Table("table2", "Table 2: 40 MB cache (the paper's), shrinking on",
                ["algorithm", "iterations", "time (s)", "time / LIBSVM 3.37", "f(alpha*)",
                 "paper: iterations", "paper: time (s)", "paper: f(alpha*)"], sample)
     t2.add(algorithm="LIBSVM 3.37 (libsvm-official, second order)",
@@ -177,7 +190,7 @@ def main():
     t4.write(out)
 
     t5 = Table("table5", "Table 5: cache size, shrinking on (time in seconds)",
-               ["cache (MB)", "LIBSVM 3.37", "ours MVP", "ours second order", "ours HMG",
+               ["cache (paper's MB)", "LIBSVM 3.37", "ours MVP", "ours second order", "ours HMG",
                 "HMG / second order", "paper (connect-4): 2.71 / 2.8 / HMG",
                 "paper: HMG / 2.8"], sample + " The paper's Table 5 is connect-4 (not "
                "available); its figures show the direction of the effect.")
@@ -186,17 +199,20 @@ def main():
         r = {k: results[k, cache_mb, True]["seconds"] for k in ("libsvm", "mvp", "so", "hmg")}
         ratios.append(r["hmg"] / r["so"])
         p = PAPER_TABLE5[cache_mb]
-        t5.add(**{"cache (MB)": cache_mb, "LIBSVM 3.37": r["libsvm"], "ours MVP": r["mvp"],
+        t5.add(**{"cache (paper's MB)": cache_mb, "LIBSVM 3.37": r["libsvm"], "ours MVP": r["mvp"],
                   "ours second order": r["so"], "ours HMG": r["hmg"],
                   "HMG / second order": ratios[-1],
                   "paper (connect-4): 2.71 / 2.8 / HMG": " / ".join(map(str, p)),
                   "paper: HMG / 2.8": p[2] / p[1]})
     t5.write(out)
-    grows = all(a <= b for a, b in zip(ratios, ratios[1:]))
-    verdict = ("holds: HMG's time relative to second order falls as the cache shrinks"
-               if grows else "does not hold on this sample: HMG / second order by cache "
-               "size is " + ", ".join(f"{c} MB {q:.2f}" for c, q in zip(CACHES_MB, ratios)))
-    text = f"The paper's conclusion (HMG's advantage grows as the cache shrinks) {verdict}.\n"
+    # single timings on a shared machine vary by a few percent: a step within `noise` counts as flat
+    noise = 0.05
+    grows = ratios[0] < ratios[-1] and all(a <= b + noise for a, b in zip(ratios, ratios[1:]))
+    by_size = ", ".join(f"{c} MB {q:.2f}" for c, q in zip(CACHES_MB, ratios))
+    verdict = "holds" if grows else "does not hold on this sample"
+    text = (f"The paper's conclusion (HMG's advantage over second order grows as the cache "
+            f"shrinks) {verdict}: HMG's time / second order's time by cache size: {by_size} "
+            f"(steps within {noise:.2f} count as flat).\n")
     (out / "conclusion.md").write_text(text)
     print(text)
 
