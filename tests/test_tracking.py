@@ -309,3 +309,19 @@ def test_multiclass_one_vs_one_and_one_vs_rest(tmp_path):
                                                      else {"2-rest", "7-rest", "4-rest"})
         res = CliRunner().invoke(svm_predict, [str(data), str(model), str(tmp_path / "p")])
         assert float(res.stdout.split("=")[1].split("%")[0]) > 90.0
+
+
+def test_lasvm_plot_draws_the_gap_against_t(tmp_path):
+    pytest.importorskip("matplotlib")
+    from lasvm_cli.cli.main import lasvm
+
+    trace = tmp_path / "t.csv"
+    run(["-q", "--solver", "track1", "-K", "2", "--trace", str(trace), "--trace-every", "50",
+         str(HEART), str(tmp_path / "m")])
+    out = tmp_path / "gap.png"
+    res = CliRunner().invoke(lasvm, ["plot", "--x", "examples", "--y", "gap", "--logy",
+                                     str(trace), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert out.stat().st_size > 0
+    res = CliRunner().invoke(lasvm, ["plot", "--y", "nope", str(trace), "-o", str(out)])
+    assert res.exit_code == 1 and "unknown --y 'nope'" in res.output
