@@ -5,7 +5,7 @@ BIN     = $(VENV)/bin
 LASVM_DATA ?= $(abspath ../shared/data)
 export LASVM_DATA
 
-.PHONY: demo test bench bench-parser bench-predict bench-train bench-lasvm clean
+.PHONY: demo test bench bench-parser bench-predict bench-train bench-lasvm paper-002 clean
 
 # The package and its runtime dependencies only (numpy, numba, click, tqdm: wheels, no
 # compiler). The extras each target needs are added by a stamp file of their own.
@@ -44,6 +44,12 @@ bench-train: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_train.py
 bench-lasvm: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_lasvm.py
+
+# Usunier, Bordes & Bottou 2010, figures 2-6 with the tracking solvers, under results/paper-002
+# (subsampled by default: minutes; PAPER_002_ARGS=--full for the paper's sizes and 10 runs)
+PAPER_002_ARGS ?=
+paper-002: $(VENV)/.test-extras
+	$(BIN)/python bench/paper_002.py $(PAPER_002_ARGS)
 
 clean:
 	rm -rf $(VENV) heart_scale.model heart_scale.out bench/results lasvm-example

@@ -137,36 +137,8 @@ class TrackControl:
         return result
 
     def _run(self, run, classes, progress):
-        """Run to the end; trace rows at the checkpoints (measures outside the clock)."""
-        from .solvers.tracking import CHUNK
-
-        every = self.trace_every * (run.K if run.is_rcd else 1)
-        seconds, rows = 0.0, []
-        position = (lambda: run.iterations) if run.is_rcd else (lambda: run.t)
-        run.step(0)  # load (or compile) the jitted code outside the clock
-        while not run.done:
-            n = CHUNK * (run.K if run.is_rcd else 1)
-            if self.trace:
-                n = min(n, every - position() % every)
-            t0 = time.perf_counter()
-            run.step(n)
-            seconds += time.perf_counter() - t0
-            if progress is not None:
-                progress(position(), run.n_sv)
-            if self.trace and (position() % every == 0 or run.done):
-                rows.append(self._row(run, seconds, classes))
-        if self.trace and not rows:
-            rows.append(self._row(run, seconds, classes))
-        return rows
-
-    def _row(self, run, seconds, classes):
-        m = run.measures()
-        err = self.test.error(run, *classes) if self.test is not None else float("nan")
-        return dict(t=m["t"], iterations=run.iterations, updates=run.updates,
-                    sv=int(np.count_nonzero(run.output_alpha())), primal=m["primal"],
-                    dual=m["dual"], gap=m["gap"], test_error=err,
-                    kernel_evals=run.kernel_evals,
-                    teacher_kernel_evals=run.teacher_kernel_evals, seconds=seconds)
+        error = (lambda r: self.test.error(r, *classes)) if self.test is not None else None
+        return trace_run(run, self.trace_every if self.trace else None, error, progress)
 
     def _write(self, traces):
         """The mean of the runs' rows, row by row, appended to the trace file."""
@@ -199,6 +171,45 @@ class TrackControl:
         if self._f is not None:
             self._f.close()
             self._f = None
+
+
+def trace_row(run, seconds, error=None):
+    """One trace row of ``run`` (TRACE_COLUMNS): measures of the output classifier on S_t;
+    ``error(run)`` gives the test error (NaN without it)."""
+    m = run.measures()
+    return dict(t=m["t"], iterations=run.iterations, updates=run.updates,
+                sv=int(np.count_nonzero(run.output_alpha())), primal=m["primal"],
+                dual=m["dual"], gap=m["gap"],
+                test_error=float("nan") if error is None else error(run),
+                kernel_evals=run.kernel_evals, teacher_kernel_evals=run.teacher_kernel_evals,
+                seconds=seconds)
+
+
+def trace_run(run, every=None, error=None, progress=None):
+    """Run a TrackRun to its end; with ``every``, a trace row every ``every`` examples (rcd:
+    every ``every`` x K steps) and at the end. Training seconds exclude the rows' measures
+    (and the loading of the compiled code). Returns the rows (the last one alone, measured at
+    the end, without ``every``)."""
+    from .solvers.tracking import CHUNK
+
+    step = None if every is None else every * (run.K if run.is_rcd else 1)
+    seconds, rows = 0.0, []
+    position = (lambda: run.iterations) if run.is_rcd else (lambda: run.t)
+    run.step(0)  # load (or compile) the jitted code outside the clock
+    while not run.done:
+        n = CHUNK * (run.K if run.is_rcd else 1)
+        if step is not None:
+            n = min(n, step - position() % step)
+        t0 = time.perf_counter()
+        run.step(n)
+        seconds += time.perf_counter() - t0
+        if progress is not None:
+            progress(position(), run.n_sv)
+        if step is not None and (position() % step == 0 or run.done):
+            rows.append(trace_row(run, seconds, error))
+    if not rows:
+        rows.append(trace_row(run, seconds, error))
+    return rows
 
 
 def train_tracking(problem, params, rows=None, info=None, warn=None, progress=None, rng=None):

@@ -325,3 +325,18 @@ def test_lasvm_plot_draws_the_gap_against_t(tmp_path):
     assert out.stat().st_size > 0
     res = CliRunner().invoke(lasvm, ["plot", "--y", "nope", str(trace), "-o", str(out)])
     assert res.exit_code == 1 and "unknown --y 'nope'" in res.output
+
+
+def test_other_solvers_never_load_the_tracking_code(tmp_path):
+    """Start-up: svm-train with smo or lasvm imports neither solvers/tracking.py nor track.py
+    (SOLVERS loads modules lazily)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom lasvm_cli.cli.train import main\n"
+            f"main(['-q', {str(HEART)!r}, {str(tmp_path / 'm')!r}])\n"
+            f"main(['-q', '--solver', 'lasvm', {str(HEART)!r}, {str(tmp_path / 'm')!r}])\n"
+            "print(sorted(m for m in sys.modules if 'track' in m))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
