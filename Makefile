@@ -5,7 +5,7 @@ BIN     = $(VENV)/bin
 LASVM_DATA ?= $(abspath ../shared/data)
 export LASVM_DATA
 
-.PHONY: paper-000 paper-003 demo test bench bench-parser bench-predict bench-train bench-lasvm bench-startup bench-threads bench-easy clean
+.PHONY: paper-000 paper-002 paper-003 demo test bench bench-parser bench-predict bench-train bench-lasvm bench-startup bench-threads bench-easy clean
 
 # The package and its runtime dependencies only (numpy, numba, click, tqdm: wheels, no
 # compiler). The extras each target needs are added by a stamp file of their own.
@@ -53,11 +53,19 @@ bench-easy: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_easy.py
 
 # Paper reproductions: tables (Markdown and CSV) under results/paper-NNN/, printed too.
-# PAPER_ARGS passes options to the script (for example PAPER_ARGS="--rows 5000").
+# PAPER_NNN_ARGS passes options to the script (for example PAPER_003_ARGS="--rows 5000").
+PAPER_000_ARGS ?=
 paper-000: $(VENV)/.bench-extras
-	$(BIN)/python bench/paper_000.py $(PAPER_ARGS)
+	$(BIN)/python bench/paper_000.py $(PAPER_000_ARGS)
+PAPER_003_ARGS ?=
 paper-003: $(VENV)/.bench-extras
-	$(BIN)/python bench/paper_003.py $(PAPER_ARGS)
+	$(BIN)/python bench/paper_003.py $(PAPER_003_ARGS)
+
+# Usunier, Bordes & Bottou 2010, figures 2-6 with the tracking solvers, under results/paper-002
+# (subsampled by default: minutes; PAPER_002_ARGS=--full for the paper's sizes and 10 runs)
+PAPER_002_ARGS ?=
+paper-002: $(VENV)/.test-extras
+	$(BIN)/python bench/paper_002.py $(PAPER_002_ARGS)
 
 clean:
 	rm -rf $(VENV) heart_scale.model heart_scale.out bench/results lasvm-example

@@ -17,6 +17,8 @@ SOLVERS = tuple(_solver_table)  # --solver names: the keys of the dispatch table
 WSS = ("mvp", "so", "hmg")  # --wss names, in the order of qp's WS_* codes
 SELECTIONS = ("random", "gradient", "active", "autoactive")  # online_core's SEL_* order
 MULTICLASS = ("ovo", "ovr")
+TEACHERS = ("sequential", "shuffle", "active", "order-file", "adversarial")  # tracking solvers
+DEFAULT_K = 10  # tracking solvers: steps per example without -K / --eps
 
 
 @dataclass
@@ -62,6 +64,16 @@ class TrainParams:
     trace: str | None = None
     trace_every: int = 1000
     test_file: str | None = None
+    # tracking solvers (solvers/tracking.py: track1, track2, track2-lasvm, rcd)
+    K: int | None = None  # -K: steps per example (default DEFAULT_K)
+    track_eps: float | None = None  # --eps: K = ceil(8 C / eps^2)
+    average: bool | None = None  # None: averaged for track*, last iterate for rcd
+    max_examples: int | None = None
+    batch_iters: int | None = None  # rcd: N steps (default K l)
+    runs: int = 1  # fresh shuffles, traces averaged
+    teacher: str = "shuffle"
+    pool: int = 50  # active / adversarial teachers
+    order_file: str | None = None  # --order FILE: the order-file teacher's curriculum
 
 
 def check_parameter(p: TrainParams, class_counts=None):
@@ -124,6 +136,59 @@ def check_parameter(p: TrainParams, class_counts=None):
         return "label budget < 2"
     if p.max_iter is not None and p.max_iter < 1:
         return "max_iter < 1"
+    return check_tracking(p)
+
+
+def tracking_K(p):
+    """(K, error text or None): -K, or K = ceil(8 C / eps^2) from --eps (Usunier et al. 2010,
+    Corollary 4: 0 < eps <= 4C), or DEFAULT_K."""
+    if p.K is not None and p.track_eps is not None:
+        return None, "-K and --eps exclude each other"
+    if p.track_eps is not None:
+        eps = p.track_eps
+        if not eps > 0 or eps > 4 * p.C:
+            return None, f"--eps must satisfy 0 < eps <= 4C (eps = {eps:g}, C = {p.C:g})"
+        return math.ceil(8 * p.C / eps ** 2), None
+    if p.K is None:
+        return DEFAULT_K, None
+    if p.K < 1:
+        return None, "K < 1"
+    return int(p.K), None
+
+
+_TRACKING_SET = (("K", "-K"), ("track_eps", "--eps"), ("average", "--average/--no-average"),
+                 ("max_examples", "--max-examples"), ("batch_iters", "--batch-iters"),
+                 ("order_file", "--order"))
+
+
+def check_tracking(p):
+    """The tracking solvers' options (and that no other solver is given them)."""
+    from .solvers import TRACKING_SOLVERS
+
+    if p.solver not in TRACKING_SOLVERS:
+        used = [o for f, o in _TRACKING_SET if getattr(p, f) is not None]
+        used += ["--runs"] if p.runs != 1 else []
+        used += ["--teacher"] if p.teacher != "shuffle" else []
+        if used:
+            return (f"{', '.join(used)}: only with --solver "
+                    f"{'|'.join(TRACKING_SOLVERS)}")
+        return None
+    _, err = tracking_K(p)
+    if err:
+        return err
+    if p.teacher not in TEACHERS:
+        return f"unknown teacher '{p.teacher}' (choose from {', '.join(TEACHERS)})"
+    if p.teacher == "order-file" and not p.order_file:
+        return "--teacher order-file needs --order FILE"
+    if p.order_file and p.teacher != "order-file":
+        return "--order FILE needs --teacher order-file"
+    for name, option in (("max_examples", "--max-examples"), ("batch_iters", "--batch-iters"),
+                         ("runs", "--runs"), ("pool", "--pool")):
+        v = getattr(p, name)
+        if v is not None and v < 1:
+            return f"{option} < 1"
+    if p.probability:
+        return f"--solver {p.solver}: no probability estimates (-b 1)"
     return None
 
 

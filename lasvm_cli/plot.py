@@ -1,5 +1,6 @@
 """Learning curves from ``svm-train --trace`` files (Bordes et al. 2005, figures 11-15: test
-error against training time, online iterations or support vectors).
+error against training time, online iterations or support vectors; Usunier et al. 2010,
+figures 2-3: the normalised duality gap of the tracking solvers against the examples seen).
 
 matplotlib is an optional dependency (``pip install 'lasvm-cli[plot]'``); it is imported only
 when a plot is drawn, with the Agg backend (no display needed).
@@ -13,7 +14,11 @@ from .errors import LasvmError
 X_AXES = {"time": ("seconds", "training time (s)"),
           "iterations": ("iterations", "online iterations"),
           "sv": ("sv", "support vectors"),
-          "kernel": ("kernel_evals", "kernel evaluations")}
+          "kernel": ("kernel_evals", "kernel evaluations"),
+          "examples": ("t", "training examples t")}
+Y_AXES = {"error": ("test_error", "test error"),
+          "gap": ("gap", "normalised duality gap (P_t - D_t)/(C t)"),
+          "dual": ("dual_objective", "dual objective")}
 MISSING_MPL = ("lasvm plot needs matplotlib: pip install 'lasvm-cli[plot]' "
                "(or pip install matplotlib)")
 
@@ -57,17 +62,24 @@ def read_trace(path):
     return cols
 
 
-def curve(cols, x="time"):
-    """(xs, ys, y_label) for one trace: test error when the trace has it, else the dual
-    objective; rows without a value are left out."""
+def curve(cols, x="time", y=None):
+    """(xs, ys, y_label) for one trace: column ``y`` (a key of Y_AXES), or by default the test
+    error when the trace has it, else the dual objective (LASVM traces) or the gap (tracking
+    traces); rows without a value are left out."""
     xcol, _ = X_AXES[x]
     if xcol not in cols:
         raise PlotError(f"trace has no '{xcol}' column")
-    ycol, ylabel = "test_error", "test error"
-    if "test_error" not in cols or all(v is None for v in cols["test_error"]):
-        ycol, ylabel = "dual_objective", "dual objective"
-    if ycol not in cols:
-        raise PlotError("trace has neither test_error nor dual_objective")
+    if y is not None:
+        ycol, ylabel = Y_AXES[y]
+        if ycol not in cols:
+            raise PlotError(f"trace has no '{ycol}' column")
+    else:
+        ycol, ylabel = "test_error", "test error"
+        if "test_error" not in cols or all(v is None for v in cols["test_error"]):
+            ycol, ylabel = ("dual_objective", "dual objective") if "dual_objective" in cols \
+                else Y_AXES["gap"]
+        if ycol not in cols:
+            raise PlotError("trace has neither test_error nor dual_objective nor gap")
     pts = [(a, b) for a, b in zip(cols[xcol], cols[ycol]) if a is not None and b is not None]
     return [p[0] for p in pts], [p[1] for p in pts], ylabel
 
@@ -82,10 +94,13 @@ def by_machine(cols):
                  for h, vals in cols.items()}) for m in names]
 
 
-def plot_traces(paths, out, x="time", labels=None, title=None, logx=False):
+def plot_traces(paths, out, x="time", labels=None, title=None, logx=False, y=None,
+                logy=False):
     """Draw the traces on one axis and save to ``out`` (format from its extension)."""
     if x not in X_AXES:
         raise PlotError(f"unknown x axis '{x}' (choose from {', '.join(X_AXES)})")
+    if y is not None and y not in Y_AXES:
+        raise PlotError(f"unknown y axis '{y}' (choose from {', '.join(Y_AXES)})")
     traces = [read_trace(p) for p in paths]
     try:
         import matplotlib
@@ -102,7 +117,7 @@ def plot_traces(paths, out, x="time", labels=None, title=None, logx=False):
             name = labels[i] if labels and i < len(labels) else \
                 os.path.splitext(os.path.basename(path))[0]
             for machine, cols in by_machine(trace):
-                xs, ys, ylabel = curve(cols, x)
+                xs, ys, ylabel = curve(cols, x, y)
                 ylabels.add(ylabel)
                 ax.plot(xs, ys, marker=".", markersize=3, linewidth=1.2,
                         label=name if machine is None else f"{name} {machine}")
@@ -111,6 +126,8 @@ def plot_traces(paths, out, x="time", labels=None, title=None, logx=False):
         ax.set_ylabel(" / ".join(sorted(ylabels)))
         if logx:
             ax.set_xscale("log")
+        if logy:
+            ax.set_yscale("log")
         if title:
             ax.set_title(title)
         ax.grid(True, alpha=0.3)

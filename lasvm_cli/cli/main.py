@@ -65,7 +65,8 @@ svm_scale = _raw_command(
 )
 lasvm_plot = _raw_command(
     "plot", "plot", "Plot learning curves from svm-train --trace files: lasvm plot TRACE... "
-    "-o OUT.png [--x time|iterations|sv|kernel]. Needs the 'plot' extra (matplotlib)."
+    "-o OUT.png [--x time|iterations|sv|kernel|examples] [--y error|gap|dual]. Needs the "
+    "'plot' extra (matplotlib)."
 )
 lasvm_grid = _raw_command(
     "grid", "grid", "Choose C and gamma by cross-validation, as LIBSVM's tools/grid.py: lasvm "

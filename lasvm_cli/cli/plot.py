@@ -1,5 +1,6 @@
 """lasvm plot: learning curves from svm-train --trace files (test error, or the dual
-objective when the trace has no test error, against time, iterations or support vectors)."""
+objective / the tracking solvers' gap when the trace has no test error, against time,
+iterations, support vectors, kernel evaluations or examples seen)."""
 
 from .report import UsageExit
 
@@ -7,22 +8,26 @@ USAGE = """\
 Usage: lasvm plot [options] trace_file [trace_file ...] -o output.png
 options:
 -o file : output image (format from the extension: png, pdf, svg ...; required)
---x time|iterations|sv|kernel : x axis (default time): training seconds, online iterations,
-	support vectors or kernel evaluations
+--x time|iterations|sv|kernel|examples : x axis (default time): training seconds, online
+	iterations, support vectors, kernel evaluations or examples seen (t, tracking traces)
+--y error|gap|dual : y axis (default: test error when the trace has it, else the dual
+	objective, or the normalised gap of a tracking trace)
 --label name : legend entry of the next trace file (repeatable; default: file name)
 --title text : plot title
 --logx : logarithmic x axis
+--logy : logarithmic y axis
 Needs matplotlib: pip install 'lasvm-cli[plot]'
 """
 
 
 def parse_command_line(argv):
-    opts = dict(out=None, x="time", labels=[], title=None, logx=False, traces=[])
+    opts = dict(out=None, x="time", y=None, labels=[], title=None, logx=False, logy=False,
+                traces=[])
     i = 0
     while i < len(argv):
         a = argv[i]
-        if a in ("-o", "--x", "--label", "--title") or a.split("=", 1)[0] in ("--x", "--label",
-                                                                                 "--title"):
+        if a in ("-o", "--x", "--y", "--label", "--title") or \
+                a.split("=", 1)[0] in ("--x", "--y", "--label", "--title"):
             if "=" in a and a.startswith("--"):
                 name, value = a.split("=", 1)
             else:
@@ -35,12 +40,14 @@ def parse_command_line(argv):
                 opts["out"] = value
             elif name == "--x":
                 opts["x"] = value
+            elif name == "--y":
+                opts["y"] = value
             elif name == "--label":
                 opts["labels"].append(value)
             else:
                 opts["title"] = value
-        elif a == "--logx":
-            opts["logx"] = True
+        elif a in ("--logx", "--logy"):
+            opts[a[2:]] = True
         elif a.startswith("-") and a != "-":
             raise UsageExit(USAGE, f"Unknown option: {a}")
         else:
@@ -52,14 +59,16 @@ def parse_command_line(argv):
 
 
 def main(argv):
-    from ..plot import X_AXES, PlotError, plot_traces
+    from ..plot import X_AXES, Y_AXES, PlotError, plot_traces
 
     o = parse_command_line(argv)
     if o["x"] not in X_AXES:
         raise UsageExit(USAGE, f"unknown --x '{o['x']}' (choose from {', '.join(X_AXES)})")
+    if o["y"] is not None and o["y"] not in Y_AXES:
+        raise UsageExit(USAGE, f"unknown --y '{o['y']}' (choose from {', '.join(Y_AXES)})")
     try:
         plot_traces(o["traces"], o["out"], x=o["x"], labels=o["labels"] or None,
-                    title=o["title"], logx=o["logx"])
+                    title=o["title"], logx=o["logx"], y=o["y"], logy=o["logy"])
     except OSError as e:
         raise PlotError(f"can't write {o['out']}: {e.strerror}") from None
     return 0

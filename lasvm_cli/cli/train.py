@@ -44,7 +44,9 @@ options:
 -v n: n-fold cross validation mode
 -q : quiet mode (no outputs)
 lasvm-cli options (--solver lasvm and the online options: -s 0, C-SVC, only):
---solver smo|lasvm : batch SMO (default) or online LASVM
+--solver smo|lasvm|track1|track2|track2-lasvm|rcd : batch SMO (default), online LASVM, the
+	bias-free tracking algorithms 1 and 2, 2 with LASVM's gradients of the SVs only, or
+	batch random coordinate ascent (Usunier, Bordes & Bottou 2010; models have rho 0)
 --wss mvp|so|hmg : SMO working set selection (default so, as LIBSVM)
 --final-kkt-check : HMG: finish with a LIBSVM-rule pass until the KKT violation < -e
 --max-iter n : iteration cap (default max(10000000, 100*l), as LIBSVM)
@@ -70,6 +72,20 @@ lasvm-cli options (--solver lasvm and the online options: -s 0, C-SVC, only):
 	delta, dual objective, test error)
 --trace-every n : iterations between trace rows (default 1000)
 --test file : test set for the trace's test error
+tracking solvers (--solver track1|track2|track2-lasvm|rcd):
+-K n : coordinate steps per example (default 10)
+--eps x : K = ceil(8C/x^2), for 0 < x <= 4C (instead of -K)
+--no-average : output the last iterate instead of the average of the last K (track*)
+--average : rcd: output the mean of all its iterates (default: the last)
+--max-examples n : stop after n examples
+--batch-iters n : rcd: number of steps (default K x number of examples)
+--teacher sequential|shuffle|active|order-file|adversarial : example order (default shuffle)
+--pool n : active / adversarial teachers: candidates per example (default 50)
+--order file : order-file teacher: 1-based training rows, in the order to learn them
+--runs n : repeat with seeds --seed .. --seed+n-1; --trace rows are the mean of the runs
+--trace file / --trace-every n / --test file : gap trace (CSV: t, iterations, updates, sv,
+	primal, dual, gap, test_error, kernel_evals, teacher_kernel_evals, seconds), every n
+	examples (rcd: n x K steps)
 --zero-based : the training file uses 0-based feature indices
 --counters : print solver counters (iterations, kernel evaluations, cache) to stderr
 --stream : LASVM in one sequential pass over the training file, holding only the expansion
@@ -90,8 +106,12 @@ _LONG_VALUE = {
     "--snapshots": ("snapshots", str), "--snapshot-by": ("snapshot_by", str),
     "--trace": ("trace", str), "--trace-every": ("trace_every", int),
     "--test": ("test_file", str),
+    "--eps": ("track_eps", float), "--max-examples": ("max_examples", int),
+    "--batch-iters": ("batch_iters", int), "--runs": ("runs", int),
+    "--teacher": ("teacher", str), "--pool": ("pool", int), "--order": ("order_file", str),
 }
-_LONG_FLAG = {"--final-kkt-check": ("final_kkt_check", True), "--no-finish": ("finish", False)}
+_LONG_FLAG = {"--final-kkt-check": ("final_kkt_check", True), "--no-finish": ("finish", False),
+              "--no-average": ("average", False), "--average": ("average", True)}
 # flags of the command itself (Options), not of the training parameters
 _OPTION_FLAG = {"--zero-based": "zero_based", "--counters": "counters", "--stream": "stream"}
 _OPTION_VALUE = {"--workers": ("workers", int), "--scheduler": ("scheduler", str)}
@@ -145,8 +165,11 @@ def parse_command_line(argv):
         o.model_file = os.path.basename(o.input_file) + ".model"
     p.model_file = o.model_file  # LASVM snapshots are named model_file.<value>
     from ..online import OPTION_NAMES, online_requested
+    from ..solvers import TRACKING_SOLVERS
 
-    if online_requested(p) and (p.solver != "lasvm" or o.nr_fold):
+    if p.solver in TRACKING_SOLVERS:
+        _check_tracking_options(o)
+    elif online_requested(p) and (p.solver != "lasvm" or o.nr_fold):
         used = " ".join(n for f, n in OPTION_NAMES.items() if getattr(p, f, None))
         raise ParameterError(f"ERROR: {used}: only with --solver lasvm, without -v")
     if o.workers is not None and o.workers < 1:
@@ -158,6 +181,21 @@ def parse_command_line(argv):
         raise ParameterError("ERROR: --workers and --scheduler: only for batch training and -v "
                              "(not with --stream or LASVM's online options)")
     return o
+
+
+def _check_tracking_options(o):
+    """The tracking solvers take --trace, --trace-every and --test of the online options, and
+    train models (no -v, --stream, --workers)."""
+    from ..online import OPTION_NAMES
+
+    p = o.params
+    used = [n for f, n in OPTION_NAMES.items() if getattr(p, f, None)
+            and f not in ("trace", "test_file")]
+    used += ["-v"] if o.nr_fold else []
+    used += ["--stream"] if o.stream else []
+    used += ["--workers/--scheduler"] if (o.workers or o.scheduler) else []
+    if used:
+        raise ParameterError(f"ERROR: {' '.join(used)}: not with --solver {p.solver}")
 
 
 # LIBSVM's one-letter options that set a parameter: letter -> (TrainParams field, atoi|atof)
@@ -177,6 +215,8 @@ def _short_option(o, c, value, word):
         o.nr_fold = atoi(value)
         if o.nr_fold < 2:
             raise UsageExit(USAGE, "n-fold cross validation: n must >= 2")
+    elif c == "K":  # the tracking solvers' steps per example
+        p.K = atoi(value)
     elif c == "w":
         label = atoi(word[2:])
         p.weights[label] = p.weights.get(label, 1.0) * atof(value)

@@ -15,7 +15,13 @@ import importlib
 SOLVERS = {
     "smo": ("csvc", "solve_from_params"),     # batch SMO (MVP / second order / HMG)
     "lasvm": ("lasvm", "solve_from_params"),  # online LASVM (in memory)
+    # bias-free tracking algorithms (Usunier, Bordes & Bottou 2010) and their batch counterpart
+    "track1": ("tracking", "solve_from_params"),        # Algorithm 1
+    "track2": ("tracking", "solve_from_params"),        # Algorithm 2 (PROCESS, then K steps)
+    "track2-lasvm": ("tracking", "solve_from_params"),  # §5.2: gradients of the SVs only
+    "rcd": ("tracking", "solve_from_params"),           # batch random coordinate ascent
 }
+TRACKING_SOLVERS = ("track1", "track2", "track2-lasvm", "rcd")
 
 
 # The other svm types (-s 1..4): svm_type -> the module and function that train one machine,

@@ -659,3 +659,13 @@ def fit_width(kc, st, finishing=False):
     need = min(l, n_s + CHUNK + 2)
     if w < need:
         cache_set_width(kc, np.int64(min(l, need + n_s // 4)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Public names of the primitives the tracking algorithms share (solvers/tracking.py, seed 002:
+# Usunier, Bordes & Bottou 2010): the same jitted functions, not copies, so that the clipped
+# Newton step, the gradient update, the position swaps and the random stream exist once.
+
+newton_step = _newton_step      # alpha_k += clip(g_k / K_kk) and the gradient update over [0, n_S)
+swap_positions = _swap_pos      # swap two positions (state arrays and the cache's columns)
+rand_below = _rand              # random integer in [0, n) from the state's generator

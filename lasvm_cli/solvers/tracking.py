@@ -1,0 +1,535 @@
+"""Approximate incremental SVMs that track the optimum (Usunier, Bordes & Bottou, "Guarantees
+for approximate incremental SVMs", AISTATS 2010; implementer's report seed-002-incremental.md).
+
+The QP at time t, over the examples seen so far S_t (bias-free, box constraints only; paper
+eq. 2, in the signed formulation of the online core, alpha_i = y_i alpha_i^paper):
+
+    max_alpha  D_t(alpha) = sum_{i<=t} alpha_i y_i - 1/2 sum_{i,j<=t} alpha_i alpha_j K_ij
+    subject to A_i <= alpha_i <= B_i     ([0, C] for y = +1, [-C, 0] for y = -1)
+
+with g_i = y_i - sum_j alpha_j K_ij (the paper's g_i is y_i g_i). Every coordinate step is the
+online core's clipped Newton step (online_core.newton_step, paper eq. 3), with its one gradient
+update over the positions [0, n_S) and its kernel-row cache; nothing here re-implements them.
+
+Solvers (``ALGORITHMS``):
+
+* ``track1``: Algorithm 1. At each time index t the teacher gives x_t; then K steps, each on
+  a coordinate drawn uniformly in {1..t} (the new example included, with replacement);
+  output w(abar^t), abar^t the mean of the K iterates after each step (line 8).
+* ``track2``: Algorithm 2. The same, after a PROCESS step on the new example (line 4: the
+  Newton step from alpha_t = 0); K + 1 steps per example.
+* ``track2-lasvm``: the randomised LASVM-like variant of §5.2: gradients kept only for the
+  support vectors S (alpha != 0, positions [0, n_S)); PROCESS computes g_t over S and inserts
+  x_t only when it moves; a draw of alpha_i = 0 is skipped unconditionally (no gradient is
+  kept for it), a draw at a bound that cannot move does no work (the Newton step's own test),
+  and an example whose alpha returns to 0 leaves S. Skipped draws count toward the K.
+* ``rcd``: the batch counterpart (§2.0): every example seen from the start, N steps on
+  coordinates drawn uniformly; the output is the last iterate, or (``average``) the mean of
+  all N iterates (§4.1, "dubious in practice").
+
+Positions (the cache's order): [0, t) the seen examples, [t, l) the unseen ones; for
+track2-lasvm [0, n_S) is S and [n_S, t) the seen examples outside S. The full-gradient
+variants keep g on every seen example (§5.1's gradient cache): n_S = t.
+
+Averaging, the cheap exact way (report §2.3): if step k (1-based) of the current time index
+changed coordinate i_k by a_k, the running mean of line 8 after k steps is
+
+    abar = alpha - S / k,     S = sum_{j<=k} a_j (j - 1) e_{i_j}
+
+so abar differs from alpha on at most K coordinates; S is kept by example and reset (through
+the list of touched examples) at each time index (for rcd, never). A debug flag keeps the
+literal running mean of line 8 beside it (tests compare the two).
+
+Teachers (a causal policy choosing the next unseen example; §2.5): a fixed order (sequential,
+shuffle, a user's file: ``order``), ``active`` (a pool of P unseen examples drawn uniformly,
+the one of smallest |f(x)| for the current averaged classifier f = w(abar^{t-1})), and
+``adversarial`` (the largest hinge loss [1 - y f(x)]_+ in the pool: the "any teacher" claim).
+Pool members not chosen stay unseen. Kernel values the teacher computes are counted as
+training kernel evaluations, and also apart (``T_TEACH_EVALS``).
+
+Counting: the cache counts the kernel values it computes (rows of the coordinate steps and of
+PROCESS); the gradient of a new example (full variants) and the teacher's scores are computed
+against the classifier's non-zero coefficients only and added to the same counter.
+"""
+
+from collections import namedtuple
+
+import numba
+import numpy as np
+
+from ..cache import FILL, KERNEL_EVALS, WIDTH, cache_set_width, fill_pays, make_cache
+from ..kernels import expansion_values, kernel_row
+from ..params import DEFAULT_K, tracking_K
+from .online_core import (I_NS, I_POOL, RNG_SPLITMIX, make_state, newton_step, process,
+                          rand_below, svc_boxes, swap_positions)
+from .result import SolverResult
+
+_NJIT = dict(cache=True, nogil=True)
+
+ALG_TRACK1, ALG_TRACK2, ALG_TRACK2_LASVM, ALG_RCD = 0, 1, 2, 3
+ALGORITHMS = {"track1": ALG_TRACK1, "track2": ALG_TRACK2, "track2-lasvm": ALG_TRACK2_LASVM,
+              "rcd": ALG_RCD}
+TEACH_ORDER, TEACH_ACTIVE, TEACH_ADVERSARIAL = 0, 1, 2
+TEACHER_CODES = {"sequential": TEACH_ORDER, "shuffle": TEACH_ORDER, "order-file": TEACH_ORDER,
+                 "active": TEACH_ACTIVE, "adversarial": TEACH_ADVERSARIAL}
+CHUNK = 256  # time steps (rcd: CHUNK * K coordinate steps) per call of the entry point
+
+# int64 scalar block ``tr.tis``
+T_ALG = 0          # ALG_*
+T_K = 1            # K: coordinate steps per time index (after PROCESS for Algorithm 2)
+T_TEACHER = 2      # TEACH_*
+T_POOL = 3         # pool size of the active / adversarial teachers
+T_T = 4            # t: examples seen
+T_NEXT = 5         # next entry of ``order`` (fixed-order teachers)
+T_ITER = 6         # coordinate steps (PROCESS included; skipped draws of track2-lasvm too)
+T_UPD = 7          # non-null updates
+T_KCOUNT = 8       # iterates in the current mean (k of line 8; rcd: all steps so far)
+T_AVERAGE = 9      # 1: the output (and the teacher's classifier) is w(abar); 0: w(alpha)
+T_TEACH_EVALS = 10  # kernel values computed by the teacher
+T_LITERAL = 11     # 1: also keep the literal running mean of line 8 (tests)
+T_NTOUCH = 12      # entries of ``touched``
+T_LIMIT = 13       # examples to see (rcd: coordinate steps to run)
+N_TIS = 14
+
+TrackState = namedtuple("TrackState", "tis order S touched abar tgt tcoef tout")
+TrackState.__doc__ = """Tracking state beside the online core's LasvmState (all arrays).
+
+tis      int64 [N_TIS]  scalars (T_* constants)
+order    int64 [T]      the example order of a fixed-order teacher (unused by pool teachers)
+S        float64 [l]    sum_j a_j (j - 1) e_{i_j} by example: abar = alpha - S / k
+touched  int64 [K + 1]  examples with S != 0 at this time index (reset list)
+abar     float64 [l]    the literal running mean of line 8, by example (T_LITERAL only)
+tgt, tcoef, tout        int64 / float64 [l] scratch: targets, coefficients, kernel values
+"""
+
+
+# ---------------------------------------------------------------------------------------------
+# The classifier: gathered non-zero coefficients, evaluated on one example
+
+
+@numba.njit(**_NJIT)
+def _gather(st, tr, averaged):
+    """Non-zero coefficients of w(abar) (or w(alpha)) over the seen positions [0, t) into
+    tr.tgt (example ids) / tr.tcoef; returns their number."""
+    k = tr.tis[T_KCOUNT]
+    m = 0
+    for p in range(tr.tis[T_T]):
+        ex = st.pos2ex[p]
+        c = st.alpha[p]
+        if averaged and k > 0:
+            c -= tr.S[ex] / k
+        if c != 0.0:
+            tr.tgt[m] = ex
+            tr.tcoef[m] = c
+            m += 1
+    return m
+
+
+@numba.njit(**_NJIT)
+def _expansion(kc, kd, kp, tr, ex, m):
+    """sum_r tcoef[r] K(x_ex, x_tgt[r]) over the m gathered coefficients (m kernel values,
+    counted as training evaluations)."""
+    if m == 0:
+        return 0.0
+    out = tr.tout[:m]
+    kernel_row(kd, ex, kd, tr.tgt[:m], kp, out)
+    kc.stats[KERNEL_EVALS] += m
+    s = 0.0
+    for r in range(m):
+        s += tr.tcoef[r] * out[r]
+    return s
+
+
+# ---------------------------------------------------------------------------------------------
+# Teachers
+
+
+@numba.njit(**_NJIT)
+def _next_example(st, kc, kd, kp, tr):
+    """The teacher's next unseen example: the next entry of ``order``, or the best of a pool of
+    P unseen examples (drawn without replacement: a partial Fisher-Yates over pool[:m]) for the
+    classifier output at the previous time index: smallest |f(x)| (active) or largest hinge
+    loss [1 - y f(x)]_+ (adversarial); first candidate among equals."""
+    teacher = tr.tis[T_TEACHER]
+    if teacher == TEACH_ORDER:
+        i = tr.tis[T_NEXT]
+        tr.tis[T_NEXT] = i + 1
+        return tr.order[i]
+    m = st.ist[I_POOL]
+    n_cand = min(tr.tis[T_POOL], m)
+    for c in range(n_cand):
+        r = c + rand_below(st.rng, m - c)
+        e = st.pool[c]
+        st.pool[c] = st.pool[r]
+        st.pool[r] = e
+    n_t = _gather(st, tr, tr.tis[T_AVERAGE] != 0)
+    before = kc.stats[KERNEL_EVALS]
+    best = -1
+    best_v = 0.0
+    for c in range(n_cand):
+        ex = st.pool[c]
+        f = _expansion(kc, kd, kp, tr, ex, n_t)
+        if teacher == TEACH_ACTIVE:
+            v = abs(f)
+        else:
+            v = -max(0.0, 1.0 - st.y[ex] * f)
+        if best < 0 or v < best_v:
+            best = c
+            best_v = v
+    tr.tis[T_TEACH_EVALS] += kc.stats[KERNEL_EVALS] - before
+    ex = st.pool[best]  # take it out of the unseen pool (swap with the last)
+    st.pool[best] = st.pool[m - 1]
+    st.pool[m - 1] = ex
+    st.ist[I_POOL] = m - 1
+    return ex
+
+
+# ---------------------------------------------------------------------------------------------
+# Steps and the running mean
+
+
+@numba.njit(inline="always", **_NJIT)
+def _reset_average(tr):
+    """Line 8 restarts at each time index: S = 0 (through the touched list), k = 0."""
+    for r in range(tr.tis[T_NTOUCH]):
+        tr.S[tr.touched[r]] = 0.0
+    tr.tis[T_NTOUCH] = 0
+    tr.tis[T_KCOUNT] = 0
+
+
+@numba.njit(**_NJIT)
+def _average(st, tr, ex, a, k):
+    """Line 8 after step k changed example ex by a: S += a (k - 1) e_ex (so that abar =
+    alpha - S / k); with T_LITERAL, also abar <- ((k-1)/k) abar + alpha / k literally."""
+    if a != 0.0 and k > 1:
+        if tr.tis[T_ALG] != ALG_RCD and tr.S[ex] == 0.0:
+            tr.touched[tr.tis[T_NTOUCH]] = ex
+            tr.tis[T_NTOUCH] += 1
+        tr.S[ex] += a * (k - 1)
+    tr.tis[T_KCOUNT] = k
+    if tr.tis[T_LITERAL] != 0:
+        w = (k - 1.0) / k
+        for p in range(tr.tis[T_T]):
+            e = st.pos2ex[p]
+            tr.abar[e] = w * tr.abar[e] + st.alpha[p] / k
+
+
+@numba.njit(**_NJIT)
+def _coordinate_step(st, kc, kd, kp, tr, k):
+    """Lines 6-8: one eq. (3) step on a seen example drawn uniformly (step k of the mean).
+    track2-lasvm: a draw outside S is skipped (§5.2 (ii)), an example back at alpha = 0 leaves
+    S (§5.2 (i))."""
+    p = rand_below(st.rng, tr.tis[T_T])
+    ex = st.pos2ex[p]
+    before = st.alpha[p]
+    status = 0
+    if tr.tis[T_ALG] == ALG_TRACK2_LASVM:
+        n_s = st.ist[I_NS]
+        if p < n_s:
+            status = newton_step(st, kc, kd, kp, p, 0.0)
+            if status != 0 and st.alpha[p] == 0.0:
+                swap_positions(st, kc, p, n_s - 1)
+                st.ist[I_NS] = n_s - 1
+    else:
+        status = newton_step(st, kc, kd, kp, p, 0.0)
+    a = st.alpha[st.ex2pos[ex]] - before
+    tr.tis[T_ITER] += 1
+    tr.tis[T_UPD] += status
+    _average(st, tr, ex, a, k)
+
+
+@numba.njit(**_NJIT)
+def _insert(st, kc, kd, kp, tr, ex):
+    """x_t joins the seen set at position t. Full variants: g_t = y_t - sum_j alpha_j K_tj
+    (over the non-zero alphas), then PROCESS (line 4) for Algorithm 2. track2-lasvm: the online
+    core's PROCESS over S (§5.2: inserted into S only when it moves). Returns 1 when PROCESS
+    made a step, -1 when there is no PROCESS (Algorithm 1)."""
+    t = tr.tis[T_T]
+    swap_positions(st, kc, st.ex2pos[ex], t)
+    tr.tis[T_T] = t + 1
+    alg = tr.tis[T_ALG]
+    if alg == ALG_TRACK2_LASVM:
+        return process(st, kc, kd, kp, ex, 0.0)
+    m = _gather(st, tr, False)  # alpha_t = 0: position t adds nothing
+    st.alpha[t] = 0.0
+    st.g[t] = st.y[ex] - _expansion(kc, kd, kp, tr, ex, m)
+    st.ist[I_NS] = t + 1
+    if alg == ALG_TRACK2:
+        return newton_step(st, kc, kd, kp, t, 0.0)
+    return -1
+
+
+@numba.njit(**_NJIT)
+def _time_step(st, kc, kd, kp, tr):
+    """One time index of Algorithm 1 / 2 / §5.2: the teacher's example, PROCESS, K steps."""
+    ex = _next_example(st, kc, kd, kp, tr)
+    _reset_average(tr)
+    status = _insert(st, kc, kd, kp, tr, ex)
+    if status >= 0:
+        tr.tis[T_ITER] += 1
+        tr.tis[T_UPD] += status
+    if tr.tis[T_LITERAL] != 0:
+        for p in range(tr.tis[T_T]):
+            tr.abar[st.pos2ex[p]] = st.alpha[p]
+    for k in range(1, tr.tis[T_K] + 1):
+        _coordinate_step(st, kc, kd, kp, tr, k)
+
+
+@numba.njit(**_NJIT)
+def track_run(st, kc, kd, kp, tr, n):
+    """The compiled entry point: at most n time indices (rcd: n coordinate steps) until
+    T_LIMIT; returns how many ran."""
+    if tr.tis[T_ALG] == ALG_RCD:
+        n = min(n, tr.tis[T_LIMIT] - tr.tis[T_ITER])
+        for _ in range(n):
+            _coordinate_step(st, kc, kd, kp, tr, tr.tis[T_ITER] + 1)
+        return n
+    done = 0
+    while done < n and tr.tis[T_T] < tr.tis[T_LIMIT]:
+        _time_step(st, kc, kd, kp, tr)
+        done += 1
+    return done
+
+
+# ---------------------------------------------------------------------------------------------
+# Measures from the gradient (report §1.3; eq. 4), in the signed formulation
+
+
+def duality_measures(a, g, y, Ci):
+    """(P, D, G) at coefficients ``a`` (signed) with gradient g = y - K a, on the seen set:
+    P = 1/2 sum a (y - g) + sum C_i [y g]_+, D = 1/2 sum a (y + g), and the gap of eq. (4)
+    G = sum max[(C_i - y a) y g, -(y a) y g] (every term >= 0)."""
+    ap, gp = y * a, y * g  # the paper's alpha_i in [0, C_i] and g_i
+    primal = 0.5 * float(np.dot(a, y - g)) + float(np.dot(Ci, np.maximum(gp, 0.0)))
+    dual = 0.5 * float(np.dot(a, y + g))
+    gap = float(np.sum(np.maximum((Ci - ap) * gp, -ap * gp)))
+    return primal, dual, gap
+
+
+# ---------------------------------------------------------------------------------------------
+# The Python driver
+
+
+class TrackRun:
+    """One run of a tracking solver over the l examples of a binary problem (y = +1 / -1,
+    boxes [0, Cp] / [-Cn, 0]); ``step(n)`` runs n time indices (rcd: n coordinate steps).
+
+    algorithm  "track1" | "track2" | "track2-lasvm" | "rcd"
+    K          steps per time index (rcd: the default length is K l steps)
+    average    output w(abar) (default; rcd: the mean of all its iterates) or w(alpha)
+    order      the example order of a fixed-order teacher (int array of example ids)
+    teacher    "active" | "adversarial" (pool teachers) or a fixed order (``order``)
+    max_examples  stop after that many examples (time indices)
+    batch_iters   rcd's number of steps N
+    literal    keep the literal running mean of line 8 too (tests)
+    """
+
+    def __init__(self, kd, kp, y, Cp, Cn, *, algorithm="track1", K=DEFAULT_K, average=True,
+                 teacher="shuffle", order=None, pool=50, max_examples=None, batch_iters=None,
+                 seed=1, cache_mb=100.0, literal=False):
+        y = np.where(np.asarray(y) > 0, 1.0, -1.0)
+        self.l = l = y.shape[0]
+        self.kd, self.kp = kd, kp
+        self.algorithm = algorithm
+        self.K = int(K)
+        self.kc = make_cache(l, cache_mb)
+        self.kc.meta[FILL] = int(fill_pays(kd, kp))
+        A, B = svc_boxes(y, Cp, Cn)
+        self.Ci = B - A
+        self.st = make_state(self.kc, y, A, B, seed, RNG_SPLITMIX, bias=False)
+        self.st.ist[I_POOL] = l  # the unseen examples: pool[:l] (pool teachers)
+        alg = ALGORITHMS[algorithm]
+        code = TEACHER_CODES[teacher]
+        if code == TEACH_ORDER:
+            order = np.arange(l) if order is None else np.asarray(order, np.int64)
+        else:
+            order = np.zeros(0, np.int64)
+        limit = l if code != TEACH_ORDER else order.size
+        if max_examples is not None:
+            limit = min(limit, int(max_examples))
+        tis = np.zeros(N_TIS, np.int64)
+        tis[T_ALG], tis[T_K], tis[T_TEACHER], tis[T_POOL] = alg, self.K, code, int(pool)
+        tis[T_AVERAGE], tis[T_LITERAL] = int(bool(average)), int(bool(literal))
+        tis[T_LIMIT] = limit
+        self.tr = TrackState(tis, np.ascontiguousarray(order, np.int64), np.zeros(l),
+                             np.zeros(self.K + 1, np.int64), np.zeros(l if literal else 1),
+                             np.zeros(l, np.int64), np.zeros(l), np.zeros(l))
+        if alg == ALG_RCD:  # every example seen from the start, g = y at alpha = 0
+            tis[T_LIMIT] = self.K * l if batch_iters is None else int(batch_iters)
+            tis[T_T] = l
+            self.st.ist[I_NS] = l
+            self.st.g[:] = self.st.y[self.st.pos2ex]
+            cache_set_width(self.kc, np.int64(max(l, 1)))
+        elif l:
+            cache_set_width(self.kc, np.int64(min(l, 2 * CHUNK + 2)))
+
+    # -- running ------------------------------------------------------------------------------
+
+    @property
+    def is_rcd(self):
+        return self.algorithm == "rcd"
+
+    @property
+    def done(self):
+        tis = self.tr.tis
+        if self.is_rcd:
+            return tis[T_ITER] >= tis[T_LIMIT]
+        return tis[T_T] >= tis[T_LIMIT]
+
+    def _fit_width(self, n):
+        """Rows cover the seen positions: at least t + n + 1 entries (25% slack)."""
+        need = min(self.l, int(self.tr.tis[T_T]) + n + 1)
+        if int(self.kc.meta[WIDTH]) < need:
+            cache_set_width(self.kc, np.int64(min(self.l, need + need // 4)))
+
+    def step(self, n):
+        """At most n time indices (rcd: n coordinate steps); returns how many ran."""
+        if not self.is_rcd:
+            self._fit_width(n)
+        return int(track_run(self.st, self.kc, self.kd, self.kp, self.tr, np.int64(n)))
+
+    # -- measures -----------------------------------------------------------------------------
+
+    @property
+    def t(self):
+        return int(self.tr.tis[T_T])
+
+    @property
+    def iterations(self):
+        return int(self.tr.tis[T_ITER])
+
+    @property
+    def updates(self):
+        return int(self.tr.tis[T_UPD])
+
+    @property
+    def kernel_evals(self):
+        return int(self.kc.stats[KERNEL_EVALS])
+
+    @property
+    def teacher_kernel_evals(self):
+        return int(self.tr.tis[T_TEACH_EVALS])
+
+    @property
+    def n_sv(self):
+        """Non-zero alphas (the live iterate)."""
+        return int(np.count_nonzero(self.st.alpha[:self.t]))
+
+    @property
+    def averaged(self):
+        return bool(self.tr.tis[T_AVERAGE]) and int(self.tr.tis[T_KCOUNT]) > 0
+
+    def alpha(self):
+        """alpha by example (signed)."""
+        st = self.st
+        a = np.zeros(self.l)
+        a[st.pos2ex] = st.alpha
+        return a
+
+    def output_alpha(self, averaged=None):
+        """The output's coefficients by example: abar = alpha - S / k (or alpha)."""
+        a = self.alpha()
+        if (self.averaged if averaged is None else averaged) and self.tr.tis[T_KCOUNT] > 0:
+            a -= self.tr.S / float(self.tr.tis[T_KCOUNT])
+        return a
+
+    def coef_rho(self):
+        return self.output_alpha(), 0.0
+
+    def seen(self):
+        """Example ids of the seen set S_t."""
+        return self.st.pos2ex[:self.t].copy()
+
+    def gradient(self, a, rows):
+        """g = y - K a on ``rows`` (float64 kernel values; monitoring: not counted). Uses the
+        maintained gradient when it is exact enough for the purpose (full-gradient variants:
+        g(alpha) on every seen example, corrected on the <= K examples where abar differs)."""
+        st = self.st
+        full = self.algorithm != "track2-lasvm" and (not self.averaged or not self.is_rcd)
+        if full:
+            g = np.empty(rows.size)
+            g[:] = st.g[st.ex2pos[rows]]
+            diff = a - self.alpha()
+            extra = np.flatnonzero(diff)
+            if extra.size:
+                out = np.zeros(rows.size)
+                expansion_values(self.kd, rows.astype(np.int64), self.kd, extra.astype(np.int64),
+                                 diff[extra], self.kp, out)
+                g -= out
+            return g
+        sv = np.flatnonzero(a)
+        out = np.zeros(rows.size)
+        if sv.size:
+            expansion_values(self.kd, rows.astype(np.int64), self.kd, sv.astype(np.int64),
+                             a[sv], self.kp, out)
+        return st.y[rows] - out
+
+    def measures(self):
+        """dict: t, P_t, D_t and the normalised gap (P_t - D_t) / (C t) (eq. 4, C t = sum of
+        the seen C_i) of the output classifier on the seen set S_t."""
+        rows = self.seen()
+        a_all = self.output_alpha()
+        a = a_all[rows]
+        g = self.gradient(a_all, rows)
+        primal, dual, gap = duality_measures(a, g, self.st.y[rows], self.Ci[rows])
+        norm = float(self.Ci[rows].sum())
+        return dict(t=self.t, primal=primal, dual=dual,
+                    gap=gap / norm if norm > 0 else 0.0)
+
+    def result(self):
+        """SolverResult of the output (coef = abar or alpha by example, rho 0, obj = -D)."""
+        a = self.output_alpha()
+        rows = np.flatnonzero(a)
+        dual = 0.0
+        if rows.size:
+            g = self.gradient(a, rows)
+            dual = 0.5 * float(np.dot(a[rows], self.st.y[rows] + g))
+        n_sv = int(rows.size)
+        n_bsv = int(np.sum(np.abs(a[rows]) >= self.Ci[rows]))
+        counters = dict(examples=self.t, iterations=self.iterations, updates=self.updates,
+                        kernel_evals=self.kernel_evals,
+                        teacher_kernel_evals=self.teacher_kernel_evals,
+                        cache_hits=int(self.kc.stats[0]), cache_misses=int(self.kc.stats[1]),
+                        n_sv=n_sv)
+        return SolverResult.binary(a, 0.0, obj=-dual, n_iter=self.iterations, n_sv=n_sv,
+                                   n_bsv=n_bsv, counters=counters)
+
+    def literal_average(self):
+        """The literal running mean of line 8 by example (``literal=True`` runs)."""
+        return self.tr.abar.copy()
+
+
+def run_options(params):
+    """TrackRun keyword arguments from svm-train's parameters (no order: the caller's)."""
+    K, err = tracking_K(params)
+    if err:
+        raise ValueError(err)
+    rcd = params.solver == "rcd"
+    average = (not rcd) if params.average is None else bool(params.average)
+    return dict(algorithm=params.solver, K=K, average=average,
+                teacher="shuffle" if rcd else params.teacher, pool=params.pool,
+                max_examples=params.max_examples, batch_iters=params.batch_iters,
+                seed=params.seed, cache_mb=params.cache_size)
+
+
+def shuffled(l, seed):
+    """The shuffle teacher's order: a permutation of range(l) from ``seed``."""
+    return np.random.default_rng(int(seed)).permutation(int(l)).astype(np.int64)
+
+
+def solve_from_params(kd, kp, y, Cp, Cn, params, progress=None, control=None):
+    """One binary machine with a tracking solver (the SOLVERS table's entry). ``control``
+    (lasvm_cli/track.py) supplies the teacher's order in file terms, repeated runs and the
+    trace; without it, the fixed orders are over the binary problem's rows."""
+    if control is not None:
+        return control.drive(kd, kp, y, Cp, Cn, params, progress)
+    opts = run_options(params)
+    order = None
+    if params.teacher == "shuffle":
+        order = shuffled(len(y), params.seed)
+    run = TrackRun(kd, kp, y, Cp, Cn, order=order, **opts)
+    while not run.done:
+        run.step(CHUNK * (run.K if run.is_rcd else 1))
+        if progress is not None:
+            progress(run.t if not run.is_rcd else run.iterations, run.n_sv)
+    return run.result()
