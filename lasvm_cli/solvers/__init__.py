@@ -15,7 +15,14 @@ import importlib
 SOLVERS = {
     "smo": ("csvc", "solve_from_params"),     # batch SMO (MVP / second order / HMG)
     "lasvm": ("lasvm", "solve_from_params"),  # online LASVM (in memory)
+    # bias-free online SVMs (Ertekin, Bottou & Giles 2011), one driver for the four
+    "lasvm-g": ("lasvm_nc", "solve_from_params"),   # LASVM-G: gap-driven REPROCESS, CLEAN
+    "full-svm": ("lasvm_nc", "solve_from_params"),  # FULL SVM: LASVM-G without CLEAN
+    "lasvm-nc": ("lasvm_nc", "solve_from_params"),  # LASVM-NC: ramp loss through CCCP
+    "lasvm-i": ("lasvm_nc", "solve_from_params"),   # LASVM-I: skips z > 1 and z < s
 }
+ONLINE = ("lasvm", "lasvm-g", "full-svm", "lasvm-nc", "lasvm-i")  # driven by lasvm_cli/online.py
+RAMP = ("lasvm-g", "full-svm", "lasvm-nc", "lasvm-i")  # their options: --ramp-s, --clean-*
 
 
 # The other svm types (-s 1..4): svm_type -> the module and function that train one machine,

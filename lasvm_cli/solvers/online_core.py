@@ -659,3 +659,15 @@ def fit_width(kc, st, finishing=False):
     need = min(l, n_s + CHUNK + 2)
     if w < need:
         cache_set_width(kc, np.int64(min(l, need + n_s // 4)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Public names of the primitives, for the online solvers built on this core in modules of their
+# own (solvers/lasvm_g_core.py: LASVM-G, -NC, -I and FULL SVM), which compile into their own
+# entry points: a run of --solver lasvm never loads them.
+
+max_violator = _max_violator      # the maximal KKT violator without a bias: (k, violation)
+newton_step = _newton_step        # the bias-free clipped Newton step on one variable
+swap_positions = _swap_pos        # swap two positions of the state and the cache
+take_from_pool = _take            # remove pool[r] from the epoch's unseen examples
+rand_below = _rand                # random integer in [0, n) from the state's generator
