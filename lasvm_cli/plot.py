@@ -14,6 +14,10 @@ X_AXES = {"time": ("seconds", "training time (s)"),
           "iterations": ("iterations", "online iterations"),
           "sv": ("sv", "support vectors"),
           "kernel": ("kernel_evals", "kernel evaluations")}
+# y axes with a label of their own (--y takes any numeric column of the trace)
+Y_LABELS = {"test_error": "test error", "dual_objective": "dual objective",
+            "sv": "support vectors", "kernel_evals": "kernel evaluations", "gap": "duality gap",
+            "prbep": "PRBEP (%)", "delta": "delta"}
 MISSING_MPL = ("lasvm plot needs matplotlib: pip install 'lasvm-cli[plot]' "
                "(or pip install matplotlib)")
 
@@ -57,17 +61,22 @@ def read_trace(path):
     return cols
 
 
-def curve(cols, x="time"):
-    """(xs, ys, y_label) for one trace: test error when the trace has it, else the dual
-    objective; rows without a value are left out."""
+def curve(cols, x="time", y=None):
+    """(xs, ys, y_label) for one trace: column ``y``, or by default test error when the trace
+    has it, else the dual objective; rows without a value are left out."""
     xcol, _ = X_AXES[x]
     if xcol not in cols:
         raise PlotError(f"trace has no '{xcol}' column")
-    ycol, ylabel = "test_error", "test error"
-    if "test_error" not in cols or all(v is None for v in cols["test_error"]):
-        ycol, ylabel = "dual_objective", "dual objective"
-    if ycol not in cols:
-        raise PlotError("trace has neither test_error nor dual_objective")
+    if y is not None:
+        if y not in cols or y in TEXT_COLUMNS:
+            raise PlotError(f"trace has no numeric '{y}' column")
+        ycol, ylabel = y, Y_LABELS.get(y, y)
+    else:
+        ycol, ylabel = "test_error", "test error"
+        if "test_error" not in cols or all(v is None for v in cols["test_error"]):
+            ycol, ylabel = "dual_objective", "dual objective"
+        if ycol not in cols:
+            raise PlotError("trace has neither test_error nor dual_objective")
     pts = [(a, b) for a, b in zip(cols[xcol], cols[ycol]) if a is not None and b is not None]
     return [p[0] for p in pts], [p[1] for p in pts], ylabel
 
@@ -82,7 +91,7 @@ def by_machine(cols):
                  for h, vals in cols.items()}) for m in names]
 
 
-def plot_traces(paths, out, x="time", labels=None, title=None, logx=False):
+def plot_traces(paths, out, x="time", labels=None, title=None, logx=False, y=None):
     """Draw the traces on one axis and save to ``out`` (format from its extension)."""
     if x not in X_AXES:
         raise PlotError(f"unknown x axis '{x}' (choose from {', '.join(X_AXES)})")
@@ -102,7 +111,7 @@ def plot_traces(paths, out, x="time", labels=None, title=None, logx=False):
             name = labels[i] if labels and i < len(labels) else \
                 os.path.splitext(os.path.basename(path))[0]
             for machine, cols in by_machine(trace):
-                xs, ys, ylabel = curve(cols, x)
+                xs, ys, ylabel = curve(cols, x, y)
                 ylabels.add(ylabel)
                 ax.plot(xs, ys, marker=".", markersize=3, linewidth=1.2,
                         label=name if machine is None else f"{name} {machine}")

@@ -9,6 +9,8 @@ options:
 -o file : output image (format from the extension: png, pdf, svg ...; required)
 --x time|iterations|sv|kernel : x axis (default time): training seconds, online iterations,
 	support vectors or kernel evaluations
+--y column : y axis, any numeric column of the traces (test_error, dual_objective, sv,
+	kernel_evals, gap ...; default test_error, or dual_objective without a test error)
 --label name : legend entry of the next trace file (repeatable; default: file name)
 --title text : plot title
 --logx : logarithmic x axis
@@ -17,12 +19,12 @@ Needs matplotlib: pip install 'lasvm-cli[plot]'
 
 
 def parse_command_line(argv):
-    opts = dict(out=None, x="time", labels=[], title=None, logx=False, traces=[])
+    opts = dict(out=None, x="time", y=None, labels=[], title=None, logx=False, traces=[])
     i = 0
     while i < len(argv):
         a = argv[i]
-        if a in ("-o", "--x", "--label", "--title") or a.split("=", 1)[0] in ("--x", "--label",
-                                                                                 "--title"):
+        if a in ("-o", "--x", "--y", "--label", "--title") or \
+                a.split("=", 1)[0] in ("--x", "--y", "--label", "--title"):
             if "=" in a and a.startswith("--"):
                 name, value = a.split("=", 1)
             else:
@@ -35,6 +37,8 @@ def parse_command_line(argv):
                 opts["out"] = value
             elif name == "--x":
                 opts["x"] = value
+            elif name == "--y":
+                opts["y"] = value
             elif name == "--label":
                 opts["labels"].append(value)
             else:
@@ -59,7 +63,7 @@ def main(argv):
         raise UsageExit(USAGE, f"unknown --x '{o['x']}' (choose from {', '.join(X_AXES)})")
     try:
         plot_traces(o["traces"], o["out"], x=o["x"], labels=o["labels"] or None,
-                    title=o["title"], logx=o["logx"])
+                    title=o["title"], logx=o["logx"], y=o["y"])
     except OSError as e:
         raise PlotError(f"can't write {o['out']}: {e.strerror}") from None
     return 0
