@@ -152,7 +152,7 @@ def test_gap_is_the_primal_minus_the_dual_and_never_negative(heart, solver):
         gap = run.gap()
         ref = numpy_gap(K, y, C, run)
         assert gap == pytest.approx(ref, rel=1e-6, abs=1e-6 * C * y.size)
-        assert gap >= -1e-7 * C * y.size
+        assert gap >= -1e-9 * C * y.size  # rounding only: J - G >= 0 (weak duality)
         if run.gst[gc.G_BAILED] == bailed and run.gst[gc.G_IN_S] == 0:
             assert gap <= run.gfs[gc.F_TARGET] * (1 + 1e-12)
         gaps.append(gap)
@@ -363,6 +363,26 @@ def test_online_options_with_the_new_solvers(tmp_path):
     for name in ("skipped_left", "skipped_right", "admitted_left", "cleaned_right",
                  "expansion_sv", "expansion_non_sv", "kernel_evals"):
         assert re.search(rf"^{name} = \d+$", r.output, re.M), name
+
+
+def test_plot_any_trace_column(tmp_path):
+    """lasvm plot --y COLUMN draws the gap (or #SV, kernel evaluations) of the traces."""
+    pytest.importorskip("matplotlib")
+    from lasvm_cli.cli.plot import main
+    from lasvm_cli.plot import PlotError
+
+    traces = []
+    for solver in ("lasvm-g", "lasvm-nc"):
+        traces.append(str(tmp_path / f"{solver}.csv"))
+        r = _cli(["--solver", solver, "-q", "--trace", traces[-1], "--trace-every", "30",
+                  str(HEART), str(tmp_path / "m")])
+        assert r.exit_code == 0, r.output
+    for y in ("gap", "sv", "kernel_evals"):
+        out = tmp_path / f"{y}.png"
+        assert main(traces + ["--y", y, "--x", "iterations", "-o", str(out)]) == 0
+        assert out.stat().st_size > 0
+    with pytest.raises(PlotError, match="no numeric 'phase' column"):
+        main(traces + ["--y", "phase", "-o", str(tmp_path / "x.png")])
 
 
 @pytest.mark.parametrize("multiclass", ["ovo", "ovr"])
