@@ -52,6 +52,7 @@ from lasvm_cli.kernels import RBF, make_params  # noqa: E402
 from lasvm_cli.solvers.csvc import solve_binary  # noqa: E402
 from lasvm_cli.solvers.lasvm import LasvmRun  # noqa: E402
 from lasvm_cli.solvers.lasvm_nc import LasvmGRun  # noqa: E402
+from lasvm_cli.solvers.online_core import CHUNK  # noqa: E402
 
 DATASETS = ("adult", "banana", "mnist", "reuters", "usps", "usps-n")
 METHODS = ("FULL SVM", "LASVM-G", "LASVM-NC", "LASVM-I", "LASVM", "LIBSVM", "SMO (ours)")
@@ -229,10 +230,15 @@ def stepped(run, kd, kp, kd_te, y_te, points, trace_path):
     seconds += time.perf_counter() - t
     while not run.done:
         online = run.online
+        goal = (len(rows) + 1) * chunk
         t = time.perf_counter()
-        run.step(chunk if online else 1000)
+        # chunks of at most CHUNK (the cache width is fitted for that many insertions)
+        while run.online and run.processed < goal:
+            run.step(min(CHUNK, goal - run.processed))
+        if not online:
+            run.step(1000)
         seconds += time.perf_counter() - t
-        if online and run.online and run.processed >= (len(rows) + 1) * chunk:
+        if online and run.online:
             row("online")
     row("final")
     with open(trace_path, "w", newline="") as f:

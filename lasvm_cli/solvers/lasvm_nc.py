@@ -94,8 +94,10 @@ class LasvmGRun(LasvmRun):
 
     def step(self, n=CHUNK):
         """At most ``n`` examples drawn (or ``n`` REPROCESS steps of an epoch's finishing), or
-        one phase change: end of an epoch (with ``finish``: its finishing first), end."""
+        one phase change: end of an epoch (with ``finish``: its finishing first), end. ``n``
+        is capped at CHUNK (the cache width is fitted for that many insertions)."""
         st = self.st
+        n = min(int(n), CHUNK)
         if self.phase == PH_ONLINE:
             if st.ist[I_POOL] > 0:
                 fit_width(self.kc, st)
