@@ -297,10 +297,14 @@ def run_dataset(name, args, out):
     # the online solvers, stepped with traces
     tdir = out / "traces"
     tdir.mkdir(parents=True, exist_ok=True)
-    runs = {"LASVM": LasvmRun(kd, kp, y_tr, C, C, cache_mb=args.cache_mb, seed=args.seed)}
+    wanted = args.methods.split(",")
+    runs = {}
+    if "LASVM" in wanted:
+        runs["LASVM"] = LasvmRun(kd, kp, y_tr, C, C, cache_mb=args.cache_mb, seed=args.seed)
     for method, solver in ONLINE.items():
-        runs[method] = LasvmGRun(kd, kp, y_tr, C, C, solver=solver, cache_mb=args.cache_mb,
-                                 seed=args.seed)
+        if method in wanted:
+            runs[method] = LasvmGRun(kd, kp, y_tr, C, C, solver=solver,
+                                     cache_mb=args.cache_mb, seed=args.seed)
     table1 = {}
     for method, run in runs.items():
         res, secs = stepped(run, kd, kp, kd_te, y_te, args.points,
@@ -440,7 +444,8 @@ def figures(out, names):
         return str(t / f"{name}_{method.lower().replace(' ', '-')}.csv")
 
     made = []
-    if "adult" in names:
+    if "adult" in names and all(os.path.exists(trace("adult", m))
+                                for m in ("LASVM", "LASVM-G")):
         for y, tag in (("test_error", "a"), ("sv", "b")):
             path = out / f"fig2{tag}_adult_{y}.png"
             plot([trace("adult", "LASVM"), trace("adult", "LASVM-G"), "--label", "LASVM",
@@ -450,6 +455,7 @@ def figures(out, names):
     for fig, y in (("4", "prbep"), ("6", "sv"), ("7", "kernel_evals")):
         for name in names:
             methods = ("LASVM", "FULL SVM", "LASVM-G", "LASVM-NC", "LASVM-I")
+            methods = [m for m in methods if os.path.exists(trace(name, m))]
             args = [trace(name, m) for m in methods]
             for m in methods:
                 args += ["--label", m]
@@ -470,6 +476,10 @@ def main():
     ap.add_argument("--cache-mb", type=float, default=256.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--points", type=int, default=20, help="trace rows per online run")
+    ap.add_argument("--methods", default=",".join(m for m in METHODS if m not in
+                                                  ("LIBSVM", "SMO (ours)")),
+                    help="online methods to run (comma list of: " +
+                    ", ".join(m for m in METHODS if m not in ("LIBSVM", "SMO (ours)")) + ")")
     ap.add_argument("--no-libsvm", action="store_true")
     ap.add_argument("--no-figures", action="store_true")
     ap.add_argument("--out", default=str(REPO / "results" / "paper-001"))

@@ -39,9 +39,10 @@ import numba
 import numpy as np
 
 from ..cache import cache_discard, cache_get_symmetric
+from ..qp.steps import TAU
 from .online_core import (F_DELTA, I_INSERTED, I_LABELS, I_NS, I_POOL, I_PROCESSED,
-                          I_REPROCESS, max_violator, new_epoch, newton_step, rand_below,
-                          swap_positions, take_from_pool)
+                          I_REPROCESS, I_STEPS, max_violator, new_epoch, newton_step,
+                          rand_below, swap_positions, take_from_pool)
 
 _NJIT = dict(cache=True, nogil=True)
 
@@ -84,19 +85,22 @@ def _beta(st, p, y):
     return -st.A[p] if y > 0 else st.B[p]
 
 
+@numba.njit(inline="always", **_NJIT)
+def _gap_term(st, p):
+    """Position p's term of the duality gap ([fix] of eq. 9, report §2.4):
+    C_l max(0, y_l g_l) - alpha_l g_l - beta_l y_l g_l."""
+    y = st.y[st.pos2ex[p]]
+    g = st.g[p]
+    yg = y * g
+    return (st.B[p] - st.A[p]) * max(0.0, yg) - st.alpha[p] * g - _beta(st, p, y) * yg
+
+
 @numba.njit(**_NJIT)
 def gap_of(st):
-    """The duality gap J_beta(w) - G_beta(alpha) over S ([fix] of eq. 9, report §2.4):
-    sum_S C_l max(0, y_l g_l) - alpha_l g_l - beta_l y_l g_l. Never negative for a feasible
-    alpha (weak duality); for beta = 0 the hinge loss's gap."""
-    n = st.ist[I_NS]
-    s = 0.0
-    for p in range(n):
-        y = st.y[st.pos2ex[p]]
-        g = st.g[p]
-        yg = y * g
-        s += (st.B[p] - st.A[p]) * max(0.0, yg) - st.alpha[p] * g - _beta(st, p, y) * yg
-    return s
+    """The duality gap J_beta(w) - G_beta(alpha) of the CCCP sub-problem over S: the sum of
+    :func:`_gap_term`. Never negative for a feasible alpha (weak duality); for beta = 0 the
+    hinge loss's gap."""
+    return scan(st)[0]
 
 
 @numba.njit(**_NJIT)
@@ -130,20 +134,79 @@ def reprocess_g(st, kc, kd, kp, tau):
 
 
 @numba.njit(**_NJIT)
-def gap_loop(st, kc, kd, kp, target, tau, gst, gfs):
-    """while Gap > T: REPROCESS (paper §4.3), until REPROCESS bails out or GAP_CAP steps
-    (deviation from paper: the guards; report pitfall 4)."""
-    gap = gap_of(st)
+def scan(st):
+    """(gap, k, v) in one pass over S: gap_of(st) and the core's max_violator (k = -1, v = 0
+    when no variable violates; the same order of sums and the same tie-breaking)."""
+    n = st.ist[I_NS]
+    s = 0.0
+    k = -1
+    best = 0.0
+    for p in range(n):
+        g = st.g[p]
+        a = st.alpha[p]
+        s += _gap_term(st, p)
+        if g > best and a < st.B[p]:
+            best = g
+            k = p
+        elif -g > best and a > st.A[p]:
+            best = -g
+            k = p
+    return s, k, best
+
+
+@numba.njit(**_NJIT)
+def step_scan(st, kc, kd, kp, k):
+    """The core's clipped Newton step on variable k (online_core.newton_step, bit for bit:
+    alpha_k += mu = clip(g_k / K_kk, [A_k, B_k] - alpha_k), landing exactly on a bound), its
+    gradient update fused with the next :func:`scan` (one pass over S instead of three)."""
+    n = st.ist[I_NS]
+    rk = cache_get_symmetric(kc, kd, kp, st.pos2ex[k], n, st.t_pos, st.t_ex)
+    curv = np.float64(rk[k])
+    mu = st.g[k] / (curv if curv > TAU else TAU)
+    up = st.B[k] - st.alpha[k]
+    down = st.A[k] - st.alpha[k]
+    if mu > up:
+        mu = up
+    elif mu < down:
+        mu = down
+    if mu > 0:
+        st.alpha[k] = st.B[k] if mu == up else st.alpha[k] + mu
+    else:
+        st.alpha[k] = st.A[k] if mu == down else st.alpha[k] + mu
+    st.ist[I_STEPS] += 1
+    s = 0.0
+    j = -1
+    best = 0.0
+    for p in range(n):
+        st.g[p] -= mu * np.float64(rk[p])
+        g = st.g[p]
+        a = st.alpha[p]
+        s += _gap_term(st, p)
+        if g > best and a < st.B[p]:
+            best = g
+            j = p
+        elif -g > best and a > st.A[p]:
+            best = -g
+            j = p
+    return s, j, best
+
+
+@numba.njit(**_NJIT)
+def gap_loop(st, kc, kd, kp, target, tau, gst, gfs, gap, k, v):
+    """while Gap > T: REPROCESS (paper §4.3), until REPROCESS bails out (no violation above
+    tau) or GAP_CAP steps (deviation from paper: the guards; report pitfall 4). (gap, k, v):
+    the :func:`scan` of S at the start; each REPROCESS is one :func:`step_scan`."""
     steps = 0
     while gap > target:
         if steps >= GAP_CAP:
             gst[G_CAPPED] += 1
             break
-        if reprocess_g(st, kc, kd, kp, tau) == 0:
+        st.ist[I_REPROCESS] += 1
+        if k < 0 or v <= tau:
             gst[G_BAILED] += 1
             break
+        gap, k, v = step_scan(st, kc, kd, kp, k)
         steps += 1
-        gap = gap_of(st)
     gfs[F_GAP] = gap
     gfs[F_TARGET] = target
 
@@ -207,15 +270,19 @@ def _arrive(st, kc, kd, kp, ex, n):
 def process_g(st, kc, kd, kp, ex, f):
     """PROCESS(i) without a bias (report §2.2 [fix]): insert ``ex`` (its box already at its
     position) at the end of S with alpha = 0, g = y - f, then one clipped Newton step, taken
-    whatever g (no bail-out, no tau: the paper's PROCESS always inserts and steps)."""
+    whatever g (no bail-out, no tau: the paper's PROCESS always inserts and steps). Returns
+    the :func:`scan` of S after it."""
     st.ist[I_PROCESSED] += 1
     n = st.ist[I_NS]
     swap_positions(st, kc, st.ex2pos[ex], n)
     st.alpha[n] = 0.0
-    st.g[n] = st.y[ex] - f
+    gk = st.y[ex] - f
+    st.g[n] = gk
     st.ist[I_NS] = n + 1
     st.ist[I_INSERTED] += 1
-    return newton_step(st, kc, kd, kp, n, 0.0)
+    if (gk > 0.0 and st.B[n] > 0.0) or (gk < 0.0 and st.A[n] < 0.0):
+        return step_scan(st, kc, kd, kp, n)
+    return scan(st)
 
 
 @numba.njit(**_NJIT)
@@ -232,7 +299,8 @@ def iteration(st, kc, kd, kp, ex, variant, s, sv_thr, Cp, Cn, C, tau, region, gs
     if pk < n:  # deviation from paper: drawn again while in S (epochs > 1): no PROCESS
         gst[G_IN_S] += 1
         ghat, _ = gap_target(st)
-        gap_loop(st, kc, kd, kp, max(C, ghat), tau, gst, gfs)
+        gap, k, v = scan(st)
+        gap_loop(st, kc, kd, kp, max(C, ghat), tau, gst, gfs, gap, k, v)
         return
     y = st.y[ex]
     f = _arrive(st, kc, kd, kp, ex, n)
@@ -253,8 +321,8 @@ def iteration(st, kc, kd, kp, ex, variant, s, sv_thr, Cp, Cn, C, tau, region, gs
     st.B[pk] = max(0.0, c * y) - beta * y
     region[ex] = reg
     gst[G_ADMIT_L if reg == R_LEFT else (G_ADMIT_R if reg == R_RIGHT else G_ADMIT_M)] += 1
-    process_g(st, kc, kd, kp, ex, f)
-    gap_loop(st, kc, kd, kp, target, tau, gst, gfs)
+    gap, k, v = process_g(st, kc, kd, kp, ex, f)
+    gap_loop(st, kc, kd, kp, target, tau, gst, gfs, gap, k, v)
     gst[G_SINCE_CLEAN] += 1
 
 
