@@ -28,7 +28,8 @@ module drives its :class:`LasvmRun`
   training seconds, kernel evaluations, support vectors, delta, dual objective W and test
   error of the current (online, unfinished) machine, every N iterations, plus a ``final`` row
   for the returned model; a run's own columns follow (``TRACE_EXTRA`` / ``trace_extra()``:
-  the duality gap for LASVM-G & co.). Evaluation, snapshots and saving are not counted in the seconds.
+  the duality gap for LASVM-G & co.). Evaluation, snapshots and saving are not counted in
+  the seconds.
 
 Counting: *iterations* are PROCESS calls (online iterations, the 2 x 5 seeds included), *sv*
 for stopping and snapshots is the size of the expansion S (LaSVM 1.1's ``lasvm_get_l``), the

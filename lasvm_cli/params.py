@@ -55,7 +55,7 @@ class TrainParams:
     sv_threshold: int | None = None  # LASVM-NC flags outliers once #SV > this (default 10)
     clean_every: int | None = None  # PROCESS calls between CLEANs (default 50)
     clean_keep: int | None = None  # non-SVs CLEAN keeps, m (default 100)
-    finish_tau: bool = False  # REPROCESS to -e after the last epoch (the paper has none)
+    finish_tau: bool = False  # REPROCESS to -e after every epoch (the paper has none)
     # LASVM long runs (lasvm_cli/online.py): state, stopping, snapshots, learning curves
     save_state: str | None = None
     resume: str | None = None

@@ -234,7 +234,9 @@ def test_nc_with_s_to_minus_infinity_is_lasvm_g_step_for_step(heart):
             assert np.array_equal(getattr(g.st, f), getattr(nc.st, f)), f
     assert not nc.online
     # the same counters, but for the regions, which are relative to s
-    same = lambda c: {k: v for k, v in c.items() if not k.startswith(("admitted", "cleaned"))}  # noqa: E731
+    def same(c):
+        return {k: v for k, v in c.items() if not k.startswith(("admitted", "cleaned"))}
+
     assert same(g.result().counters) == same(nc.result().counters)
     assert nc.result().counters["outliers_flagged"] == 0
 

@@ -53,11 +53,12 @@ lasvm-cli options (the online solvers and options: -s 0, C-SVC, only):
 --multiclass ovo|ovr : one-vs-one (default, LIBSVM model) or one-vs-rest (extension)
 --seed n : seed of the rand() stream for -v and -b folds and LASVM (default 1, as LIBSVM)
 --epochs n : LASVM (and lasvm-g & co.) passes over the data (default 1)
---ramp-s s : lasvm-nc / lasvm-i: the ramp point s (default -1; lasvm-i: s <= 0)
+--ramp-s s : lasvm-nc / lasvm-i: the ramp point s (default -1; lasvm-i: s <= 0; for all
+	four, the left region of --counters)
 --sv-threshold n : lasvm-nc: flag outliers only once #SV > n (default 10)
 --clean-every n : lasvm-g, -nc, -i: PROCESS calls between CLEANs (default 50)
 --clean-keep m : lasvm-g, -nc, -i: non-SVs kept by CLEAN (default 100)
---finish-tau : lasvm-g & co.: REPROCESS until the KKT violation < -e after the last epoch
+--finish-tau : lasvm-g & co.: REPROCESS until the KKT violation < -e after every epoch
 	(the paper has no finishing step)
 --no-finish : LASVM: skip the finishing step
 --selection random|gradient|active|autoactive : LASVM example selection (default random)

@@ -7,9 +7,9 @@ All four are bias-free (rho 0), start from alpha = 0 without seeding and have no
 (``finish=True`` adds one at the end of every epoch: REPROCESS until no variable of S violates
 its KKT condition by more than tau; the paper has none. At the end of each epoch, so that the
 next epoch's admission tests, LASVM-I's above all, see the finished machine: several epochs
-with it reach the optimum of the whole training set). Their model is an ordinary LIBSVM model with ``rho 0``; under the
-ramp loss an SV may have the "wrong" sign (alpha_i y_i < 0), which the model file, SV counts
-and LIBSVM's loader take as they are.
+with it reach the optimum of the whole training set). Their model is an ordinary LIBSVM
+model with ``rho 0``; under the ramp loss an SV may have the "wrong" sign (alpha_i y_i < 0),
+which the model file, SV counts and LIBSVM's loader take as they are.
 
 Defaults the paper leaves open (report seed-001 §2.12), chosen as in its §7 sanity run:
 ``ramp_s`` = -1 (the paper's), ``sv_threshold`` S = 10 SVs before LASVM-NC flags outliers,
