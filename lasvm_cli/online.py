@@ -27,7 +27,9 @@ module drives its :class:`LasvmRun`
 * **Trace** (``--trace FILE``, ``--trace-every N``, ``--test FILE``): CSV rows of iterations,
   training seconds, kernel evaluations, support vectors, delta, dual objective W and test
   error of the current (online, unfinished) machine, every N iterations, plus a ``final`` row
-  for the returned model. Evaluation, snapshots and saving are not counted in the seconds.
+  for the returned model; a run's own columns follow (``TRACE_EXTRA`` / ``trace_extra()``:
+  the duality gap for LASVM-G & co.). Evaluation, snapshots and saving are not counted in
+  the seconds.
 
 Counting: *iterations* are PROCESS calls (online iterations, the 2 x 5 seeds included), *sv*
 for stopping and snapshots is the size of the expansion S (LaSVM 1.1's ``lasvm_get_l``), the
@@ -323,6 +325,7 @@ class OnlineControl:
         self._last_save = None
         self.stop_reason = None
         self.interrupted = False
+        self._extra = ()           # the solver's own trace columns (LASVM-G & co.: the gap)
 
     @property
     def multi(self):
@@ -371,7 +374,7 @@ class OnlineControl:
     # -- trace ---------------------------------------------------------------------------------
 
     def _columns(self):
-        return TRACE_COLUMNS + (("machine",) if self.multi else ())
+        return TRACE_COLUMNS + self._extra + (("machine",) if self.multi else ())
 
     def _open_trace(self):
         path = self.o.trace
@@ -401,6 +404,7 @@ class OnlineControl:
                str(run.kernel_evals if kernel_evals is None else kernel_evals),
                str(int(np.count_nonzero(coef))), f"{run.delta():.10g}",
                f"{dual_objective(run.st):.12g}", "" if err is None else f"{err:.6g}", phase]
+        row += [f"{v:.10g}" for v in (run.trace_extra() if self._extra else ())]
         if self.multi:
             row.append(self._machine_name())
         self._trace_f.write(",".join(row) + "\n")
@@ -540,6 +544,7 @@ class OnlineControl:
         self.index += 1
         m = self.index
         self.fingerprints.append(data_fingerprint(run.kd, run.st.y))
+        self._extra = tuple(getattr(run, "TRACE_EXTRA", ()))
         self.params = run_parameters(run)
         self.snap_results.append({})
         self.elapsed, self.snap_i, self.next_trace = 0.0, 0, 0

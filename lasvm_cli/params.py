@@ -7,6 +7,7 @@
 import math
 from dataclasses import dataclass, field
 
+from .solvers import RAMP
 from .solvers import SOLVERS as _solver_table
 
 SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
@@ -51,6 +52,12 @@ class TrainParams:
     candidates: int = 50
     delta_max: float | None = None
     label_budget: int | None = None
+    # LASVM-G, -NC, -I and FULL SVM (None: the solver's default, solvers/lasvm_nc.py DEFAULTS)
+    ramp_s: float | None = None  # s of the ramp loss R_s (default -1)
+    sv_threshold: int | None = None  # LASVM-NC flags outliers once #SV > this (default 10)
+    clean_every: int | None = None  # PROCESS calls between CLEANs (default 50)
+    clean_keep: int | None = None  # non-SVs CLEAN keeps, m (default 100)
+    finish_tau: bool = False  # REPROCESS to -e after every epoch (the paper has none)
     # LASVM long runs (lasvm_cli/online.py): state, stopping, snapshots, learning curves
     save_state: str | None = None
     resume: str | None = None
@@ -136,7 +143,41 @@ def check_parameter(p: TrainParams, class_counts=None):
         return "label budget < 2"
     if p.max_iter is not None and p.max_iter < 1:
         return "max_iter < 1"
-    return check_tracking(p)
+    return _check_ramp(p) or check_tracking(p)
+
+
+# TrainParams field -> option, for the LASVM-G family's options
+RAMP_OPTIONS = {"ramp_s": "--ramp-s", "sv_threshold": "--sv-threshold",
+                "clean_every": "--clean-every", "clean_keep": "--clean-keep",
+                "finish_tau": "--finish-tau"}
+
+
+def _check_ramp(p):
+    """The LASVM-G family's options: only with those solvers, in range; LASVM's own options
+    (selection, delta max, label budget, --no-finish) not with them."""
+    given = [o for f, o in RAMP_OPTIONS.items() if getattr(p, f, None) not in (None, False)]
+    if p.solver not in RAMP:
+        if given:
+            return f"{' '.join(given)}: only with --solver {'|'.join(RAMP)}"
+        return None
+    lasvm_only = [o for o, bad in (("--selection", p.selection != "random"),
+                                   ("--delta-max", p.delta_max is not None),
+                                   ("--label-budget", p.label_budget is not None),
+                                   ("--no-finish", not p.finish)) if bad]
+    if lasvm_only:
+        return f"{' '.join(lasvm_only)}: only with --solver lasvm (not {p.solver})"
+    if p.ramp_s is not None and not p.ramp_s < 1:
+        return "--ramp-s must be below 1 (the ramp R_s is flat from s to 1)"
+    if p.solver == "lasvm-i" and p.ramp_s is not None and p.ramp_s > 0:
+        return ("--ramp-s > 0 with --solver lasvm-i would skip every example (z = 0 < s while "
+                "the machine is empty); use s <= 0")
+    if p.sv_threshold is not None and p.sv_threshold < 0:
+        return "--sv-threshold < 0"
+    if p.clean_every is not None and p.clean_every < 1:
+        return "--clean-every < 1"
+    if p.clean_keep is not None and p.clean_keep < 0:
+        return "--clean-keep < 0"
+    return None
 
 
 def tracking_K(p):
@@ -197,7 +238,7 @@ def check_tracking(p):
 # ``-e nan`` never meets its stopping rule (10^7 iterations).
 _FINITE = (("gamma", "-g gamma"), ("coef0", "-r coef0"), ("C", "-c cost"), ("nu", "-n nu"),
            ("p", "-p epsilon"), ("cache_size", "-m cachesize"), ("eps", "-e epsilon"),
-           ("delta_max", "--delta-max"))
+           ("delta_max", "--delta-max"), ("ramp_s", "--ramp-s"))
 # may be infinite (no limit), never NaN
 _NOT_NAN = (("save_every", "--save-every"), ("stop_seconds", "--stop-seconds"))
 

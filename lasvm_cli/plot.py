@@ -16,9 +16,12 @@ X_AXES = {"time": ("seconds", "training time (s)"),
           "sv": ("sv", "support vectors"),
           "kernel": ("kernel_evals", "kernel evaluations"),
           "examples": ("t", "training examples t")}
-Y_AXES = {"error": ("test_error", "test error"),
-          "gap": ("gap", "normalised duality gap (P_t - D_t)/(C t)"),
-          "dual": ("dual_objective", "dual objective")}
+# short names of y axes (--y also takes any numeric column of the trace by its name)
+Y_AXES = {"error": "test_error", "dual": "dual_objective", "gap": "gap"}
+# y axes with a label of their own
+Y_LABELS = {"test_error": "test error", "dual_objective": "dual objective",
+            "sv": "support vectors", "kernel_evals": "kernel evaluations",
+            "prbep": "PRBEP (%)", "delta": "delta"}
 MISSING_MPL = ("lasvm plot needs matplotlib: pip install 'lasvm-cli[plot]' "
                "(or pip install matplotlib)")
 
@@ -63,25 +66,34 @@ def read_trace(path):
 
 
 def curve(cols, x="time", y=None):
-    """(xs, ys, y_label) for one trace: column ``y`` (a key of Y_AXES), or by default the test
-    error when the trace has it, else the dual objective (LASVM traces) or the gap (tracking
-    traces); rows without a value are left out."""
+    """(xs, ys, y_label) for one trace: column ``y`` (a short name of Y_AXES or any numeric
+    column), or by default the test error when the trace has it, else the dual objective
+    (LASVM traces) or the gap (tracking traces); rows without a value are left out."""
     xcol, _ = X_AXES[x]
     if xcol not in cols:
         raise PlotError(f"trace has no '{xcol}' column")
     if y is not None:
-        ycol, ylabel = Y_AXES[y]
-        if ycol not in cols:
-            raise PlotError(f"trace has no '{ycol}' column")
+        ycol = Y_AXES.get(y, y)
+        if ycol not in cols or ycol in TEXT_COLUMNS:
+            raise PlotError(f"trace has no numeric '{ycol}' column")
+        ylabel = _y_label(cols, ycol)
     else:
-        ycol, ylabel = "test_error", "test error"
+        ycol = "test_error"
         if "test_error" not in cols or all(v is None for v in cols["test_error"]):
-            ycol, ylabel = ("dual_objective", "dual objective") if "dual_objective" in cols \
-                else Y_AXES["gap"]
+            ycol = "dual_objective" if "dual_objective" in cols else "gap"
         if ycol not in cols:
             raise PlotError("trace has neither test_error nor dual_objective nor gap")
+        ylabel = _y_label(cols, ycol)
     pts = [(a, b) for a, b in zip(cols[xcol], cols[ycol]) if a is not None and b is not None]
     return [p[0] for p in pts], [p[1] for p in pts], ylabel
+
+
+def _y_label(cols, ycol):
+    """The axis label of column ``ycol``: a tracking trace's gap (it has the examples seen,
+    ``t``) is the normalised gap of Usunier et al.; LASVM-G's is the duality gap itself."""
+    if ycol == "gap":
+        return "normalised duality gap (P_t - D_t)/(C t)" if "t" in cols else "duality gap"
+    return Y_LABELS.get(ycol, ycol)
 
 
 def by_machine(cols):
@@ -99,8 +111,6 @@ def plot_traces(paths, out, x="time", labels=None, title=None, logx=False, y=Non
     """Draw the traces on one axis and save to ``out`` (format from its extension)."""
     if x not in X_AXES:
         raise PlotError(f"unknown x axis '{x}' (choose from {', '.join(X_AXES)})")
-    if y is not None and y not in Y_AXES:
-        raise PlotError(f"unknown y axis '{y}' (choose from {', '.join(Y_AXES)})")
     traces = [read_trace(p) for p in paths]
     try:
         import matplotlib

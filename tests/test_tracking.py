@@ -324,7 +324,7 @@ def test_lasvm_plot_draws_the_gap_against_t(tmp_path):
     assert res.exit_code == 0, res.output
     assert out.stat().st_size > 0
     res = CliRunner().invoke(lasvm, ["plot", "--y", "nope", str(trace), "-o", str(out)])
-    assert res.exit_code == 1 and "unknown --y 'nope'" in res.output
+    assert res.exit_code == 1 and "no numeric 'nope' column" in res.output
 
 
 def test_other_solvers_never_load_the_tracking_code(tmp_path):

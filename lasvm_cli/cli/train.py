@@ -43,16 +43,25 @@ options:
 -wi weight : set the parameter C of class i to weight*C, for C-SVC (default 1)
 -v n: n-fold cross validation mode
 -q : quiet mode (no outputs)
-lasvm-cli options (--solver lasvm and the online options: -s 0, C-SVC, only):
---solver smo|lasvm|track1|track2|track2-lasvm|rcd : batch SMO (default), online LASVM, the
-	bias-free tracking algorithms 1 and 2, 2 with LASVM's gradients of the SVs only, or
-	batch random coordinate ascent (Usunier, Bordes & Bottou 2010; models have rho 0)
+lasvm-cli options (the online solvers and options: -s 0, C-SVC, only):
+--solver smo|lasvm|lasvm-g|full-svm|lasvm-nc|lasvm-i|track1|track2|track2-lasvm|rcd :
+	batch SMO (default), online LASVM, the bias-free online SVMs of Ertekin, Bottou & Giles
+	(LASVM-G, FULL SVM, LASVM-NC with the ramp loss, LASVM-I), or the bias-free tracking
+	algorithms 1 and 2, 2 with LASVM's gradients of the SVs only, and batch random
+	coordinate ascent (Usunier, Bordes & Bottou 2010); bias-free models have rho 0
 --wss mvp|so|hmg : SMO working set selection (default so, as LIBSVM)
 --final-kkt-check : HMG: finish with a LIBSVM-rule pass until the KKT violation < -e
 --max-iter n : iteration cap (default max(10000000, 100*l), as LIBSVM)
 --multiclass ovo|ovr : one-vs-one (default, LIBSVM model) or one-vs-rest (extension)
 --seed n : seed of the rand() stream for -v and -b folds and LASVM (default 1, as LIBSVM)
---epochs n : LASVM passes over the data (default 1)
+--epochs n : LASVM (and lasvm-g & co.) passes over the data (default 1)
+--ramp-s s : lasvm-nc / lasvm-i: the ramp point s (default -1; lasvm-i: s <= 0; for all
+	four, the left region of --counters)
+--sv-threshold n : lasvm-nc: flag outliers only once #SV > n (default 10)
+--clean-every n : lasvm-g, -nc, -i: PROCESS calls between CLEANs (default 50)
+--clean-keep m : lasvm-g, -nc, -i: non-SVs kept by CLEAN (default 100)
+--finish-tau : lasvm-g & co.: REPROCESS until the KKT violation < -e after every epoch
+	(the paper has no finishing step)
 --no-finish : LASVM: skip the finishing step
 --selection random|gradient|active|autoactive : LASVM example selection (default random)
 --candidates n : LASVM candidates per selection (default 50)
@@ -105,12 +114,15 @@ _LONG_VALUE = {
     "--stop-sv": ("stop_sv", int), "--stop-seconds": ("stop_seconds", float),
     "--snapshots": ("snapshots", str), "--snapshot-by": ("snapshot_by", str),
     "--trace": ("trace", str), "--trace-every": ("trace_every", int),
-    "--test": ("test_file", str),
+    "--test": ("test_file", str), "--ramp-s": ("ramp_s", float),
+    "--sv-threshold": ("sv_threshold", int), "--clean-every": ("clean_every", int),
+    "--clean-keep": ("clean_keep", int),
     "--eps": ("track_eps", float), "--max-examples": ("max_examples", int),
     "--batch-iters": ("batch_iters", int), "--runs": ("runs", int),
     "--teacher": ("teacher", str), "--pool": ("pool", int), "--order": ("order_file", str),
 }
 _LONG_FLAG = {"--final-kkt-check": ("final_kkt_check", True), "--no-finish": ("finish", False),
+              "--finish-tau": ("finish_tau", True),
               "--no-average": ("average", False), "--average": ("average", True)}
 # flags of the command itself (Options), not of the training parameters
 _OPTION_FLAG = {"--zero-based": "zero_based", "--counters": "counters", "--stream": "stream"}
@@ -165,13 +177,14 @@ def parse_command_line(argv):
         o.model_file = os.path.basename(o.input_file) + ".model"
     p.model_file = o.model_file  # LASVM snapshots are named model_file.<value>
     from ..online import OPTION_NAMES, online_requested
-    from ..solvers import TRACKING_SOLVERS
+    from ..solvers import ONLINE, TRACKING_SOLVERS
 
     if p.solver in TRACKING_SOLVERS:
         _check_tracking_options(o)
-    elif online_requested(p) and (p.solver != "lasvm" or o.nr_fold):
+    elif online_requested(p) and (p.solver not in ONLINE or o.nr_fold):
         used = " ".join(n for f, n in OPTION_NAMES.items() if getattr(p, f, None))
-        raise ParameterError(f"ERROR: {used}: only with --solver lasvm, without -v")
+        raise ParameterError(f"ERROR: {used}: only with --solver {'|'.join(ONLINE)}, "
+                             "without -v")
     if o.workers is not None and o.workers < 1:
         raise ParameterError("ERROR: --workers must be at least 1")
     if o.workers is not None and o.scheduler:

@@ -15,6 +15,11 @@ import importlib
 SOLVERS = {
     "smo": ("csvc", "solve_from_params"),     # batch SMO (MVP / second order / HMG)
     "lasvm": ("lasvm", "solve_from_params"),  # online LASVM (in memory)
+    # bias-free online SVMs (Ertekin, Bottou & Giles 2011), one driver for the four
+    "lasvm-g": ("lasvm_nc", "solve_from_params"),   # LASVM-G: gap-driven REPROCESS, CLEAN
+    "full-svm": ("lasvm_nc", "solve_from_params"),  # FULL SVM: LASVM-G without CLEAN
+    "lasvm-nc": ("lasvm_nc", "solve_from_params"),  # LASVM-NC: ramp loss through CCCP
+    "lasvm-i": ("lasvm_nc", "solve_from_params"),   # LASVM-I: skips z > 1 and z < s
     # bias-free tracking algorithms (Usunier, Bordes & Bottou 2010) and their batch counterpart
     "track1": ("tracking", "solve_from_params"),        # Algorithm 1
     "track2": ("tracking", "solve_from_params"),        # Algorithm 2 (PROCESS, then K steps)
@@ -22,6 +27,8 @@ SOLVERS = {
     "rcd": ("tracking", "solve_from_params"),           # batch random coordinate ascent
 }
 TRACKING_SOLVERS = ("track1", "track2", "track2-lasvm", "rcd")
+ONLINE = ("lasvm", "lasvm-g", "full-svm", "lasvm-nc", "lasvm-i")  # driven by lasvm_cli/online.py
+RAMP = ("lasvm-g", "full-svm", "lasvm-nc", "lasvm-i")  # their options: --ramp-s, --clean-*
 
 
 # The other svm types (-s 1..4): svm_type -> the module and function that train one machine,

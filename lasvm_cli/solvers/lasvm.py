@@ -239,7 +239,7 @@ class LasvmRun:
 
     def fork(self, cache_mb=None):
         """An independent copy of this run (own state arrays and an empty cache)."""
-        other = object.__new__(LasvmRun)
+        other = object.__new__(type(self))
         other.__dict__.update(self.__dict__)
         other.kc = self._new_cache(self.cache_mb if cache_mb is None else cache_mb)
         other.st = self.st._replace(pos2ex=other.kc.perm, ex2pos=other.kc.pos,

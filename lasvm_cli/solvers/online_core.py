@@ -662,10 +662,14 @@ def fit_width(kc, st, finishing=False):
 
 
 # ---------------------------------------------------------------------------------------------
-# Public names of the primitives the tracking algorithms share (solvers/tracking.py, seed 002:
-# Usunier, Bordes & Bottou 2010): the same jitted functions, not copies, so that the clipped
-# Newton step, the gradient update, the position swaps and the random stream exist once.
+# Public names of the primitives, for the online solvers built on this core in modules of their
+# own, which compile into their own entry points (a run of --solver lasvm never loads them):
+# solvers/lasvm_g_core.py (LASVM-G, -NC, -I and FULL SVM, seed 001) and solvers/tracking.py
+# (the tracking algorithms, seed 002). The same jitted functions, not copies, so that the
+# clipped Newton step, the gradient update, the position swaps and the random stream exist once.
 
-newton_step = _newton_step      # alpha_k += clip(g_k / K_kk) and the gradient update over [0, n_S)
-swap_positions = _swap_pos      # swap two positions (state arrays and the cache's columns)
-rand_below = _rand              # random integer in [0, n) from the state's generator
+max_violator = _max_violator      # the maximal KKT violator without a bias: (k, violation)
+newton_step = _newton_step        # alpha_k += clip(g_k / K_kk) and the gradient update over [0, n_S)
+swap_positions = _swap_pos        # swap two positions (state arrays and the cache's columns)
+take_from_pool = _take            # remove pool[r] from the epoch's unseen examples
+rand_below = _rand                # random integer in [0, n) from the state's generator

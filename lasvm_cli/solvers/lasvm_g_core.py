@@ -1,0 +1,359 @@
+"""LASVM-G, LASVM-NC, LASVM-I and FULL SVM (Ertekin, Bottou & Giles 2011, "Nonconvex online
+support vector machines", IEEE TPAMI 33(2), §4-§7): their jitted iteration over the online core
+(solvers/online_core.py: its bias-free clipped Newton step, its state and cache positions).
+
+The QP is the bias-free dual of the CCCP sub-problem (paper eq. 17), beta frozen:
+
+    max G(alpha) = sum_i alpha_i y_i - 1/2 sum_ij alpha_i alpha_j K_ij
+    A_i = min(0, C_i y_i) - beta_i y_i  <=  alpha_i  <=  max(0, C_i y_i) - beta_i y_i = B_i
+
+beta_i = C_i marks an outlier of the ramp loss R_s (LASVM-NC), set once, at the example's
+arrival, and never revised; beta_i = 0 everywhere else (LASVM-G, -I, FULL: the hinge loss). beta
+is not stored: it is read from the box (beta = -A for y = +1, B for y = -1), which travels with
+the position as every box of the core does. C_i = B_i - A_i.
+
+One online iteration on example i (paper §4.3, §5.2, §6; the corrections of the implementer's
+report, research/seed-001-lasvm-nc.md §2, marked "[fix]"):
+
+    f_i = sum_S alpha_s K_is,  z = y_i f_i                 (one kernel row of i against S)
+    LASVM-I:  skip i when z > 1 or z < s                  (its row is dropped from the cache)
+    LASVM-NC: beta_i = C_i when z < s and #SV > S_thr     (strict inequalities)
+    T = max(C, Ghat),  Ghat = sqrt(sum h^2 - (sum h)^2 / l), h = C_l y_l g_l over the l SVs
+                                                           (eq. 8, before PROCESS)
+    PROCESS(i): insert i into S, alpha_i = 0, g_i = y_i - f_i; one clipped Newton step
+                lambda = clip(g_i / K_ii, [A_i, B_i] - alpha_i)   ([fix]: min, not max)
+    while Gap > T: REPROCESS                               (Gap [fix], see gap_of)
+    every clean_every PROCESS: CLEAN(m)                    (not FULL SVM)
+
+Deviations from the paper (each also marked in the code):
+- REPROCESS is the core's step on the maximal KKT violator, max(g over alpha < B, -g over
+  alpha > A), which bails out below tau ([fix], report pitfall 3); the gap loop stops when it
+  bails out and after GAP_CAP steps (the paper's loop has no guard and need not end).
+- CLEAN ranks non-SVs by |g| ([fix] of |g|_+), returns when #non-SV <= m and removes exactly
+  #non-SV - m of them (ties broken by position).
+- An example already in S when it is drawn again (epochs > 1) is not PROCESSed again; the gap
+  loop still runs. An example cleaned out earlier arrives afresh (a new beta for LASVM-NC).
+"""
+
+import numba
+import numpy as np
+
+from ..cache import cache_discard, cache_get_symmetric
+from ..qp.steps import TAU
+from .online_core import (F_DELTA, I_INSERTED, I_LABELS, I_NS, I_POOL, I_PROCESSED,
+                          I_REPROCESS, I_STEPS, max_violator, new_epoch, newton_step,
+                          rand_below, swap_positions, take_from_pool)
+
+_NJIT = dict(cache=True, nogil=True)
+
+V_FULL, V_G, V_NC, V_I = 0, 1, 2, 3
+VARIANTS = {"full-svm": V_FULL, "lasvm-g": V_G, "lasvm-nc": V_NC, "lasvm-i": V_I}
+
+# where an example arrived: z = y f(x) against the ramp region [s, 1]
+R_MIDDLE, R_LEFT, R_RIGHT = 0, 1, 2
+
+GAP_CAP = 100000  # REPROCESS steps of one gap loop at most (counted in G_CAPPED)
+
+# int64 counter block ``gst`` (the paper's Table 1, and the loop's own)
+G_SEEN = 0         # examples drawn (online iterations: PROCESSed or skipped)
+G_ADMIT_L = 1      # PROCESSed with z < s (left flat region of R_s)
+G_ADMIT_R = 2      # PROCESSed with z > 1 (right flat region)
+G_ADMIT_M = 3      # PROCESSed with s <= z <= 1
+G_SKIP_L = 4       # LASVM-I: skipped, z < s
+G_SKIP_R = 5       # LASVM-I: skipped, z > 1
+G_CLEAN_L = 6      # removed by CLEAN, admitted from the left region
+G_CLEAN_R = 7      # ... from the right region
+G_CLEAN_M = 8      # ... from the ramp region
+G_FLAGGED = 9      # LASVM-NC: arrivals given beta = C (outliers)
+G_SINCE_CLEAN = 10  # PROCESS calls since the last CLEAN
+G_BAILED = 11      # gap loops ended because REPROCESS found no tau-violating variable
+G_CAPPED = 12      # gap loops ended by GAP_CAP
+G_IN_S = 13        # examples drawn while already in S (later epochs)
+N_GST = 14
+
+# float64 block ``gfs``
+F_GAP = 0          # the duality gap after the last gap loop (or M_GAP)
+F_TARGET = 1       # its threshold T = max(C, Ghat)
+N_GFS = 2
+
+M_NEW_EPOCH, M_ONLINE, M_GAP, M_FINISH, M_PURGE = range(5)
+
+
+@numba.njit(inline="always", **_NJIT)
+def _beta(st, p, y):
+    """beta of position p, read from its box: -A for y = +1, B for y = -1 (eq. 17)."""
+    return -st.A[p] if y > 0 else st.B[p]
+
+
+@numba.njit(inline="always", **_NJIT)
+def _gap_term(st, p):
+    """Position p's term of the duality gap ([fix] of eq. 9, report §2.4):
+    C_l max(0, y_l g_l) - alpha_l g_l - beta_l y_l g_l."""
+    y = st.y[st.pos2ex[p]]
+    g = st.g[p]
+    yg = y * g
+    return (st.B[p] - st.A[p]) * max(0.0, yg) - st.alpha[p] * g - _beta(st, p, y) * yg
+
+
+@numba.njit(**_NJIT)
+def gap_of(st):
+    """The duality gap J_beta(w) - G_beta(alpha) of the CCCP sub-problem over S: the sum of
+    :func:`_gap_term`. Never negative for a feasible alpha (weak duality); for beta = 0 the
+    hinge loss's gap."""
+    return scan(st)[0]
+
+
+@numba.njit(**_NJIT)
+def gap_target(st):
+    """(Ghat, #SV): eq. (8) over the SVs of S (alpha != 0), h_l = C_l y_l g_l; the radicand
+    is clamped at 0 and Ghat = 0 without SVs (report §2.5, pitfall 5)."""
+    n = st.ist[I_NS]
+    s1 = 0.0
+    s2 = 0.0
+    l = 0
+    for p in range(n):
+        if st.alpha[p] != 0.0:
+            h = (st.B[p] - st.A[p]) * st.y[st.pos2ex[p]] * st.g[p]
+            s1 += h
+            s2 += h * h
+            l += 1
+    if l == 0:
+        return 0.0, 0
+    v = s2 - s1 * s1 / l
+    return (np.sqrt(v) if v > 0.0 else 0.0), l
+
+
+@numba.njit(**_NJIT)
+def reprocess_g(st, kc, kd, kp, tau):
+    """REPROCESS without a bias (report §2.3 [fix]): one clipped Newton step on the maximal
+    KKT violator of S; no eviction (CLEAN does that). Returns 1 when a step was made, 0 when
+    it bails out (no violation above tau)."""
+    st.ist[I_REPROCESS] += 1
+    k, _ = max_violator(st, st.ist[I_NS])
+    return newton_step(st, kc, kd, kp, k, tau)
+
+
+@numba.njit(**_NJIT)
+def scan(st):
+    """(gap, k, v) in one pass over S: gap_of(st) and the core's max_violator (k = -1, v = 0
+    when no variable violates; the same order of sums and the same tie-breaking)."""
+    n = st.ist[I_NS]
+    s = 0.0
+    k = -1
+    best = 0.0
+    for p in range(n):
+        g = st.g[p]
+        a = st.alpha[p]
+        s += _gap_term(st, p)
+        if g > best and a < st.B[p]:
+            best = g
+            k = p
+        elif -g > best and a > st.A[p]:
+            best = -g
+            k = p
+    return s, k, best
+
+
+@numba.njit(**_NJIT)
+def step_scan(st, kc, kd, kp, k):
+    """The core's clipped Newton step on variable k (online_core.newton_step, bit for bit:
+    alpha_k += mu = clip(g_k / K_kk, [A_k, B_k] - alpha_k), landing exactly on a bound), its
+    gradient update fused with the next :func:`scan` (one pass over S instead of three)."""
+    n = st.ist[I_NS]
+    rk = cache_get_symmetric(kc, kd, kp, st.pos2ex[k], n, st.t_pos, st.t_ex)
+    curv = np.float64(rk[k])
+    mu = st.g[k] / (curv if curv > TAU else TAU)
+    up = st.B[k] - st.alpha[k]
+    down = st.A[k] - st.alpha[k]
+    if mu > up:
+        mu = up
+    elif mu < down:
+        mu = down
+    if mu > 0:
+        st.alpha[k] = st.B[k] if mu == up else st.alpha[k] + mu
+    else:
+        st.alpha[k] = st.A[k] if mu == down else st.alpha[k] + mu
+    st.ist[I_STEPS] += 1
+    s = 0.0
+    j = -1
+    best = 0.0
+    for p in range(n):
+        st.g[p] -= mu * np.float64(rk[p])
+        g = st.g[p]
+        a = st.alpha[p]
+        s += _gap_term(st, p)
+        if g > best and a < st.B[p]:
+            best = g
+            j = p
+        elif -g > best and a > st.A[p]:
+            best = -g
+            j = p
+    return s, j, best
+
+
+@numba.njit(**_NJIT)
+def gap_loop(st, kc, kd, kp, target, tau, gst, gfs, gap, k, v):
+    """while Gap > T: REPROCESS (paper §4.3), until REPROCESS bails out (no violation above
+    tau) or GAP_CAP steps (deviation from paper: the guards; report pitfall 4). (gap, k, v):
+    the :func:`scan` of S at the start; each REPROCESS is one :func:`step_scan`."""
+    steps = 0
+    while gap > target:
+        if steps >= GAP_CAP:
+            gst[G_CAPPED] += 1
+            break
+        st.ist[I_REPROCESS] += 1
+        if k < 0 or v <= tau:
+            gst[G_BAILED] += 1
+            break
+        gap, k, v = step_scan(st, kc, kd, kp, k)
+        steps += 1
+    gfs[F_GAP] = gap
+    gfs[F_TARGET] = target
+
+
+@numba.njit(**_NJIT)
+def clean(st, kc, m, gst, region):
+    """CLEAN(m) (paper §4.2, report §2.6 [fix]): when S holds more than m non-SVs (alpha = 0),
+    remove the #non-SV - m of them with the largest |g| (the farthest from the margin, on
+    either side); they leave S for positions [n_S, old n_S). Table 1's counters by the region
+    each removed example arrived from."""
+    n = st.ist[I_NS]
+    cnt = 0
+    for p in range(n):
+        if st.alpha[p] == 0.0:
+            cnt += 1
+    if cnt <= m:
+        return
+    where = np.empty(cnt, np.int64)
+    key = np.empty(cnt)
+    q = 0
+    for p in range(n):
+        if st.alpha[p] == 0.0:
+            where[q] = p
+            key[q] = -abs(st.g[p])
+            q += 1
+    order = np.argsort(key, kind="mergesort")  # largest |g| first, ties by position
+    mark = np.zeros(n, np.uint8)
+    for r in range(cnt - m):
+        mark[where[order[r]]] = 1
+    p = 0
+    while p < n:
+        if mark[p] == 1:
+            n -= 1
+            swap_positions(st, kc, p, n)
+            mark[p] = mark[n]
+            mark[n] = 0
+            reg = region[st.pos2ex[n]]
+            if reg == R_LEFT:
+                gst[G_CLEAN_L] += 1
+            elif reg == R_RIGHT:
+                gst[G_CLEAN_R] += 1
+            else:
+                gst[G_CLEAN_M] += 1
+        else:
+            p += 1
+    st.ist[I_NS] = n
+
+
+@numba.njit(**_NJIT)
+def _arrive(st, kc, kd, kp, ex, n):
+    """f_i = sum_S alpha_s K(x_i, x_s): one kernel row of ``ex`` over S."""
+    f = 0.0
+    if n > 0:
+        row = cache_get_symmetric(kc, kd, kp, ex, n, st.t_pos, st.t_ex)
+        for p in range(n):
+            f += st.alpha[p] * np.float64(row[p])
+    return f
+
+
+@numba.njit(**_NJIT)
+def process_g(st, kc, kd, kp, ex, f):
+    """PROCESS(i) without a bias (report §2.2 [fix]): insert ``ex`` (its box already at its
+    position) at the end of S with alpha = 0, g = y - f, then one clipped Newton step, taken
+    whatever g (no bail-out, no tau: the paper's PROCESS always inserts and steps). Returns
+    the :func:`scan` of S after it."""
+    st.ist[I_PROCESSED] += 1
+    n = st.ist[I_NS]
+    swap_positions(st, kc, st.ex2pos[ex], n)
+    st.alpha[n] = 0.0
+    gk = st.y[ex] - f
+    st.g[n] = gk
+    st.ist[I_NS] = n + 1
+    st.ist[I_INSERTED] += 1
+    if (gk > 0.0 and st.B[n] > 0.0) or (gk < 0.0 and st.A[n] < 0.0):
+        return step_scan(st, kc, kd, kp, n)
+    return scan(st)
+
+
+@numba.njit(**_NJIT)
+def iteration(st, kc, kd, kp, ex, variant, s, sv_thr, Cp, Cn, C, tau, region, gst, gfs):
+    """One online iteration of LASVM-G / -NC / -I / FULL SVM on example ``ex`` (module
+    docstring)."""
+    gst[G_SEEN] += 1
+    if st.labeled[ex] == 0:
+        st.labeled[ex] = 1
+        st.ist[I_LABELS] += 1
+    n = st.ist[I_NS]
+    pk = st.ex2pos[ex]
+    target = 0.0
+    if pk < n:  # deviation from paper: drawn again while in S (epochs > 1): no PROCESS
+        gst[G_IN_S] += 1
+        ghat, _ = gap_target(st)
+        gap, k, v = scan(st)
+        gap_loop(st, kc, kd, kp, max(C, ghat), tau, gst, gfs, gap, k, v)
+        return
+    y = st.y[ex]
+    f = _arrive(st, kc, kd, kp, ex, n)
+    z = y * f
+    reg = R_LEFT if z < s else (R_RIGHT if z > 1.0 else R_MIDDLE)
+    if variant == V_I and reg != R_MIDDLE:  # LASVM-I (§6): only s <= z <= 1 is processed
+        gst[G_SKIP_L if reg == R_LEFT else G_SKIP_R] += 1
+        cache_discard(kc, ex)
+        return
+    ghat, n_sv = gap_target(st)  # eq. (8), on the model before x_i
+    target = max(C, ghat)
+    c = Cp if y > 0 else Cn
+    beta = 0.0
+    if variant == V_NC and z < s and n_sv > sv_thr:  # LASVM-NC (§5.2): an outlier, frozen
+        beta = c
+        gst[G_FLAGGED] += 1
+    st.A[pk] = min(0.0, c * y) - beta * y  # eq. (17)
+    st.B[pk] = max(0.0, c * y) - beta * y
+    region[ex] = reg
+    gst[G_ADMIT_L if reg == R_LEFT else (G_ADMIT_R if reg == R_RIGHT else G_ADMIT_M)] += 1
+    gap, k, v = process_g(st, kc, kd, kp, ex, f)
+    gap_loop(st, kc, kd, kp, target, tau, gst, gfs, gap, k, v)
+    gst[G_SINCE_CLEAN] += 1
+
+
+@numba.njit(**_NJIT)
+def g_run(st, kc, kd, kp, region, gst, gfs, mode, n_iter, variant, s, sv_thr, clean_every,
+          clean_keep, Cp, Cn, C, tau):
+    """The one compiled entry point of the LASVM-G family: M_NEW_EPOCH; M_ONLINE (at most
+    n_iter examples drawn in random order from the epoch's unseen ones, CLEAN every
+    clean_every PROCESS calls except for FULL SVM; returns how many); M_GAP (gap and delta
+    brought up to date); M_FINISH (REPROCESS until no tau-violating variable, at most n_iter
+    steps; returns 1 when finished); M_PURGE (CLEAN(0): drop every non-SV, report §2.6)."""
+    if mode == M_NEW_EPOCH:
+        new_epoch(st)
+        return 0
+    if mode == M_ONLINE:
+        done = 0
+        while done < n_iter and st.ist[I_POOL] > 0:
+            ex = take_from_pool(st, rand_below(st.rng, st.ist[I_POOL]))
+            iteration(st, kc, kd, kp, ex, variant, s, sv_thr, Cp, Cn, C, tau, region, gst, gfs)
+            if variant != V_FULL and gst[G_SINCE_CLEAN] >= clean_every:
+                clean(st, kc, clean_keep, gst, region)
+                gst[G_SINCE_CLEAN] = 0
+            done += 1
+        return done
+    if mode == M_FINISH:
+        for _ in range(n_iter):
+            if reprocess_g(st, kc, kd, kp, tau) == 0:
+                return 1
+        return 0
+    if mode == M_PURGE:
+        clean(st, kc, 0, gst, region)
+    gfs[F_GAP] = gap_of(st)
+    st.fst[F_DELTA] = max_violator(st, st.ist[I_NS])[1]
+    return 0

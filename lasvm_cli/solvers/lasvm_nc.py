@@ -1,0 +1,229 @@
+"""LASVM-G, LASVM-NC, LASVM-I and FULL SVM in memory (Ertekin, Bottou & Giles 2011): the
+driver of their compiled iteration (solvers/lasvm_g_core.py) over the training rows, as a
+:class:`~lasvm_cli.solvers.lasvm.LasvmRun` (so lasvm_cli/online.py's save/resume, stopping,
+snapshots and traces drive it unchanged).
+
+All four are bias-free (rho 0), start from alpha = 0 without seeding and have no finishing step
+(``finish=True`` adds one at the end of every epoch: REPROCESS until no variable of S violates
+its KKT condition by more than tau; the paper has none. At the end of each epoch, so that the
+next epoch's admission tests, LASVM-I's above all, see the finished machine: several epochs
+with it reach the optimum of the whole training set). Their model is an ordinary LIBSVM
+model with ``rho 0``; under the ramp loss an SV may have the "wrong" sign (alpha_i y_i < 0),
+which the model file, SV counts and LIBSVM's loader take as they are.
+
+Defaults the paper leaves open (report seed-001 §2.12), chosen as in its §7 sanity run:
+``ramp_s`` = -1 (the paper's), ``sv_threshold`` S = 10 SVs before LASVM-NC flags outliers,
+CLEAN every ``clean_every`` = 50 PROCESS calls keeping ``clean_keep`` m = 100 non-SVs (so the
+expansion, whose every member costs one kernel value per row, stays within 150 of #SV).
+
+Iterations (``processed``: what --stop-iterations, --trace-every and --snapshots count) are
+examples drawn, LASVM-I's skipped ones included (the paper's "number of training instances").
+At the end of training every non-SV left in S is dropped (CLEAN(0), Table 1's 0 non-SVs) for
+LASVM-G, -NC and -I; FULL SVM keeps its expansion whole.
+"""
+
+import numpy as np
+
+from ..cache import KERNEL_EVALS, cache_positions_loaded, cache_set_width
+from .lasvm import PH_DONE, PH_FINISH, PH_ONLINE, SAVED_FIELDS, LasvmRun, result_of
+from .lasvm_g_core import (F_GAP, F_TARGET, G_ADMIT_L, G_ADMIT_M, G_ADMIT_R, G_BAILED,
+                           G_CAPPED, G_CLEAN_L, G_CLEAN_M, G_CLEAN_R, G_FLAGGED, G_IN_S,
+                           G_SEEN, G_SKIP_L, G_SKIP_R, M_FINISH, M_GAP, M_NEW_EPOCH, M_ONLINE,
+                           M_PURGE, N_GFS, N_GST, V_FULL, VARIANTS, g_run)
+from .online_core import (CHUNK, I_EPOCH, I_NS, I_POOL, MODE_DELTA, MODE_NEW_EPOCH,
+                          MODE_ONLINE, fit_width)
+
+DEFAULTS = dict(ramp_s=-1.0, sv_threshold=10, clean_every=50, clean_keep=100)
+_MODES = {MODE_NEW_EPOCH: M_NEW_EPOCH, MODE_ONLINE: M_ONLINE, MODE_DELTA: M_GAP}
+EXTRA_FIELDS = ("region", "gst", "gfs")
+
+
+def st_epochs_left(st, epochs):
+    return int(st.ist[I_EPOCH]) < epochs
+
+
+class LasvmGRun(LasvmRun):
+    """One run of ``solver`` ("lasvm-g", "full-svm", "lasvm-nc" or "lasvm-i") as LasvmRun's
+    resumable phase machine: epochs (each followed, with ``finish``, by REPROCESS to tau),
+    then done."""
+
+    TRACE_EXTRA = ("gap",)
+
+    def __init__(self, kd, kp, y, Cp, Cn, *, solver="lasvm-g", ramp_s=None, sv_threshold=None,
+                 clean_every=None, clean_keep=None, eps=1e-3, cache_mb=100.0, epochs=1,
+                 finish=False, seed=0, rng="splitmix64", symmetric_fill="auto"):
+        if solver not in VARIANTS:
+            raise ValueError(f"unknown solver {solver!r} (expected one of {sorted(VARIANTS)})")
+        super().__init__(kd, kp, y, Cp, Cn, eps=eps, cache_mb=cache_mb, epochs=epochs,
+                         finish=False, seed=seed, rng=rng, symmetric_fill=symmetric_fill,
+                         bias=False)
+        opt = dict(DEFAULTS)
+        opt.update({k: v for k, v in dict(ramp_s=ramp_s, sv_threshold=sv_threshold,
+                                          clean_every=clean_every,
+                                          clean_keep=clean_keep).items() if v is not None})
+        self.solver = solver
+        self.finish_tau = bool(finish)
+        self._stopping = False  # end_online was called: no further epoch
+        self.options = opt
+        self.config.update(solver=solver, finish=bool(finish), ramp_s=float(opt["ramp_s"]),
+                           sv_threshold=int(opt["sv_threshold"]),
+                           clean_every=int(opt["clean_every"]),
+                           clean_keep=int(opt["clean_keep"]))
+        self._args = (np.int64(VARIANTS[solver]), float(opt["ramp_s"]),
+                      np.int64(opt["sv_threshold"]), np.int64(opt["clean_every"]),
+                      np.int64(opt["clean_keep"]), float(Cp), float(Cn), max(float(Cp),
+                                                                              float(Cn)),
+                      self._tau)
+        self.region = np.zeros(self.l, np.uint8)  # arrival region of each example (R_*)
+        self.gst = np.zeros(N_GST, np.int64)
+        self.gfs = np.zeros(N_GFS)
+
+    def _g(self, mode, n_iter):
+        return g_run(self.st, self.kc, self.kd, self.kp, self.region, self.gst, self.gfs,
+                     np.int64(mode), np.int64(n_iter), *self._args)
+
+    def _run(self, mode, n_iter):
+        return self._g(_MODES[mode], n_iter)
+
+    # -- phases ------------------------------------------------------------------------------
+
+    def begin(self):
+        """First epoch's pool; S starts empty (paper §4.3: alpha = 0, no seeding)."""
+        self._g(M_NEW_EPOCH, 0)
+        cache_set_width(self.kc, np.int64(min(self.l, CHUNK + 2)))
+
+    def step(self, n=CHUNK):
+        """At most ``n`` examples drawn (or ``n`` REPROCESS steps of an epoch's finishing), or
+        one phase change: end of an epoch (with ``finish``: its finishing first), end. ``n``
+        is capped at CHUNK (the cache width is fitted for that many insertions)."""
+        st = self.st
+        n = min(int(n), CHUNK)
+        if self.phase == PH_ONLINE:
+            if st.ist[I_POOL] > 0:
+                fit_width(self.kc, st)
+                return int(self._g(M_ONLINE, n))
+            st.ist[I_EPOCH] += 1
+            if self.finish_tau:
+                self.phase = PH_FINISH
+            else:
+                self._after_epoch()
+        elif self.phase == PH_FINISH:
+            if self._g(M_FINISH, n):
+                self._after_epoch()
+        return 0
+
+    def _after_epoch(self):
+        if not self._stopping and st_epochs_left(self.st, self.epochs):
+            self.phase = PH_ONLINE
+            self._g(M_NEW_EPOCH, 0)
+        else:
+            self._end()
+
+    def end_online(self):
+        """Leave the online phase now (an early stop): finishing (``finish``), then done."""
+        if self.phase != PH_ONLINE:
+            return
+        self._stopping = True
+        if self.finish_tau:
+            self.phase = PH_FINISH
+        else:
+            self._end()
+
+    def _end(self):
+        """Drop the non-SVs left in S (not FULL SVM), bring the gap up to date."""
+        self._g(M_PURGE if self._args[0] != V_FULL else M_GAP, 0)
+        self.phase = PH_DONE
+
+    # -- measures ----------------------------------------------------------------------------
+
+    @property
+    def processed(self):
+        """Examples drawn so far (PROCESSed or skipped)."""
+        return int(self.gst[G_SEEN])
+
+    def gap(self):
+        """The duality gap of the current expansion (lasvm_g_core.gap_of), recomputed."""
+        self._g(M_GAP, 0)
+        return float(self.gfs[F_GAP])
+
+    def trace_extra(self):
+        return (self.gap(),)
+
+    def counters(self):
+        """The paper's Table 1 columns and the gap loop's counters."""
+        st, gst = self.st, self.gst
+        n = int(st.ist[I_NS])
+        n_sv = int(np.count_nonzero(st.alpha[:n]))
+        return dict(
+            seen=int(gst[G_SEEN]), admitted_left=int(gst[G_ADMIT_L]),
+            admitted_right=int(gst[G_ADMIT_R]), admitted_ramp=int(gst[G_ADMIT_M]),
+            skipped_left=int(gst[G_SKIP_L]), skipped_right=int(gst[G_SKIP_R]),
+            cleaned_left=int(gst[G_CLEAN_L]), cleaned_right=int(gst[G_CLEAN_R]),
+            cleaned_ramp=int(gst[G_CLEAN_M]), outliers_flagged=int(gst[G_FLAGGED]),
+            expansion_sv=n_sv, expansion_non_sv=n - n_sv,
+            gap_loops_bailed=int(gst[G_BAILED]), gap_loops_capped=int(gst[G_CAPPED]),
+            drawn_in_expansion=int(gst[G_IN_S]), gap=float(self.gfs[F_GAP]),
+            gap_target=float(self.gfs[F_TARGET]))
+
+    def result(self):
+        res = result_of(self.st, self.kc)
+        res.rho[:] = 0.0  # no bias (and "rho 0" in the model file, not "-0")
+        res.counters.update(self.counters())
+        res.counters["kernel_evals"] = int(self.kc.stats[KERNEL_EVALS])
+        return res
+
+    # -- save / restore ------------------------------------------------------------------------
+
+    def state_arrays(self):
+        d = super().state_arrays()
+        d.update({name: np.array(getattr(self, name)) for name in EXTRA_FIELDS})
+        return d
+
+    def load_state_arrays(self, d, phase):
+        for name in SAVED_FIELDS + EXTRA_FIELDS:
+            dst = self.st._asdict()[name] if name in SAVED_FIELDS else getattr(self, name)
+            src = np.asarray(d[name])
+            if src.shape != dst.shape or src.dtype != dst.dtype:
+                raise ValueError(f"state array {name}: {src.dtype}{src.shape}, expected "
+                                 f"{dst.dtype}{dst.shape}")
+            dst[:] = src
+        cache_positions_loaded(self.kc)
+        if "cache_stats" in d:
+            self.kc.stats[:] = np.asarray(d["cache_stats"])
+        self.phase = int(phase)
+        self._finish = None
+        n_s = int(self.st.ist[I_NS])
+        cache_set_width(self.kc, np.int64(min(self.l, n_s + CHUNK + 2 + n_s // 4)))
+
+    def fork(self, cache_mb=None):
+        """An independent copy (LasvmRun.fork, plus the counters and regions of its own)."""
+        saved = {name: np.array(getattr(self, name)) for name in EXTRA_FIELDS}
+        other = super().fork(cache_mb)
+        for name, value in saved.items():
+            setattr(other, name, value)
+        return other
+
+
+def solve_lasvm_g(kd, kp, y, Cp, Cn, *, solver="lasvm-g", progress=None, control=None,
+                  **options):
+    """Train one binary machine with ``solver`` ("lasvm-g", "full-svm", "lasvm-nc",
+    "lasvm-i"); ``options``: LasvmGRun's (ramp_s, sv_threshold, clean_every, clean_keep, eps,
+    cache_mb, epochs, finish, seed, rng). ``control``: an online driver (lasvm_cli/online.py).
+    Returns a SolverResult (coef = alpha by example, rho = 0, obj = -G(alpha), Table 1's
+    counters)."""
+    run = LasvmGRun(kd, kp, y, Cp, Cn, solver=solver, **options)
+    if control is not None:
+        return control.drive(run, progress)
+    run.begin()
+    run.run_to_end(progress)
+    return run.result()
+
+
+def solve_from_params(kd, kp, y, Cp, Cn, params, progress=None, control=None):
+    """solve_lasvm_g with svm-train's parameters (the SOLVERS entry of the four solvers)."""
+    return solve_lasvm_g(kd, kp, y, Cp, Cn, solver=params.solver, progress=progress,
+                         control=control, ramp_s=params.ramp_s,
+                         sv_threshold=params.sv_threshold, clean_every=params.clean_every,
+                         clean_keep=params.clean_keep, eps=params.eps,
+                         cache_mb=params.cache_size, epochs=params.epochs,
+                         finish=params.finish_tau, seed=params.seed)
