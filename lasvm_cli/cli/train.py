@@ -44,13 +44,20 @@ options:
 -v n: n-fold cross validation mode
 -q : quiet mode (no outputs)
 lasvm-cli options (--solver lasvm and the online options: -s 0, C-SVC, only):
---solver smo|lasvm : batch SMO (default) or online LASVM
+--solver smo|lasvm|online : batch SMO (default), online LASVM, or (--multiclass llw|cs)
+	the online S2DO solver
 --wss mvp|so|hmg : SMO working set selection (default so, as LIBSVM)
 --final-kkt-check : HMG: finish with a LIBSVM-rule pass until the KKT violation < -e
 --max-iter n : iteration cap (default max(10000000, 100*l), as LIBSVM)
---multiclass ovo|ovr : one-vs-one (default, LIBSVM model) or one-vs-rest (extension)
+--multiclass ovo|ovr|llw|cs : one-vs-one (default, LIBSVM model), one-vs-rest, or the
+	all-in-one machines without bias of Lee-Lin-Wahba and Crammer-Singer (extensions;
+	llw and cs train with --solver smo: batch S2DO, or --solver online)
 --seed n : seed of the rand() stream for -v and -b folds and LASVM (default 1, as LIBSVM)
---epochs n : LASVM passes over the data (default 1)
+--epochs n : LASVM (and --solver online) passes over the data (default 1); --solver online
+	also takes inf: until the KKT violation is below -e
+--strategy s2do-all|random-pattern-s2do-all|random-pattern-s2do-pattern : --solver online
+	working sets (default s2do-all for llw, random-pattern-s2do-all for cs)
+--llw-target x : --multiclass llw target margin (default 1; the thesis's dual prints 1/(k-1))
 --no-finish : LASVM: skip the finishing step
 --selection random|gradient|active|autoactive : LASVM example selection (default random)
 --candidates n : LASVM candidates per selection (default 50)
@@ -81,7 +88,9 @@ lasvm-cli options (--solver lasvm and the online options: -s 0, C-SVC, only):
 
 _LONG_VALUE = {
     "--solver": ("solver", str), "--wss": ("wss", str), "--max-iter": ("max_iter", int),
-    "--multiclass": ("multiclass", str), "--seed": ("seed", int), "--epochs": ("epochs", int),
+    "--multiclass": ("multiclass", str), "--seed": ("seed", int),
+    "--epochs": ("epochs", lambda v: float("inf") if v.lower() in ("inf", "infinity") else int(v)),
+    "--strategy": ("strategy", str), "--llw-target": ("llw_target", float),
     "--selection": ("selection", str), "--candidates": ("candidates", int),
     "--delta-max": ("delta_max", float), "--label-budget": ("label_budget", int),
     "--save-state": ("save_state", str), "--resume": ("resume", str),

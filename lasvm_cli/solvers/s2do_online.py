@@ -1,0 +1,204 @@
+"""The online solver of the all-in-one machines (Trinh 2012, §4.2 for LLW, §5.2 for the unified
+framework and Crammer-Singer; corrections: research/seed-004-multiclass.md §3, §4): LaRank-like
+passes over the data with S2DO steps on the state of qp/s2do.py.
+
+Positions [0, |W|) of the state are the support patterns W (examples with some alpha > 0);
+their gradients (all d of them, report §3.3) are kept exact. One epoch visits every example
+once, in a shuffled order (``--seed``):
+
+* TWO_NEWS: the example's gradient is computed from W (one kernel row), then one S2DO step on
+  two of its variables (Algorithm 6/8); it joins W if an alpha became positive. An example
+  already in W (epochs >= 2) takes the step from its stored gradients.
+* then TWO_OLD and TWO_OLD_SUPPORTS blocks (d steps each; variables of W, or only its support
+  vectors) drawn by Algorithm 7's adaptive scheduling -- probability proportional to each step
+  type's recent dual gain per second (decay beta = 0.05, floor eta = 0.05), TWO_NEWS included:
+  drawing TWO_NEWS moves on to the next example.
+
+``--strategy`` picks the old steps' working sets (Algorithm 6, 9, 10): s2do-all (S2DO over all
+of V), random-pattern-s2do-all (first variable from a random pattern, second from V),
+random-pattern-s2do-pattern (both from the random pattern). A pattern whose alphas all return
+to 0 leaves W. ``--epochs n`` passes; ``inf``: until the KKT violation of the whole problem
+(gradients of the examples outside W computed at the end of each pass) is below ``-e``.
+"""
+
+import math
+import time
+
+import numba
+import numpy as np
+
+from .. import cache as kc
+from ..qp import s2do as core
+from .allinone import diagonal, result_from_state
+
+_NJIT = dict(cache=True, nogil=True)
+
+TWO_NEWS, TWO_OLD, TWO_OLD_SUPPORTS = 0, 1, 2
+STEP_NAMES = ("two_news", "two_old", "two_old_supports")
+S2DO_ALL, RP_S2DO_ALL, RP_S2DO_PATTERN = 0, 1, 2
+STRATEGY_CODES = {"s2do-all": S2DO_ALL, "random-pattern-s2do-all": RP_S2DO_ALL,
+                  "random-pattern-s2do-pattern": RP_S2DO_PATTERN}
+DEFAULT_STRATEGY = {core.LLW: "s2do-all", core.CS: "random-pattern-s2do-all"}  # the thesis's
+BETA = 0.05  # Algorithm 7's decay
+ETA = 0.05  # the smallest selection probability of a step type (LaRank)
+
+
+@numba.njit(**_NJIT)
+def seed(s):
+    np.random.seed(s)
+
+
+@numba.njit(**_NJIT)
+def _leave_if_empty(st, c, t):
+    """Pattern at position t < |W| with every alpha at 0 leaves W (swapped to |W| - 1)."""
+    nW = st.ist[core.ACTIVE]
+    if 0 <= t < nW and st.S[t] == 0.0:
+        nW -= 1
+        core.swap_positions(st, c, t, nW, True)
+        st.ist[core.ACTIVE] = nW
+
+
+@numba.njit(**_NJIT)
+def _leave(st, c, m, n):
+    a, b = max(m, n), min(m, n)
+    _leave_if_empty(st, c, a)
+    if b != a:
+        _leave_if_empty(st, c, b)
+
+
+@numba.njit(**_NJIT)
+def two_news(st, c, kd, kp, k):
+    """TWO_NEWS on example k; returns the dual increase."""
+    nW = st.ist[core.ACTIVE]
+    t = c.pos[k]
+    if t < nW:  # already a support pattern: its gradients are stored
+        viol, gain, m, n = core.select_and_step(st, c, kd, kp, t, t + 1, False, t, t + 1, nW,
+                                                True)
+        _leave(st, c, m, n)
+        return gain
+    if t != nW:
+        core.swap_positions(st, c, t, nW, True)
+    K = kc.cache_get(c, kd, kp, k, nW + 1)
+    core.reset_gradient(st, nW)
+    for n in range(nW):
+        core.subtract_pattern(st, nW, n, np.float64(K[n]))
+    viol, gain, m, n = core.select_and_step(st, c, kd, kp, nW, nW + 1, False, nW, nW + 1,
+                                            nW + 1, True)
+    if st.S[nW] > 0.0:
+        st.ist[core.ACTIVE] = nW + 1
+    return gain
+
+
+@numba.njit(**_NJIT)
+def two_old(st, c, kd, kp, supports_only, strategy):
+    """TWO_OLD (supports_only False) or TWO_OLD_SUPPORTS on W; returns the dual increase."""
+    nW = st.ist[core.ACTIVE]
+    if nW == 0:
+        return 0.0
+    if strategy == S2DO_ALL:
+        lo, hi, slo, shi = 0, nW, 0, nW
+    else:
+        i = np.random.randint(0, nW)
+        lo, hi = i, i + 1
+        slo, shi = (0, nW) if strategy == RP_S2DO_ALL else (i, i + 1)
+    viol, gain, m, n = core.select_and_step(st, c, kd, kp, lo, hi, supports_only, slo, shi, nW,
+                                            True)
+    _leave(st, c, m, n)
+    return gain
+
+
+@numba.njit(**_NJIT)
+def run_block(st, c, kd, kp, step, strategy, k, mult, counts):
+    """``mult`` elementary steps of one type (k: the example of TWO_NEWS); returns the dual
+    increase. counts[step] counts the steps."""
+    total = 0.0
+    for _ in range(mult):
+        if step == TWO_NEWS:
+            total += two_news(st, c, kd, kp, k)
+        else:
+            total += two_old(st, c, kd, kp, step == TWO_OLD_SUPPORTS, strategy)
+        counts[step] += 1
+        st.ist[core.ITER] += 1
+    return total
+
+
+class Scheduler:
+    """Algorithm 7's adaptive step choice: stepGains[s] <- beta gain/duration + (1 - beta)
+    stepGains[s], probabilities stepGains / sum floored at eta (report §3.4)."""
+
+    def __init__(self, rng, beta=BETA, eta=ETA):
+        self.gains = np.ones(3)
+        self.rng = rng
+        self.beta = beta
+        self.eta = eta
+
+    def update(self, step, gain, seconds):
+        rate = gain / max(seconds, 1e-9)
+        self.gains[step] = self.beta * rate + (1.0 - self.beta) * self.gains[step]
+
+    def draw(self):
+        g = np.maximum(self.gains, 0.0)
+        total = g.sum()
+        p = g / total if total > 0 else np.full(3, 1.0 / 3)
+        p = np.maximum(p, self.eta)
+        p /= p.sum()
+        return int(self.rng.choice(3, p=p))
+
+
+def solve_online(kd, kp, yc, d, C, kind, *, eps=1e-3, epochs=1, strategy=None, cache_mb=100.0,
+                 target=1.0, seed_value=1, multipliers=None, progress=None,
+                 cache_dtype=np.float32):
+    """The online solver; ``epochs`` may be math.inf (until the KKT violation < eps)."""
+    t0 = time.perf_counter()
+    yc = np.ascontiguousarray(yc, np.int64)
+    l = yc.shape[0]
+    strategy = DEFAULT_STRATEGY[kind] if strategy is None else strategy
+    code = STRATEGY_CODES[strategy]
+    mult = (1, d, d) if multipliers is None else tuple(int(m) for m in multipliers)
+    st = core.make_state(kind, yc, d, diagonal(kd, kp, l), float(C), target=target, eps=eps,
+                         shrinking=False)
+    st.ist[core.ACTIVE] = 0  # W is empty
+    c = kc.make_cache(l, cache_mb, cache_dtype)
+    rng = np.random.default_rng(seed_value)
+    seed(int(seed_value))
+    sched = Scheduler(rng)
+    counts = np.zeros(3, np.int64)
+    epoch, viol, optimal = 0, math.inf, False
+    while epoch < epochs:
+        for k in rng.permutation(l):
+            step = TWO_NEWS
+            while True:
+                t = time.perf_counter()
+                gain = run_block(st, c, kd, kp, step, code, int(k), mult[step], counts)
+                sched.update(step, gain, time.perf_counter() - t)
+                step = sched.draw()
+                if step == TWO_NEWS:
+                    break
+        epoch += 1
+        if progress is not None:
+            progress(epoch, float("nan"))
+        if epochs == math.inf:
+            nW = int(st.ist[core.ACTIVE])
+            core.reconstruct(st, c, kd, kp, nW, l)  # the examples outside W
+            viol = float(core.kkt_violation(st, l))
+            if viol < eps:
+                optimal = True
+                break
+    counters = dict(iterations=int(st.ist[core.ITER]), epochs=epoch,
+                    triangle_steps=int(st.ist[core.N_TRIANGLE]),
+                    seconds=time.perf_counter() - t0, cache_rows=int(c.meta[kc.N_SLOTS]),
+                    strategy=strategy)
+    for s, name in enumerate(STEP_NAMES):
+        counters[f"{name}_steps"] = int(counts[s])
+    counters.update(kc.cache_stats(c))
+    counters["kernel_evals"] += l  # the diagonal
+    return result_from_state(st, c.perm, kind, counters,
+                             kkt_hi=l if optimal else int(st.ist[core.ACTIVE]))
+
+
+def solve_from_params(kd, kp, yc, d, params, progress=None):
+    """solve_online with svm-train's parameters (--multiclass llw|cs, --solver online)."""
+    return solve_online(kd, kp, yc, d, params.C, core.KINDS[params.multiclass],
+                        eps=params.eps, epochs=params.epochs, strategy=params.strategy,
+                        cache_mb=params.cache_size, target=params.llw_target,
+                        seed_value=params.seed, progress=progress)
