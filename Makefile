@@ -5,7 +5,7 @@ BIN     = $(VENV)/bin
 LASVM_DATA ?= $(abspath ../shared/data)
 export LASVM_DATA
 
-.PHONY: demo test bench bench-parser bench-predict bench-train bench-lasvm clean
+.PHONY: demo test bench bench-parser bench-predict bench-train bench-lasvm paper-004 clean
 
 # The package and its runtime dependencies only (numpy, numba, click, tqdm: wheels, no
 # compiler). The extras each target needs are added by a stamp file of their own.
@@ -44,6 +44,13 @@ bench-train: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_train.py
 bench-lasvm: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_lasvm.py
+
+# Trinh (2012) Tables 4.3/4.4 and 5.2/5.3 (--multiclass llw|cs) with LIBSVM one-vs-one in the
+# same run: results/paper-004.md and .csv. Full data sets take hours; PAPER_004_ARGS subsamples,
+# e.g. make paper-004 PAPER_004_ARGS="--train-rows 1000 --test-rows 500" (minutes).
+PAPER_004_ARGS ?=
+paper-004: $(VENV)/.test-extras
+	$(BIN)/python bench/paper_004.py --strategies $(PAPER_004_ARGS)
 
 clean:
 	rm -rf $(VENV) heart_scale.model heart_scale.out bench/results lasvm-example

@@ -105,24 +105,6 @@ def upper(st, t, c):
     return st.fst[C_] - st.S[t] + st.A[t, c]
 
 
-@numba.njit(inline="always", **_NJIT)
-def can_grow(st, t, c):
-    if st.ist[KIND] == LLW:
-        return st.A[t, c] < st.fst[C_]
-    return st.S[t] < st.fst[C_]
-
-
-@numba.njit(inline="always", **_NJIT)
-def score(st, t, c):
-    """Feasible-direction score of (t, c): g if it may grow, -g if it may shrink, else 0."""
-    g = st.G[t, c]
-    if g > 0.0 and can_grow(st, t, c):
-        return g
-    if g < 0.0 and st.A[t, c] > 0.0:
-        return -g
-    return 0.0
-
-
 # ---------------------------------------------------------------------------------------------
 # working-set selection
 
@@ -131,29 +113,40 @@ def score(st, t, c):
 def select_first(st, lo, hi, supports_only):
     """The first variable over positions [lo, hi): (m, p, score) of the largest
     feasible-direction score, and for CS the best same-example pair at S = C: (pm, pup, pdown,
-    pair score). ``supports_only``: only variables with a > 0 (TWO_OLD_SUPPORTS)."""
+    pair score). ``supports_only``: only variables with a > 0 (TWO_OLD_SUPPORTS).
+    (The rules are spelled out in the loop: a call that takes the state's arrays costs more
+    than the loop's body.)"""
     d = st.ist[D]
     cs = st.ist[KIND] == CS
     C = st.fst[C_]
+    A, G, S, yc = st.A, st.G, st.S, st.yc
     m, p, best = -1, -1, 0.0
     pm, pup, pdown, pbest = -1, -1, -1, 0.0
     for t in range(lo, hi):
-        yt = st.yc[t]
+        yt = yc[t]
+        full = cs and S[t] >= C
         for c in range(d):
-            if c == yt or (supports_only and st.A[t, c] == 0.0):
+            a = A[t, c]
+            if c == yt or (supports_only and a == 0.0):
                 continue
-            s = score(st, t, c)
-            if s > best:
-                m, p, best = t, c, s
-        if cs and st.S[t] >= C:
+            g = G[t, c]
+            if g > 0.0:
+                if full or (not cs and a >= C):
+                    continue
+                if g > best:
+                    m, p, best = t, c, g
+            elif g < 0.0 and a > 0.0 and -g > best:
+                m, p, best = t, c, -g
+        if full:
             up, down, cu, cd = -np.inf, np.inf, -1, -1
             for c in range(d):
-                if c == yt or (supports_only and st.A[t, c] == 0.0):
+                a = A[t, c]
+                if c == yt or (supports_only and a == 0.0):
                     continue
-                g = st.G[t, c]
+                g = G[t, c]
                 if g > up:
                     up, cu = g, c
-                if st.A[t, c] > 0.0 and g < down:
+                if a > 0.0 and g < down:
                     down, cd = g, c
             if cd >= 0 and cu != cd and up - down > pbest:
                 pm, pup, pdown, pbest = t, cu, cd, up - down
@@ -166,23 +159,27 @@ def select_second(st, K1, lo, hi, m, p, supports_only):
     unconstrained gain with (m, p) (Algorithm 4); K1 is m's kernel row. (-1, -1) if none."""
     d = st.ist[D]
     kind = st.ist[KIND]
-    g1 = st.G[m, p]
-    q11 = qdiag(st, m)
-    ym = st.yc[m]
+    C = st.fst[C_]
+    A, G, S, yc, KD = st.A, st.G, st.S, st.yc, st.KD
+    diag = (1.0 - 1.0 / d) if kind == LLW else 2.0
+    g1 = G[m, p]
+    q11 = diag * KD[m]
+    ym = yc[m]
     n, q, best = -1, -1, -1.0
     for t in range(lo, hi):
-        yt = st.yc[t]
-        q22 = qdiag(st, t)
+        yt = yc[t]
+        q22 = diag * KD[t]
         k = np.float64(K1[t])
+        grow_all = kind == CS and (S[t] < C or t == m)
         for c in range(d):
             if c == yt or (t == m and c == p):
                 continue
-            a = st.A[t, c]
+            a = A[t, c]
             if supports_only and a == 0.0:
                 continue
-            g = st.G[t, c]
+            g = G[t, c]
             if g > 0.0:
-                if not (can_grow(st, t, c) or (kind == CS and t == m)):
+                if not (grow_all or (kind == LLW and a < C)):
                     continue
             elif g < 0.0:
                 if a <= 0.0:
@@ -297,22 +294,28 @@ def apply_step(st, hi, K1, m, p, mu1, K2, n, q, mu2):
 
 
 @numba.njit(**_NJIT)
-def subtract_pattern(st, t, n, k):
-    """g_t -= the contribution of example n's alphas, k = K(x_t, x_n)."""
-    d = st.ist[D]
-    Sn = st.S[n]
-    if Sn == 0.0:
-        return
-    if st.ist[KIND] == LLW:
-        for c in range(d):
-            st.G[t, c] -= k * (st.A[n, c] - Sn / d)
-        return
-    yt = st.yc[t]
-    yn = st.yc[n]
-    base = (Sn if yt == yn else 0.0) - st.A[n, yt]
-    for c in range(d):
-        st.G[t, c] -= k * (base + st.A[n, c])
-    st.G[t, yn] += k * Sn
+def subtract_patterns(st, K, t_lo, t_hi, n_lo, n_hi, k_by_n):
+    """g_t -= the contributions of the alphas of example n, for the positions t in
+    [t_lo, t_hi) and n in [n_lo, n_hi); K(x_t, x_n) is K[n] (k_by_n: K is t's row) or K[t]
+    (K is n's row)."""
+    kind, d = st.ist[KIND], st.ist[D]
+    G, A, S, yc = st.G, st.A, st.S, st.yc
+    for t in range(t_lo, t_hi):
+        yt = yc[t]
+        for n in range(n_lo, n_hi):
+            Sn = S[n]
+            if Sn == 0.0:
+                continue
+            k = np.float64(K[n] if k_by_n else K[t])
+            if kind == LLW:
+                for c in range(d):
+                    G[t, c] -= k * (A[n, c] - Sn / d)
+                continue
+            yn = yc[n]
+            base = (Sn if yt == yn else 0.0) - A[n, yt]
+            for c in range(d):
+                G[t, c] -= k * (base + A[n, c])
+            G[t, yn] += k * Sn
 
 
 @numba.njit(**_NJIT)
@@ -320,6 +323,13 @@ def reset_gradient(st, t):
     v = st.fst[TARGET]
     for c in range(st.ist[D]):
         st.G[t, c] = v
+
+
+@numba.njit(**_NJIT)
+def gradient_from(st, t, K, hi):
+    """g_t from scratch over the support examples in [0, hi), K[n] = K(x_t, x_n)."""
+    reset_gradient(st, t)
+    subtract_patterns(st, K, t, t + 1, 0, hi, True)
 
 
 @numba.njit(**_NJIT)
@@ -334,20 +344,16 @@ def reconstruct(st, c, kd, kp, lo, hi):
     for n in range(l):
         if st.S[n] > 0.0:
             n_sup += 1
-    for t in range(lo, hi):
-        reset_gradient(st, t)
     if n_sup <= hi - lo:
+        for t in range(lo, hi):
+            reset_gradient(st, t)
         for n in range(l):
             if st.S[n] > 0.0:
                 K = cache_get(c, kd, kp, c.pex[n], hi)
-                for t in range(lo, hi):
-                    subtract_pattern(st, t, n, np.float64(K[t]))
+                subtract_patterns(st, K, lo, hi, n, n + 1, False)
     else:
         for t in range(lo, hi):
-            K = cache_get(c, kd, kp, c.pex[t], l)
-            for n in range(l):
-                if st.S[n] > 0.0:
-                    subtract_pattern(st, t, n, np.float64(K[n]))
+            gradient_from(st, t, cache_get(c, kd, kp, c.pex[t], l), l)
 
 
 @numba.njit(**_NJIT)
@@ -380,19 +386,17 @@ def swap_positions(st, c, i, j, keep_prefix):
 
 
 @numba.njit(**_NJIT)
-def _shrinkable(st, t):
+def _shrinkable(kind, d, C, eps, A, G, S, yc, t):
     """Shark's rule per variable (a = 0 and g < 0, or a = C and g > 0; report §5), all the
     variables of the example; CS per simplex: S = 0 and every g < 0, or S = C, the smallest
     gradient of its support above 0 and within eps of the largest."""
-    d = st.ist[D]
-    C = st.fst[C_]
-    yt = st.yc[t]
-    if st.ist[KIND] == LLW:
+    yt = yc[t]
+    if kind == LLW:
         for c in range(d):
             if c == yt:
                 continue
-            a = st.A[t, c]
-            g = st.G[t, c]
+            a = A[t, c]
+            g = G[t, c]
             if not ((a <= 0.0 and g < 0.0) or (a >= C and g > 0.0)):
                 return False
         return True
@@ -400,22 +404,23 @@ def _shrinkable(st, t):
     for c in range(d):
         if c == yt:
             continue
-        g = st.G[t, c]
+        g = G[t, c]
         up = max(up, g)
-        if st.A[t, c] > 0.0:
+        if A[t, c] > 0.0:
             down = min(down, g)
-    if st.S[t] <= 0.0:
+    if S[t] <= 0.0:
         return up < 0.0
-    if st.S[t] >= C:
-        return down > 0.0 and up - down < st.fst[EPS]
+    if S[t] >= C:
+        return down > 0.0 and up - down < eps
     return False
 
 
 @numba.njit(**_NJIT)
 def shrink(st, c):
     active = st.ist[ACTIVE]
+    kind, d, C, eps = st.ist[KIND], st.ist[D], st.fst[C_], st.fst[EPS]
     for t in range(active - 1, -1, -1):
-        if _shrinkable(st, t):
+        if _shrinkable(kind, d, C, eps, st.A, st.G, st.S, st.yc, t):
             active -= 1
             swap_positions(st, c, t, active, False)
     st.ist[N_SHRUNK] += st.ist[ACTIVE] - active

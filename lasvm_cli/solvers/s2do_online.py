@@ -78,10 +78,7 @@ def two_news(st, c, kd, kp, k):
         return gain
     if t != nW:
         core.swap_positions(st, c, t, nW, True)
-    K = kc.cache_get(c, kd, kp, k, nW + 1)
-    core.reset_gradient(st, nW)
-    for n in range(nW):
-        core.subtract_pattern(st, nW, n, np.float64(K[n]))
+    core.gradient_from(st, nW, kc.cache_get(c, kd, kp, k, nW + 1), nW)
     viol, gain, m, n = core.select_and_step(st, c, kd, kp, nW, nW + 1, False, nW, nW + 1,
                                             nW + 1, True)
     if st.S[nW] > 0.0:
