@@ -299,3 +299,17 @@ def test_cli_rejects_what_all_in_one_machines_do_not_support(three_class_file, t
     path, _ = three_class_file
     res = run(svm_train, args + [str(path), str(tmp_path / "m")], code=1)
     assert res.stderr.startswith("ERROR: ") and message in res.stderr
+
+
+def test_other_runs_do_not_load_the_s2do_solvers():
+    """svm-train / svm-predict runs that do not use llw|cs never import (or JIT-load) them."""
+    import subprocess
+    import sys
+
+    code = ("import sys, lasvm_cli.cli.main, lasvm_cli.cli.train, lasvm_cli.cli.predict, "
+            "lasvm_cli.fit, lasvm_cli.train, lasvm_cli.params, lasvm_cli.model, "
+            "lasvm_cli.io.model_file\n"
+            "bad = [m for m in sys.modules if m.endswith(('s2do', 's2do_steps', 'allinone', "
+            "'s2do_online', 'train_allinone'))]\n"
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
