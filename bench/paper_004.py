@@ -29,7 +29,11 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
+# libsvm-official is built with OpenMP: spinning threads make it many times slower on a busy
+# machine (as tests/conftest.py); set before the library loads
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numpy as np  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))

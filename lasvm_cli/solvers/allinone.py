@@ -30,10 +30,11 @@ def coefficients(kind, A, S, yc):
     """The d x l coefficient rows of f_c from alphas A [l, d] and sums S [l] (example order)."""
     l, d = A.shape
     if kind == core.LLW:
-        return -(A - S[:, None] / d).T.copy()
-    coef = -A.T.copy()
-    coef[yc, np.arange(l)] = S
-    return coef
+        coef = -(A - S[:, None] / d).T
+    else:
+        coef = -A.T
+        coef[yc, np.arange(l)] = S
+    return coef + 0.0  # no -0 in model files
 
 
 def result_from_state(st, perm, kind, counters, hit_max_iter=False, kkt_hi=None):

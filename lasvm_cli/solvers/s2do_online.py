@@ -11,8 +11,11 @@ once, in a shuffled order (``--seed``):
   already in W (epochs >= 2) takes the step from its stored gradients.
 * then TWO_OLD and TWO_OLD_SUPPORTS blocks (d steps each; variables of W, or only its support
   vectors) drawn by Algorithm 7's adaptive scheduling -- probability proportional to each step
-  type's recent dual gain per second (decay beta = 0.05, floor eta = 0.05), TWO_NEWS included:
-  drawing TWO_NEWS moves on to the next example.
+  type's recent dual gain per unit of work (decay beta = 0.05, floor eta = 0.05), TWO_NEWS
+  included: drawing TWO_NEWS moves on to the next example. The thesis divides by wall-clock
+  seconds; the work here (variables visited, plus kernel values computed weighted by their
+  cost in features, kernels.row_work) is its deterministic stand-in (report §3.4, P9), so a run
+  is repeatable with its --seed, and the whole pass runs compiled.
 
 ``--strategy`` picks the old steps' working sets (Algorithm 6, 9, 10): s2do-all (S2DO over all
 of V), random-pattern-s2do-all (first variable from a random pattern, second from V),
@@ -29,6 +32,7 @@ import numpy as np
 
 from .. import cache as kc
 from ..qp import s2do as core
+from ..kernels import row_work
 from .allinone import diagonal, result_from_state
 
 _NJIT = dict(cache=True, nogil=True)
@@ -105,41 +109,72 @@ def two_old(st, c, kd, kp, supports_only, strategy):
 
 
 @numba.njit(**_NJIT)
-def run_block(st, c, kd, kp, step, strategy, k, mult, counts):
-    """``mult`` elementary steps of one type (k: the example of TWO_NEWS); returns the dual
-    increase. counts[step] counts the steps."""
+def _step_work(step, strategy, nW, d):
+    """The work of one elementary step in variables visited: TWO_NEWS computes the new
+    gradients (|W| d) and scans d; an old step scans its first and second ranges and updates
+    the gradients of W."""
+    if step == TWO_NEWS:
+        return nW * d + 3 * d
+    if strategy == S2DO_ALL:
+        return 3 * nW * d
+    if strategy == RP_S2DO_ALL:
+        return 2 * nW * d + d
+    return nW * d + 2 * d
+
+
+@numba.njit(**_NJIT)
+def run_block(st, c, kd, kp, step, strategy, k, mult, counts, kcost):
+    """``mult`` elementary steps of one type (k: the example of TWO_NEWS); returns (dual
+    increase, work): variables visited plus kcost per kernel value computed. counts[step]
+    counts the steps."""
     total = 0.0
+    work = 0.0
+    d = st.ist[core.D]
     for _ in range(mult):
+        evals = c.stats[kc.KERNEL_EVALS]
+        work += _step_work(step, strategy, st.ist[core.ACTIVE], d)
         if step == TWO_NEWS:
             total += two_news(st, c, kd, kp, k)
         else:
             total += two_old(st, c, kd, kp, step == TWO_OLD_SUPPORTS, strategy)
+        work += kcost * (c.stats[kc.KERNEL_EVALS] - evals)
         counts[step] += 1
         st.ist[core.ITER] += 1
-    return total
+    return total, work
 
 
-class Scheduler:
-    """Algorithm 7's adaptive step choice: stepGains[s] <- beta gain/duration + (1 - beta)
-    stepGains[s], probabilities stepGains / sum floored at eta (report §3.4)."""
+@numba.njit(**_NJIT)
+def draw(gains, eta):
+    """A step type with probability gains / sum, each floored at eta (then renormalised)."""
+    total = 0.0
+    for s in range(3):
+        total += max(gains[s], 0.0)
+    p = np.empty(3)
+    norm = 0.0
+    for s in range(3):
+        p[s] = max(max(gains[s], 0.0) / total if total > 0.0 else 1.0 / 3.0, eta)
+        norm += p[s]
+    u = np.random.random() * norm
+    for s in range(3):
+        u -= p[s]
+        if u < 0.0:
+            return s
+    return 2
 
-    def __init__(self, rng, beta=BETA, eta=ETA):
-        self.gains = np.ones(3)
-        self.rng = rng
-        self.beta = beta
-        self.eta = eta
 
-    def update(self, step, gain, seconds):
-        rate = gain / max(seconds, 1e-9)
-        self.gains[step] = self.beta * rate + (1.0 - self.beta) * self.gains[step]
-
-    def draw(self):
-        g = np.maximum(self.gains, 0.0)
-        total = g.sum()
-        p = g / total if total > 0 else np.full(3, 1.0 / 3)
-        p = np.maximum(p, self.eta)
-        p /= p.sum()
-        return int(self.rng.choice(3, p=p))
+@numba.njit(**_NJIT)
+def run_epoch(st, c, kd, kp, order, strategy, mult, gains, counts, kcost, beta, eta):
+    """One pass (Algorithm 7, lines 5-19): for each example TWO_NEWS, then blocks drawn by
+    gain per work unit until TWO_NEWS is drawn again."""
+    for r in range(order.shape[0]):
+        k = order[r]
+        step = TWO_NEWS
+        while True:
+            gain, work = run_block(st, c, kd, kp, step, strategy, k, mult[step], counts, kcost)
+            gains[step] = beta * gain / max(work, 1.0) + (1.0 - beta) * gains[step]
+            step = draw(gains, eta)
+            if step == TWO_NEWS:
+                break
 
 
 def solve_online(kd, kp, yc, d, C, kind, *, eps=1e-3, epochs=1, strategy=None, cache_mb=100.0,
@@ -151,26 +186,20 @@ def solve_online(kd, kp, yc, d, C, kind, *, eps=1e-3, epochs=1, strategy=None, c
     l = yc.shape[0]
     strategy = DEFAULT_STRATEGY[kind] if strategy is None else strategy
     code = STRATEGY_CODES[strategy]
-    mult = (1, d, d) if multipliers is None else tuple(int(m) for m in multipliers)
+    mult = np.array((1, d, d) if multipliers is None else multipliers, np.int64)
     st = core.make_state(kind, yc, d, diagonal(kd, kp, l), float(C), target=target, eps=eps,
                          shrinking=False)
     st.ist[core.ACTIVE] = 0  # W is empty
     c = kc.make_cache(l, cache_mb, cache_dtype)
     rng = np.random.default_rng(seed_value)
     seed(int(seed_value))
-    sched = Scheduler(rng)
+    gains = np.ones(3)  # Algorithm 7's stepGains
     counts = np.zeros(3, np.int64)
+    kcost = float(max(1, row_work(kd, kd, kp, 1)))
     epoch, viol, optimal = 0, math.inf, False
     while epoch < epochs:
-        for k in rng.permutation(l):
-            step = TWO_NEWS
-            while True:
-                t = time.perf_counter()
-                gain = run_block(st, c, kd, kp, step, code, int(k), mult[step], counts)
-                sched.update(step, gain, time.perf_counter() - t)
-                step = sched.draw()
-                if step == TWO_NEWS:
-                    break
+        run_epoch(st, c, kd, kp, rng.permutation(l).astype(np.int64), code, mult, gains, counts,
+                  kcost, BETA, ETA)
         epoch += 1
         if progress is not None:
             progress(epoch, float("nan"))
