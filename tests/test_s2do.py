@@ -313,3 +313,11 @@ def test_other_runs_do_not_load_the_s2do_solvers():
             "'s2do_online', 'train_allinone'))]\n"
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_online_runs_repeat_with_their_seed():
+    X, yc = blobs(l=60, d=3, seed=10, shift=0.5)
+    kd, kp = kd_of(X), make_params(2, 3, 0.5, 0.0)
+    a, b = (solve_online(kd, kp, yc, 3, 2.0, CS, epochs=2, seed_value=4) for _ in range(2))
+    np.testing.assert_array_equal(a.coef, b.coef)
+    assert a.counters["iterations"] == b.counters["iterations"]
