@@ -4,6 +4,7 @@ in-process) in the same run for context.
 
     python bench/paper_004.py [usps] [letter] [mnist] [--train-rows N] [--test-rows N]
                               [--strategies] [--cache-mb MB] [--out results/paper-004]
+    python bench/paper_004.py --cache-study [usps] ... [--train-rows N]
 
 Rows, per data set and machine (LLW, CS): batch S2DO with shrinking (``_shrink``) and without
 (``_unshrink``), the online solver x1 (LLW: s2do-all, CS: random-pattern-s2do-all, the thesis's
@@ -19,6 +20,9 @@ last 5000 rows (the thesis: 16000 / 4000 from the LaRank benchmark, preprocessin
 letter's features (0..15) and mnist's pixels (0..255) are divided to [0, 1] on reading (SCALE).
 
 Writes OUT.md (the tables) and OUT.csv (one row per run) and prints the Markdown.
+``--cache-study``: the dual against time and kernel evaluations of batch LLW and online LLW
+x-infinity with a cache of 20% and 120% of the kernel matrix (Figures 4.4/4.5), as
+OUT-cache-DATA.png and .csv.
 """
 
 import argparse
@@ -158,6 +162,63 @@ def run_libsvm(problem, rows, test, test_rows, C, gamma, cache_mb):
                 solver_seconds=seconds, n_sv=int(m.l))
 
 
+def cache_study(name, problem, rows, out, eps=1e-3):
+    """§4.3.4 / Figures 4.4-4.5: dual against time and against kernel evaluations, batch LLW
+    (shrinking) against online LLW x-infinity (s2do-all), with a cache of 20% and 120% of the
+    kernel matrix (float32); one PNG per data set, the curves in a CSV beside it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from lasvm_cli.kernels import make_params
+    from lasvm_cli.qp.s2do import LLW
+    from lasvm_cli.solvers.allinone import solve_batch
+    from lasvm_cli.solvers.s2do_online import solve_online
+
+    C, g = SETTINGS[name][:2]
+    kd = subset(problem.kd, rows)
+    y = problem.y[rows]
+    labels = np.unique(y)
+    yc = np.searchsorted(labels, y).astype(np.int64)
+    d = labels.size
+    kp = make_params(2, 3, g, 0.0)
+    matrix_mb = rows.size ** 2 * 4 / 2 ** 20
+    small = subset(kd, np.arange(min(30, rows.size)))  # load the JIT cache outside the curves
+    solve_batch(small, kp, yc[:30], d, C, LLW, trace=lambda *a: None)
+    solve_online(small, kp, yc[:30], d, C, LLW, epochs=np.inf, trace=lambda *a: None)
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7))
+    curves = []
+    for col, frac in enumerate((0.2, 1.2)):
+        mb = max(frac * matrix_mb, 2 * rows.size * 4 / 2 ** 20)
+        for label, run in (("batch", lambda tr: solve_batch(kd, kp, yc, d, C, LLW, eps=eps,
+                                                              cache_mb=mb, trace=tr, chunk=200)),
+                           ("online x-inf", lambda tr: solve_online(
+                               kd, kp, yc, d, C, LLW, eps=eps, epochs=np.inf, cache_mb=mb,
+                               trace=lambda s, k, dual, e: tr(s, k, dual), trace_parts=20))):
+            pts = [(0.0, 0, 0.0)]
+            run(lambda s, k, dual: pts.append((s, k, dual)))
+            t, k, dual = map(np.array, zip(*pts))
+            axes[0, col].plot(t, dual, label=label)
+            axes[1, col].plot(k / 1e6, dual, label=label)
+            curves += [dict(dataset=name, cache=f"{int(frac * 100)}%", run=label, seconds=a,
+                            kernel_evals=b, dual=c) for a, b, c in pts]
+        axes[0, col].set_title(f"{name} LLW, cache {int(frac * 100)}% of K ({mb:.1f} MB)")
+        axes[0, col].set_xlabel("seconds")
+        axes[1, col].set_xlabel("kernel evaluations (1e6)")
+        for r in (0, 1):
+            axes[r, col].set_ylabel("dual")
+            axes[r, col].legend()
+    fig.tight_layout()
+    path = out.parent / f"{out.name}-cache-{name}.png"
+    fig.savefig(path, dpi=90)
+    with open(path.with_suffix(".csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(curves[0]))
+        w.writeheader()
+        w.writerows(curves)
+    print(f"wrote {path}", file=sys.stderr)
+
+
 def fmt(v, digits=4):
     if v is None or (isinstance(v, float) and np.isnan(v)):
         return "-"
@@ -172,9 +233,16 @@ def main(argv=None):
     ap.add_argument("--strategies", action="store_true", help="also Tables 4.4 / 5.3")
     ap.add_argument("--cache-mb", type=float, default=3000.0, help="the thesis: 3 GB")
     ap.add_argument("--out", default=str(REPO / "results" / "paper-004"))
+    ap.add_argument("--cache-study", action="store_true",
+                    help="only the cache study (§4.3.4): OUT-cache-DATA.png and .csv")
     a = ap.parse_args(argv)
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    if a.cache_study:
+        for name in a.datasets:
+            problem, rows = load(name, "train", a.train_rows, np.random.default_rng(0))
+            cache_study(name, problem, rows, out)
+        return
     rows_out = []
     for name in a.datasets:
         rng = np.random.default_rng(0)

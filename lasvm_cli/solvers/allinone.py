@@ -68,8 +68,11 @@ def diagonal(kd, kp, l):
 
 
 def solve_batch(kd, kp, yc, d, C, kind, *, eps=1e-3, shrinking=True, cache_mb=100.0,
-                max_iter=None, target=1.0, progress=None, cache_dtype=np.float32):
-    """Batch S2DO (Algorithm 3 with shrinking) to a KKT violation below ``eps``."""
+                max_iter=None, target=1.0, progress=None, cache_dtype=np.float32, trace=None,
+                chunk=CHUNK):
+    """Batch S2DO (Algorithm 3 with shrinking) to a KKT violation below ``eps``.
+    ``trace(seconds, kernel_evals, dual)`` is called every ``chunk`` iterations (the dual is
+    the sum of the steps' exact increases, D(0) = 0)."""
     t0 = time.perf_counter()
     yc = np.ascontiguousarray(yc, np.int64)
     l = yc.shape[0]
@@ -78,7 +81,10 @@ def solve_batch(kd, kp, yc, d, C, kind, *, eps=1e-3, shrinking=True, cache_mb=10
     c = kc.make_cache(l, cache_mb, cache_dtype)
     status = core.RUNNING
     while status == core.RUNNING:
-        status = core.s2do_run(st, c, kd, kp, CHUNK)
+        status = core.s2do_run(st, c, kd, kp, chunk)
+        if trace is not None:
+            trace(time.perf_counter() - t0, int(c.stats[kc.KERNEL_EVALS]),
+                  float(st.fst[core.GAIN]))
         if progress is not None:
             progress(int(st.ist[core.ITER]), float(st.fst[core.VIOL]))
     if st.ist[core.ACTIVE] < l:  # stopped at max_iter while shrunk: exact gradients for D

@@ -179,8 +179,10 @@ def run_epoch(st, c, kd, kp, order, strategy, mult, gains, counts, kcost, beta, 
 
 def solve_online(kd, kp, yc, d, C, kind, *, eps=1e-3, epochs=1, strategy=None, cache_mb=100.0,
                  target=1.0, seed_value=1, multipliers=None, progress=None,
-                 cache_dtype=np.float32):
-    """The online solver; ``epochs`` may be math.inf (until the KKT violation < eps)."""
+                 cache_dtype=np.float32, trace=None, trace_parts=10):
+    """The online solver; ``epochs`` may be math.inf (until the KKT violation < eps).
+    ``trace(seconds, kernel_evals, dual, epoch)`` is called ``trace_parts`` times per pass
+    (the dual is the sum of the steps' exact increases)."""
     t0 = time.perf_counter()
     yc = np.ascontiguousarray(yc, np.int64)
     l = yc.shape[0]
@@ -198,8 +200,13 @@ def solve_online(kd, kp, yc, d, C, kind, *, eps=1e-3, epochs=1, strategy=None, c
     kcost = float(max(1, row_work(kd, kd, kp, 1)))
     epoch, viol, optimal = 0, math.inf, False
     while epoch < epochs:
-        run_epoch(st, c, kd, kp, rng.permutation(l).astype(np.int64), code, mult, gains, counts,
-                  kcost, BETA, ETA)
+        order = rng.permutation(l).astype(np.int64)
+        parts = np.array_split(order, trace_parts if trace is not None else 1)
+        for i, part in enumerate(parts):
+            run_epoch(st, c, kd, kp, part, code, mult, gains, counts, kcost, BETA, ETA)
+            if trace is not None:
+                trace(time.perf_counter() - t0, int(c.stats[kc.KERNEL_EVALS]),
+                      float(st.fst[core.GAIN]), epoch + (i + 1) / len(parts))
         epoch += 1
         if progress is not None:
             progress(epoch, float("nan"))
