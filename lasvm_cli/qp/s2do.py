@@ -440,12 +440,19 @@ def unshrink(st, c, kd, kp):
 
 
 @numba.njit(**_NJIT)
-def select_and_step(st, c, kd, kp, lo, hi, supports_only, second_lo, second_hi, grad_hi,
-                    keep_prefix):
+def select_and_step(st, c, kd, kp, lo, hi, supports_only, second_lo, second_hi, grad_hi):
     """One S2DO iteration: first variable in [lo, hi), second in [second_lo, second_hi) (CS
     pairs at S = C stay in one example), the step, gradients of [0, grad_hi). Returns (KKT
     violation of [lo, hi), dual increase, m, n); m = -1 when nothing can move."""
     m, p, best, pm, pup, pdown, pbest = select_first(st, lo, hi, supports_only)
+    return step_after(st, c, kd, kp, m, p, best, pm, pup, pdown, pbest, supports_only,
+                      second_lo, second_hi, grad_hi)
+
+
+@numba.njit(**_NJIT)
+def step_after(st, c, kd, kp, m, p, best, pm, pup, pdown, pbest, supports_only, second_lo,
+               second_hi, grad_hi):
+    """select_and_step after select_first (its results m ... pbest)."""
     viol = max(best, pbest)
     if viol <= 0.0:
         return viol, 0.0, -1, -1
@@ -493,7 +500,7 @@ def s2do_run(st, c, kd, kp, n_steps):
             if active < l:
                 unshrink(st, c, kd, kp)
                 continue
-        select_and_step(st, c, kd, kp, 0, active, False, 0, active, active, False)
+        step_after(st, c, kd, kp, m, p, best, pm, pup, pdown, pbest, False, 0, active, active)
         st.ist[ITER] += 1
         if st.ist[ITER] >= st.ist[MAX_ITER]:
             return MAX_ITER_REACHED

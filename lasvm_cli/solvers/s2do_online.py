@@ -76,15 +76,14 @@ def two_news(st, c, kd, kp, k):
     nW = st.ist[core.ACTIVE]
     t = c.pos[k]
     if t < nW:  # already a support pattern: its gradients are stored
-        viol, gain, m, n = core.select_and_step(st, c, kd, kp, t, t + 1, False, t, t + 1, nW,
-                                                True)
+        viol, gain, m, n = core.select_and_step(st, c, kd, kp, t, t + 1, False, t, t + 1, nW)
         _leave(st, c, m, n)
         return gain
     if t != nW:
         core.swap_positions(st, c, t, nW, True)
     core.gradient_from(st, nW, kc.cache_get(c, kd, kp, k, nW + 1), nW)
     viol, gain, m, n = core.select_and_step(st, c, kd, kp, nW, nW + 1, False, nW, nW + 1,
-                                            nW + 1, True)
+                                            nW + 1)
     if st.S[nW] > 0.0:
         st.ist[core.ACTIVE] = nW + 1
     return gain
@@ -102,8 +101,7 @@ def two_old(st, c, kd, kp, supports_only, strategy):
         i = np.random.randint(0, nW)
         lo, hi = i, i + 1
         slo, shi = (0, nW) if strategy == RP_S2DO_ALL else (i, i + 1)
-    viol, gain, m, n = core.select_and_step(st, c, kd, kp, lo, hi, supports_only, slo, shi, nW,
-                                            True)
+    viol, gain, m, n = core.select_and_step(st, c, kd, kp, lo, hi, supports_only, slo, shi, nW)
     _leave(st, c, m, n)
     return gain
 
