@@ -256,3 +256,13 @@ class Problem:
             return indptr, np.zeros(0, np.int32), np.zeros(0, np.float64)
         take = np.concatenate([np.arange(a, b) for a, b in zip(starts, stops)])
         return indptr, self.indices[take], self.values[take]
+
+
+def sv_arrays(problem, kernel_type, sv_rows):
+    """CSR arrays of the support vectors ``sv_rows`` of ``problem`` for a model (LIBSVM stores
+    only 0:serial for a precomputed kernel)."""
+    if kernel_type == PRECOMPUTED:
+        n = sv_rows.size
+        values = problem.kd.X[sv_rows, 0].copy() if n else np.zeros(0)
+        return np.arange(n + 1, dtype=np.int64), np.zeros(n, np.int32), values
+    return problem.csr_rows(sv_rows)

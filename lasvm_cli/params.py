@@ -14,10 +14,15 @@ SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 SUPPORTED_SVM_TYPES = (0, 1, 2, 3, 4)
 CLASSIFICATION_TYPES = (0, 1)  # c_svc, nu_svc: class labels, one-vs-one machines
 NU_TYPES = (1, 4)  # Solver_NU (second-order selection only)
-SOLVERS = tuple(_solver_table)  # --solver names: the keys of the dispatch table
+SOLVERS = tuple(_solver_table) + ("online",)  # --solver names: the binary dispatch table's,
+# and the online S2DO solver of the all-in-one machines (train_allinone.ALLINONE_SOLVERS)
 WSS = ("mvp", "so", "hmg")  # --wss names, in the order of qp's WS_* codes
 SELECTIONS = ("random", "gradient", "active", "autoactive")  # online_core's SEL_* order
-MULTICLASS = ("ovo", "ovr")
+MULTICLASS = ("ovo", "ovr", "llw", "cs")
+ALL_IN_ONE = ("llw", "cs")  # all-in-one machines (train_allinone.py): --solver smo|online
+ALL_IN_ONE_SOLVERS = ("smo", "online")
+# --strategy: the online S2DO working-set strategies (solvers/s2do_online.py)
+STRATEGIES = ("s2do-all", "random-pattern-s2do-all", "random-pattern-s2do-pattern")
 TEACHERS = ("sequential", "shuffle", "active", "order-file", "adversarial")  # tracking solvers
 DEFAULT_K = 10  # tracking solvers: steps per example without -K / --eps
 
@@ -45,7 +50,10 @@ class TrainParams:
     max_iter: int | None = None
     multiclass: str = "ovo"
     seed: int = 1  # glibc's rand() seed; 1 is what LIBSVM gets without srand
-    # LASVM
+    # all-in-one machines (--multiclass llw|cs)
+    llw_target: float = 1.0  # LLW target margin (the report's P1: 1 reproduces the thesis)
+    strategy: str | None = None  # online S2DO; None: s2do-all (LLW), random-pattern-s2do-all (CS)
+    # LASVM (and the online S2DO solver: epochs may be inf, until the KKT violation < eps)
     epochs: int = 1
     finish: bool = True
     selection: str = "random"
@@ -129,6 +137,9 @@ def check_parameter(p: TrainParams, class_counts=None):
     if p.svm_type != 0 and p.solver != "smo":
         return (f"--solver {p.solver} trains -s 0 (C-SVC) only; -s {p.svm_type} "
                 f"({SVM_TYPES[p.svm_type]}) is supported with --solver smo")
+    err = _check_all_in_one(p)
+    if err:
+        return err
     if p.svm_type != 0 and p.multiclass != "ovo":
         return (f"--multiclass {p.multiclass} is for -s 0 (C-SVC) only; -s {p.svm_type} "
                 f"({SVM_TYPES[p.svm_type]}) trains LIBSVM's models")
@@ -230,6 +241,41 @@ def check_tracking(p):
             return f"{option} < 1"
     if p.probability:
         return f"--solver {p.solver}: no probability estimates (-b 1)"
+    return None
+
+
+def _check_all_in_one(p):
+    """--multiclass llw|cs and the options only they take (--solver online, --strategy,
+    --epochs inf)."""
+    allinone = p.multiclass in ALL_IN_ONE
+    if p.solver == "online" and not allinone:
+        return ("--solver online trains --multiclass llw|cs; binary and one-vs-one/one-vs-rest "
+                "machines train online with --solver lasvm")
+    if not allinone:
+        if p.strategy is not None:
+            return "--strategy is for --multiclass llw|cs with --solver online"
+        if p.epochs == math.inf:
+            return "--epochs inf is for --multiclass llw|cs with --solver online"
+        return None
+    if p.svm_type != 0:
+        return (f"--multiclass {p.multiclass} is for -s 0 (C-SVC) only; -s {p.svm_type} "
+                f"({SVM_TYPES[p.svm_type]}) trains LIBSVM's models")
+    if p.solver not in ALL_IN_ONE_SOLVERS:
+        return (f"--multiclass {p.multiclass} trains with --solver smo (batch S2DO) or "
+                f"--solver online, not --solver {p.solver}")
+    if p.probability:
+        return (f"probability estimates (-b 1) are not available for --multiclass "
+                f"{p.multiclass}; they are supported with --multiclass ovo")
+    if p.weights:
+        return f"class weights (-wi) are not supported by --multiclass {p.multiclass}"
+    if p.strategy is not None and p.strategy not in STRATEGIES:
+        return f"unknown strategy '{p.strategy}' (choose from {', '.join(STRATEGIES)})"
+    if p.strategy is not None and p.solver != "online":
+        return "--strategy is for --solver online"
+    if p.epochs == math.inf and p.solver != "online":
+        return "--epochs inf is for --solver online"
+    if not (math.isfinite(p.llw_target) and p.llw_target > 0):
+        return "--llw-target must be a positive number"
     return None
 
 

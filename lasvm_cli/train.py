@@ -14,7 +14,7 @@ import numpy as np
 
 from . import kernels
 from .classes import class_labels, group_classes, weighted_C, cross_validation_folds
-from .data import subset
+from .data import subset, sv_arrays
 from .model import SVMModel
 from .params import CLASSIFICATION_TYPES, SVM_TYPES, TrainParams
 from .rand import GlibcRand
@@ -190,12 +190,7 @@ def train_ovo(problem, params: TrainParams, rows, info, warn, progress, rng, sol
 
 
 def _sv_arrays(problem, params, sv_rows):
-    """CSR arrays of the support vectors (LIBSVM stores only 0:serial for a precomputed kernel)."""
-    if params.kernel_type == kernels.PRECOMPUTED:
-        n = sv_rows.size
-        values = problem.kd.X[sv_rows, 0].copy() if n else np.zeros(0)
-        return np.arange(n + 1, dtype=np.int64), np.zeros(n, np.int32), values
-    return problem.csr_rows(sv_rows)
+    return sv_arrays(problem, params.kernel_type, sv_rows)
 
 
 def svr_probability(problem, params, rows, rng, info):
@@ -313,5 +308,15 @@ def cv_accuracy(problem, task):
     return float(f"{100.0 * correct / problem.n:g}")
 
 
-MULTICLASS_TRAINERS = {"ovo": train_ovo, "ovr": train_ovr}  # C-SVC (ovo also nu-SVC)
+def train_allinone(*args, **kwargs):
+    """--multiclass llw|cs (lasvm_cli/train_allinone.py, imported on first use: other runs
+    never load the S2DO solvers)."""
+    from .train_allinone import train_allinone as run
+
+    return run(*args, **kwargs)
+
+
+# C-SVC (ovo also nu-SVC)
+MULTICLASS_TRAINERS = {"ovo": train_ovo, "ovr": train_ovr, "llw": train_allinone,
+                       "cs": train_allinone}
 SINGLE_MACHINE_TYPES = (2, 3, 4)  # one-class, epsilon-SVR, nu-SVR: train_single

@@ -44,17 +44,21 @@ options:
 -v n: n-fold cross validation mode
 -q : quiet mode (no outputs)
 lasvm-cli options (the online solvers and options: -s 0, C-SVC, only):
---solver smo|lasvm|lasvm-g|full-svm|lasvm-nc|lasvm-i|track1|track2|track2-lasvm|rcd :
+--solver smo|lasvm|lasvm-g|full-svm|lasvm-nc|lasvm-i|track1|track2|track2-lasvm|rcd|online :
 	batch SMO (default), online LASVM, the bias-free online SVMs of Ertekin, Bottou & Giles
-	(LASVM-G, FULL SVM, LASVM-NC with the ramp loss, LASVM-I), or the bias-free tracking
+	(LASVM-G, FULL SVM, LASVM-NC with the ramp loss, LASVM-I), the bias-free tracking
 	algorithms 1 and 2, 2 with LASVM's gradients of the SVs only, and batch random
-	coordinate ascent (Usunier, Bordes & Bottou 2010); bias-free models have rho 0
+	coordinate ascent (Usunier, Bordes & Bottou 2010), or (--multiclass llw|cs) the online
+	S2DO solver; bias-free models have rho 0
 --wss mvp|so|hmg : SMO working set selection (default so, as LIBSVM)
 --final-kkt-check : HMG: finish with a LIBSVM-rule pass until the KKT violation < -e
 --max-iter n : iteration cap (default max(10000000, 100*l), as LIBSVM)
---multiclass ovo|ovr : one-vs-one (default, LIBSVM model) or one-vs-rest (extension)
+--multiclass ovo|ovr|llw|cs : one-vs-one (default, LIBSVM model), one-vs-rest, or the
+	all-in-one machines without bias of Lee-Lin-Wahba and Crammer-Singer (extensions;
+	llw and cs train with --solver smo: batch S2DO, or --solver online)
 --seed n : seed of the rand() stream for -v and -b folds and LASVM (default 1, as LIBSVM)
---epochs n : LASVM (and lasvm-g & co.) passes over the data (default 1)
+--epochs n : LASVM (lasvm-g & co., --solver online) passes over the data (default 1);
+	--solver online also takes inf: until the KKT violation is below -e
 --ramp-s s : lasvm-nc / lasvm-i: the ramp point s (default -1; lasvm-i: s <= 0; for all
 	four, the left region of --counters)
 --sv-threshold n : lasvm-nc: flag outliers only once #SV > n (default 10)
@@ -62,6 +66,9 @@ lasvm-cli options (the online solvers and options: -s 0, C-SVC, only):
 --clean-keep m : lasvm-g, -nc, -i: non-SVs kept by CLEAN (default 100)
 --finish-tau : lasvm-g & co.: REPROCESS until the KKT violation < -e after every epoch
 	(the paper has no finishing step)
+--strategy s2do-all|random-pattern-s2do-all|random-pattern-s2do-pattern : --solver online
+	working sets (default s2do-all for llw, random-pattern-s2do-all for cs)
+--llw-target x : --multiclass llw target margin (default 1; the thesis's dual prints 1/(k-1))
 --no-finish : LASVM: skip the finishing step
 --selection random|gradient|active|autoactive : LASVM example selection (default random)
 --candidates n : LASVM candidates per selection (default 50)
@@ -106,7 +113,9 @@ tracking solvers (--solver track1|track2|track2-lasvm|rcd):
 
 _LONG_VALUE = {
     "--solver": ("solver", str), "--wss": ("wss", str), "--max-iter": ("max_iter", int),
-    "--multiclass": ("multiclass", str), "--seed": ("seed", int), "--epochs": ("epochs", int),
+    "--multiclass": ("multiclass", str), "--seed": ("seed", int),
+    "--epochs": ("epochs", lambda v: float("inf") if v.lower() in ("inf", "infinity") else int(v)),
+    "--strategy": ("strategy", str), "--llw-target": ("llw_target", float),
     "--selection": ("selection", str), "--candidates": ("candidates", int),
     "--delta-max": ("delta_max", float), "--label-budget": ("label_budget", int),
     "--save-state": ("save_state", str), "--resume": ("resume", str),

@@ -1,0 +1,527 @@
+"""The S2DO decomposition core for all-in-one multi-class machines without bias (Trinh 2012,
+ch. 3-5; Dogan, Glasmachers & Igel 2011; corrections: research/seed-004-multiclass.md).
+
+The dual over the variables (n, c), c != y_n (alpha_{n, y_n} is fixed at 0, report P6):
+
+    max_a  D(a) = v sum a_{n,c} - 0.5 sum a_{m,p} a_{n,q} M(y_m, p, y_n, q) K(x_m, x_n)
+
+* LLW (Lee, Lin & Wahba; absolute margin, sum loss): M = delta_pq - 1/d, the box 0 <= a <= C,
+  v = the target margin (report P1: 1 reproduces the thesis's C values and duals; the printed
+  1/(d-1) is the same machine with C (d-1), dual / (d-1)^2).
+* CS (Crammer & Singer; relative margin, max loss): M = delta(y_m, y_n) - delta(y_m, q)
+  - delta(p, y_n) + delta_pq, v = 1, a >= 0 and one simplex per example, S_n = sum_c a_{n,c}
+  <= C (report §1.5).
+
+The gradient g_{n,c} = v - sum M K a is the target violation (LLW: v + f_c(x_n); CS:
+1 - (f_{y_n} - f_c)(x_n)). A step on two variables (m, p), (n, q) solves the two-variable
+sub-problem exactly (qp/s2do_steps.py: the box, or the triangle of two variables of one CS
+example) and updates every gradient from the two examples' kernel rows.
+
+:class:`S2doState` is a namedtuple of arrays in *position order* (the shared row cache's
+``perm``, keyed by example: one row per example serves its d - 1 variables). ``A`` and ``G`` are
+[l, d] (column y_t unused), ``S`` [l] the sums, ``yc`` the class indices, ``KD`` the kernel
+diagonal. Positions [0, ACTIVE) are the active examples (batch shrinking) or, for the online
+driver (solvers/s2do_online.py), the support patterns W.
+
+Working-set selection (Algorithm 3 with the report's §2.1 and §4.1 fixes): the first variable
+has the largest *feasible-direction* score (g if it may grow, -g if it may shrink); for CS an
+example at S_n = C also offers the pair "up c, down e" with score g_c - g_e; the largest of all
+these is the KKT violation, and the run stops when it is below eps. The second variable
+maximises the unconstrained two-variable gain (Algorithm 4) among the variables that can move.
+"""
+
+from collections import namedtuple
+
+import numba
+import numpy as np
+
+from ..cache import cache_get, cache_swap, cache_swap_keep_prefix
+from .s2do_steps import edge, gain2, increase, solve_box, solve_triangle
+
+_NJIT = dict(cache=True, nogil=True)
+
+S2doState = namedtuple("S2doState", "A G S yc KD ist fst")
+
+LLW, CS = 0, 1
+KINDS = {"llw": LLW, "cs": CS}
+
+# ist indices
+(KIND, D, ACTIVE, ITER, MAX_ITER, SHRINKING, COUNTER, UNSHRUNK, N_SHRINK, N_RECON,
+ N_TRIANGLE, N_SHRUNK, N_IST) = range(13)
+# fst indices
+C_, EPS, TARGET, VIOL, GAIN, N_FST = range(6)
+# return codes of s2do_run
+RUNNING, OPTIMAL, MAX_ITER_REACHED = 0, 1, 2
+
+SNAP = 1e-12  # a CS sum within SNAP C of C is C (Shark's updateVarsum, report §4.2)
+
+
+def make_state(kind, yc, d, diag, C, *, target=1.0, eps=1e-3, shrinking=True, max_iter=None):
+    """An S2doState at a = 0 (g = v everywhere) for l examples of class indices ``yc``."""
+    l = yc.shape[0]
+    st = S2doState(A=np.zeros((l, d)), G=np.full((l, d), float(target if kind == LLW else 1.0)),
+                   S=np.zeros(l), yc=np.ascontiguousarray(yc, np.int64).copy(),
+                   KD=np.ascontiguousarray(diag, np.float64).copy(),
+                   ist=np.zeros(N_IST, np.int64), fst=np.zeros(N_FST))
+    st.ist[KIND] = kind
+    st.ist[D] = d
+    st.ist[ACTIVE] = l
+    st.ist[MAX_ITER] = max(10000000, 100 * l) if max_iter is None else int(max_iter)
+    st.ist[SHRINKING] = int(bool(shrinking))
+    st.ist[COUNTER] = min(l, 1000) + 1
+    st.fst[C_] = C
+    st.fst[EPS] = eps
+    st.fst[TARGET] = target if kind == LLW else 1.0
+    st.fst[VIOL] = np.inf
+    return st
+
+
+# ---------------------------------------------------------------------------------------------
+# the formulation: M, the diagonal, the upper bound of one variable
+
+
+@numba.njit(inline="always", **_NJIT)
+def mcoef(kind, d, ym, p, yn, q):
+    """M(y_m, p, y_n, q): Q_{(m,p),(n,q)} = M K(x_m, x_n) (report §1.4, §1.5)."""
+    if kind == LLW:
+        return (1.0 if p == q else 0.0) - 1.0 / d
+    return ((1.0 if ym == yn else 0.0) - (1.0 if ym == q else 0.0)
+            - (1.0 if p == yn else 0.0) + (1.0 if p == q else 0.0))
+
+
+@numba.njit(inline="always", **_NJIT)
+def qdiag(st, t):
+    """Q_{(t,c),(t,c)}: (1 - 1/d) K_tt (LLW), 2 K_tt (CS)."""
+    if st.ist[KIND] == LLW:
+        return (1.0 - 1.0 / st.ist[D]) * st.KD[t]
+    return 2.0 * st.KD[t]
+
+
+@numba.njit(inline="always", **_NJIT)
+def upper(st, t, c):
+    """U of variable (t, c) with the other variables fixed: C (LLW), C - S_t + a_{t,c} (CS)."""
+    if st.ist[KIND] == LLW:
+        return st.fst[C_]
+    return st.fst[C_] - st.S[t] + st.A[t, c]
+
+
+# ---------------------------------------------------------------------------------------------
+# working-set selection
+
+
+@numba.njit(**_NJIT)
+def select_first(st, lo, hi, supports_only):
+    """The first variable over positions [lo, hi): (m, p, score) of the largest
+    feasible-direction score, and for CS the best same-example pair at S = C: (pm, pup, pdown,
+    pair score). ``supports_only``: only variables with a > 0 (TWO_OLD_SUPPORTS).
+    (The rules are spelled out in the loop: a call that takes the state's arrays costs more
+    than the loop's body.)"""
+    d = st.ist[D]
+    cs = st.ist[KIND] == CS
+    C = st.fst[C_]
+    A, G, S, yc = st.A, st.G, st.S, st.yc
+    m, p, best = -1, -1, 0.0
+    pm, pup, pdown, pbest = -1, -1, -1, 0.0
+    for t in range(lo, hi):
+        yt = yc[t]
+        full = cs and S[t] >= C
+        for c in range(d):
+            a = A[t, c]
+            if c == yt or (supports_only and a == 0.0):
+                continue
+            g = G[t, c]
+            if g > 0.0:
+                if full or (not cs and a >= C):
+                    continue
+                if g > best:
+                    m, p, best = t, c, g
+            elif g < 0.0 and a > 0.0 and -g > best:
+                m, p, best = t, c, -g
+        if full:
+            up, down, cu, cd = -np.inf, np.inf, -1, -1
+            for c in range(d):
+                a = A[t, c]
+                if c == yt or (supports_only and a == 0.0):
+                    continue
+                g = G[t, c]
+                if g > up:
+                    up, cu = g, c
+                if a > 0.0 and g < down:
+                    down, cd = g, c
+            if cd >= 0 and cu != cd and up - down > pbest:
+                pm, pup, pdown, pbest = t, cu, cd, up - down
+    return m, p, best, pm, pup, pdown, pbest
+
+
+@numba.njit(**_NJIT)
+def select_second(st, K1, lo, hi, m, p, supports_only):
+    """The second variable over positions [lo, hi): the movable (n, q) != (m, p) of the largest
+    unconstrained gain with (m, p) (Algorithm 4); K1 is m's kernel row. (-1, -1) if none."""
+    d = st.ist[D]
+    kind = st.ist[KIND]
+    C = st.fst[C_]
+    A, G, S, yc, KD = st.A, st.G, st.S, st.yc, st.KD
+    diag = (1.0 - 1.0 / d) if kind == LLW else 2.0
+    g1 = G[m, p]
+    q11 = diag * KD[m]
+    ym = yc[m]
+    n, q, best = -1, -1, -1.0
+    for t in range(lo, hi):
+        yt = yc[t]
+        q22 = diag * KD[t]
+        k = np.float64(K1[t])
+        grow_all = kind == CS and (S[t] < C or t == m)
+        for c in range(d):
+            if c == yt or (t == m and c == p):
+                continue
+            a = A[t, c]
+            if supports_only and a == 0.0:
+                continue
+            g = G[t, c]
+            if g > 0.0:
+                if not (grow_all or (kind == LLW and a < C)):
+                    continue
+            elif g < 0.0:
+                if a <= 0.0:
+                    continue
+            else:
+                continue
+            v = gain2(g1, g, q11, mcoef(kind, d, ym, p, yt, c) * k, q22)
+            if v > best:
+                n, q, best = t, c, v
+    return n, q
+
+
+# ---------------------------------------------------------------------------------------------
+# the step and the gradient update
+
+
+@numba.njit(**_NJIT)
+def update_gradient(st, hi, K1, m, p, mu1, K2, n, q, mu2):
+    """g_{t,c} -= M(y_t, c, y_m, p) K_tm mu1 + M(y_t, c, y_n, q) K_tn mu2 for t in [0, hi)."""
+    d = st.ist[D]
+    G = st.G
+    if st.ist[KIND] == LLW:
+        for t in range(hi):
+            a = mu1 * np.float64(K1[t])
+            b = mu2 * np.float64(K2[t])
+            s = (a + b) / d
+            for c in range(d):
+                G[t, c] += s
+            G[t, p] -= a
+            G[t, q] -= b
+        return
+    ym = st.yc[m]
+    yn = st.yc[n]
+    for t in range(hi):
+        a = mu1 * np.float64(K1[t])
+        b = mu2 * np.float64(K2[t])
+        yt = st.yc[t]
+        base = (a * ((1.0 if yt == ym else 0.0) - (1.0 if yt == p else 0.0))
+                + b * ((1.0 if yt == yn else 0.0) - (1.0 if yt == q else 0.0)))
+        for c in range(d):
+            G[t, c] -= base
+        G[t, ym] += a
+        G[t, p] -= a
+        G[t, yn] += b
+        G[t, q] -= b
+
+
+@numba.njit(inline="always", **_NJIT)
+def _set_alpha(st, t, c, value):
+    if value < 0.0:
+        value = 0.0
+    C = st.fst[C_]
+    if value > C:
+        value = C
+    st.A[t, c] = value
+
+
+@numba.njit(**_NJIT)
+def _resum(st, t):
+    """S_t from the alphas; for CS snapped to C (report §4.2, P8; an LLW sum is unbounded)."""
+    s = 0.0
+    for c in range(st.ist[D]):
+        s += st.A[t, c]
+    C = st.fst[C_]
+    if st.ist[KIND] == CS and s >= C * (1.0 - SNAP):
+        s = C
+    st.S[t] = s
+
+
+@numba.njit(**_NJIT)
+def solve_pair(st, K1, m, p, n, q):
+    """The exact step on {(m, p), (n, q)} (n < 0: (m, p) alone); returns (mu1, mu2, dual
+    increase). K1 is m's kernel row (K1[n] = K(x_m, x_n))."""
+    kind = st.ist[KIND]
+    d = st.ist[D]
+    g1 = st.G[m, p]
+    q11 = qdiag(st, m)
+    a1 = st.A[m, p]
+    if n < 0:
+        mu1 = edge(g1, q11, -a1, upper(st, m, p) - a1)
+        return mu1, 0.0, increase(g1, 0.0, q11, 0.0, 0.0, mu1, 0.0)
+    g2 = st.G[n, q]
+    q22 = qdiag(st, n)
+    q12 = mcoef(kind, d, st.yc[m], p, st.yc[n], q) * np.float64(K1[n])
+    a2 = st.A[n, q]
+    if kind == CS and m == n:
+        st.ist[N_TRIANGLE] += 1
+        mu1, mu2 = solve_triangle(g1, g2, q11, q12, q22, a1, a2, st.fst[C_] - st.S[m])
+    else:
+        mu1, mu2 = solve_box(g1, g2, q11, q12, q22, -a1, upper(st, m, p) - a1,
+                             -a2, upper(st, n, q) - a2)
+    return mu1, mu2, increase(g1, g2, q11, q12, q22, mu1, mu2)
+
+
+@numba.njit(**_NJIT)
+def apply_step(st, hi, K1, m, p, mu1, K2, n, q, mu2):
+    """a += mu on the two variables (n < 0: one), then the gradients of [0, hi)."""
+    _set_alpha(st, m, p, st.A[m, p] + mu1)
+    if n >= 0:
+        _set_alpha(st, n, q, st.A[n, q] + mu2)
+    _resum(st, m)
+    if n >= 0 and n != m:
+        _resum(st, n)
+    if n < 0:
+        update_gradient(st, hi, K1, m, p, mu1, K1, m, p, 0.0)
+    else:
+        update_gradient(st, hi, K1, m, p, mu1, K2, n, q, mu2)
+
+
+# ---------------------------------------------------------------------------------------------
+# gradients from scratch, shrinking
+
+
+@numba.njit(**_NJIT)
+def subtract_patterns(st, K, t_lo, t_hi, n_lo, n_hi, k_by_n):
+    """g_t -= the contributions of the alphas of example n, for the positions t in
+    [t_lo, t_hi) and n in [n_lo, n_hi); K(x_t, x_n) is K[n] (k_by_n: K is t's row) or K[t]
+    (K is n's row)."""
+    kind, d = st.ist[KIND], st.ist[D]
+    G, A, S, yc = st.G, st.A, st.S, st.yc
+    for t in range(t_lo, t_hi):
+        yt = yc[t]
+        for n in range(n_lo, n_hi):
+            Sn = S[n]
+            if Sn == 0.0:
+                continue
+            k = np.float64(K[n] if k_by_n else K[t])
+            if kind == LLW:
+                for c in range(d):
+                    G[t, c] -= k * (A[n, c] - Sn / d)
+                continue
+            yn = yc[n]
+            base = (Sn if yt == yn else 0.0) - A[n, yt]
+            for c in range(d):
+                G[t, c] -= k * (base + A[n, c])
+            G[t, yn] += k * Sn
+
+
+@numba.njit(**_NJIT)
+def reset_gradient(st, t):
+    v = st.fst[TARGET]
+    for c in range(st.ist[D]):
+        st.G[t, c] = v
+
+
+@numba.njit(**_NJIT)
+def gradient_from(st, t, K, hi):
+    """g_t from scratch over the support examples in [0, hi), K[n] = K(x_t, x_n)."""
+    reset_gradient(st, t)
+    subtract_patterns(st, K, t, t + 1, 0, hi, True)
+
+
+@numba.njit(**_NJIT)
+def reconstruct(st, c, kd, kp, lo, hi):
+    """Exact gradients of positions [lo, hi) from the support examples (full rows of those
+    examples, or of the targets when there are fewer of them)."""
+    l = st.yc.shape[0]
+    if hi <= lo:
+        return
+    st.ist[N_RECON] += 1
+    n_sup = 0
+    for n in range(l):
+        if st.S[n] > 0.0:
+            n_sup += 1
+    if n_sup <= hi - lo:
+        for t in range(lo, hi):
+            reset_gradient(st, t)
+        for n in range(l):
+            if st.S[n] > 0.0:
+                K = cache_get(c, kd, kp, c.pex[n], hi)
+                subtract_patterns(st, K, lo, hi, n, n + 1, False)
+    else:
+        for t in range(lo, hi):
+            gradient_from(st, t, cache_get(c, kd, kp, c.pex[t], l), l)
+
+
+@numba.njit(**_NJIT)
+def swap_positions(st, c, i, j, keep_prefix):
+    """Swap positions i and j in the state and the cache (the online driver keeps cached
+    prefixes, LASVM's policy; batch shrinking drops rows that would get a hole)."""
+    if i == j:
+        return
+    if keep_prefix:
+        cache_swap_keep_prefix(c, i, j)
+    else:
+        cache_swap(c, i, j)
+    d = st.ist[D]
+    for k in range(d):
+        t = st.A[i, k]
+        st.A[i, k] = st.A[j, k]
+        st.A[j, k] = t
+        t = st.G[i, k]
+        st.G[i, k] = st.G[j, k]
+        st.G[j, k] = t
+    t = st.S[i]
+    st.S[i] = st.S[j]
+    st.S[j] = t
+    t = st.KD[i]
+    st.KD[i] = st.KD[j]
+    st.KD[j] = t
+    y = st.yc[i]
+    st.yc[i] = st.yc[j]
+    st.yc[j] = y
+
+
+@numba.njit(**_NJIT)
+def _shrinkable(kind, d, C, eps, A, G, S, yc, t):
+    """Shark's rule per variable (a = 0 and g < 0, or a = C and g > 0; report §5), all the
+    variables of the example; CS per simplex: S = 0 and every g < 0, or S = C, the smallest
+    gradient of its support above 0 and within eps of the largest."""
+    yt = yc[t]
+    if kind == LLW:
+        for c in range(d):
+            if c == yt:
+                continue
+            a = A[t, c]
+            g = G[t, c]
+            if not ((a <= 0.0 and g < 0.0) or (a >= C and g > 0.0)):
+                return False
+        return True
+    up, down = -np.inf, np.inf
+    for c in range(d):
+        if c == yt:
+            continue
+        g = G[t, c]
+        up = max(up, g)
+        if A[t, c] > 0.0:
+            down = min(down, g)
+    if S[t] <= 0.0:
+        return up < 0.0
+    if S[t] >= C:
+        return down > 0.0 and up - down < eps
+    return False
+
+
+@numba.njit(**_NJIT)
+def shrink(st, c):
+    active = st.ist[ACTIVE]
+    kind, d, C, eps = st.ist[KIND], st.ist[D], st.fst[C_], st.fst[EPS]
+    for t in range(active - 1, -1, -1):
+        if _shrinkable(kind, d, C, eps, st.A, st.G, st.S, st.yc, t):
+            active -= 1
+            swap_positions(st, c, t, active, False)
+    st.ist[N_SHRUNK] += st.ist[ACTIVE] - active
+    st.ist[N_SHRINK] += 1
+    st.ist[ACTIVE] = active
+
+
+@numba.njit(**_NJIT)
+def unshrink(st, c, kd, kp):
+    l = st.yc.shape[0]
+    reconstruct(st, c, kd, kp, st.ist[ACTIVE], l)
+    st.ist[ACTIVE] = l
+
+
+# ---------------------------------------------------------------------------------------------
+# the batch loop (Algorithm 3 with shrinking)
+
+
+@numba.njit(**_NJIT)
+def select_and_step(st, c, kd, kp, lo, hi, supports_only, second_lo, second_hi, grad_hi):
+    """One S2DO iteration: first variable in [lo, hi), second in [second_lo, second_hi) (CS
+    pairs at S = C stay in one example), the step, gradients of [0, grad_hi). Returns (KKT
+    violation of [lo, hi), dual increase, m, n); m = -1 when nothing can move."""
+    m, p, best, pm, pup, pdown, pbest = select_first(st, lo, hi, supports_only)
+    return step_after(st, c, kd, kp, m, p, best, pm, pup, pdown, pbest, supports_only,
+                      second_lo, second_hi, grad_hi)
+
+
+@numba.njit(**_NJIT)
+def step_after(st, c, kd, kp, m, p, best, pm, pup, pdown, pbest, supports_only, second_lo,
+               second_hi, grad_hi):
+    """select_and_step after select_first (its results m ... pbest)."""
+    viol = max(best, pbest)
+    if viol <= 0.0:
+        return viol, 0.0, -1, -1
+    if pbest > best:
+        m = pm
+        K1 = cache_get(c, kd, kp, c.pex[m], grad_hi)
+        p, n, q = pup, pm, pdown
+    else:
+        K1 = cache_get(c, kd, kp, c.pex[m], grad_hi)
+        n, q = select_second(st, K1, second_lo, second_hi, m, p, supports_only)
+    mu1, mu2, gain = solve_pair(st, K1, m, p, n, q)
+    if n >= 0 and n != m:
+        K2 = cache_get(c, kd, kp, c.pex[n], grad_hi)
+        apply_step(st, grad_hi, cache_get(c, kd, kp, c.pex[m], grad_hi), m, p, mu1, K2, n, q,
+                   mu2)
+    else:
+        apply_step(st, grad_hi, K1, m, p, mu1, K1, n, q, mu2)
+    st.fst[GAIN] += gain
+    return viol, gain, m, n
+
+
+@numba.njit(**_NJIT)
+def s2do_run(st, c, kd, kp, n_steps):
+    """Up to n_steps iterations of batch S2DO; returns RUNNING, OPTIMAL or MAX_ITER_REACHED."""
+    l = st.yc.shape[0]
+    eps = st.fst[EPS]
+    for _ in range(n_steps):
+        if st.ist[SHRINKING]:
+            st.ist[COUNTER] -= 1
+            if st.ist[COUNTER] <= 0:
+                st.ist[COUNTER] = min(l, 1000)
+                shrink(st, c)
+        active = st.ist[ACTIVE]
+        m, p, best, pm, pup, pdown, pbest = select_first(st, 0, active, False)
+        viol = max(best, pbest)
+        st.fst[VIOL] = viol
+        if viol < eps:
+            if active < l:  # optimal on the shrunk problem: check the whole one
+                unshrink(st, c, kd, kp)
+                st.ist[COUNTER] = min(l, 1000)
+                continue
+            return OPTIMAL
+        if st.ist[SHRINKING] and st.ist[UNSHRUNK] == 0 and viol <= 10.0 * eps:
+            st.ist[UNSHRUNK] = 1
+            if active < l:
+                unshrink(st, c, kd, kp)
+                continue
+        step_after(st, c, kd, kp, m, p, best, pm, pup, pdown, pbest, False, 0, active, active)
+        st.ist[ITER] += 1
+        if st.ist[ITER] >= st.ist[MAX_ITER]:
+            return MAX_ITER_REACHED
+    return RUNNING
+
+
+@numba.njit(**_NJIT)
+def dual_value(st, hi):
+    """D = 0.5 sum a (v + g) over positions [0, hi) (report §1.4)."""
+    v = st.fst[TARGET]
+    d = st.ist[D]
+    s = 0.0
+    for t in range(hi):
+        yt = st.yc[t]
+        for c in range(d):
+            if c != yt:
+                s += st.A[t, c] * (v + st.G[t, c])
+    return 0.5 * s
+
+
+@numba.njit(**_NJIT)
+def kkt_violation(st, hi):
+    m, p, best, pm, pup, pdown, pbest = select_first(st, 0, hi, False)
+    return max(best, pbest)

@@ -1,0 +1,73 @@
+"""All-in-one multi-class training, ``--multiclass llw|cs`` (Trinh 2012): one machine over all
+classes, no bias, written in the model file extension ``multiclass llw|cs`` (k coefficient rows,
+rho 0, prediction by the arg-max of f_c). ``--solver smo`` trains with batch S2DO
+(solvers/allinone.py), ``--solver online`` with the LaRank-like online solver
+(solvers/s2do_online.py). Reached through train.MULTICLASS_TRAINERS, imported on first use.
+"""
+
+import importlib
+
+import numpy as np
+
+from .classes import group_classes
+from .data import subset, sv_arrays
+from .errors import ParameterError
+from .model import SVMModel
+from .solvers import kernel_params_for
+
+# --solver -> (module under lasvm_cli.solvers, function(kd, kp, yc, d, params, progress))
+ALLINONE_SOLVERS = {
+    "smo": ("allinone", "solve_from_params"),
+    "online": ("s2do_online", "solve_from_params"),
+}
+
+
+def allinone_solver(name):
+    module, function = ALLINONE_SOLVERS[name]
+    return getattr(importlib.import_module(f"lasvm_cli.solvers.{module}"), function)
+
+
+def report(res, info):
+    c = res.counters
+    info(f"optimization finished, #iter = {res.n_iter}")
+    info(f"obj = {res.obj:f}, dual = {c['dual']:f}, KKT violation = {c['kkt_violation']:g}")
+    info(f"nSV = {res.n_sv}, nBSV = {res.n_bsv}, support patterns = {c['support_patterns']}")
+
+
+def train_allinone(problem, params, rows, info, warn, progress, rng, solve=None):
+    """A ``multiclass llw|cs`` model on ``problem`` (or its ``rows``). ``solve``: unused (the
+    binary solvers' hook of train.train)."""
+    if params.probability:
+        raise ParameterError(f"ERROR: probability estimates (-b 1) are not available for "
+                             f"--multiclass {params.multiclass}; they are supported with "
+                             "--multiclass ovo")
+    rows = np.arange(problem.n) if rows is None else np.asarray(rows, np.int64)
+    label, start, count, perm = group_classes(problem.y[rows])
+    grouped = rows[perm]
+    k = label.size
+    yc = np.repeat(np.arange(k), count).astype(np.int64)
+    kd = subset(problem.kd, grouped)
+    if k < 2:
+        info("WARNING: training data in only one class. See README for details.")
+    bar = progress(f"{params.multiclass} ({params.solver})") if progress else None
+    res = allinone_solver(params.solver)(kd, kernel_params_for(params), yc, max(k, 2), params,
+                                         progress=bar.update if bar else None)
+    if bar:
+        bar.close()
+    if res.hit_max_iter:
+        warn("\nWARNING: reaching max number of iterations")
+    report(res, info)
+    coef = res.coef[:k]
+    sv_local = np.flatnonzero((coef != 0).any(axis=0))
+    nSV = np.bincount(yc[sv_local], minlength=k).astype(np.int64)
+    info(f"Total nSV = {sv_local.size}")
+    sv_indptr, sv_indices, sv_values = sv_arrays(problem, params.kernel_type, grouped[sv_local])
+    model = SVMModel(
+        svm_type="c_svc", kernel_type=params.kernel_type, degree=params.degree,
+        gamma=params.gamma, coef0=params.coef0, nr_class=k, label=label.astype(np.int64),
+        rho=np.zeros(k), nSV=nSV, sv_coef=coef[:, sv_local].copy(),
+        sv_indptr=sv_indptr, sv_indices=sv_indices, sv_values=sv_values,
+        multiclass=params.multiclass)
+    model.counters = dict(res.counters)
+    model.sv_indices_train = grouped[sv_local] + 1
+    return model

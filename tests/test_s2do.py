@@ -1,0 +1,323 @@
+"""All-in-one multi-class machines (--multiclass llw|cs): S2DO's closed-form steps, batch and
+online solvers against generic optimisers and liblinear, and the CLI round trip.
+
+Oracles and tolerances: the LLW box dual against scipy's L-BFGS-B on the same QP (1e-6
+relative); the CS dual against scipy's SLSQP with the simplex constraints (1e-6
+relative); the CS linear-kernel primal from our model against liblinear's Crammer-Singer
+(scikit-learn's LinearSVC, no intercept, tol 1e-8) (1e-3 relative); online x-infinity against
+the batch dual (1e-4 relative); the 2-D steps against a fine grid.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from click.testing import CliRunner
+from scipy.optimize import LinearConstraint, minimize
+
+from lasvm_cli.cli.main import svm_predict, svm_train
+from lasvm_cli.data import kernel_data
+from lasvm_cli.io.model_file import read_model, write_model
+from lasvm_cli.kernels import make_params
+from lasvm_cli.qp.s2do import CS, LLW
+from lasvm_cli.qp.s2do_steps import increase, solve_box, solve_triangle
+from lasvm_cli.solvers.allinone import solve_batch
+from lasvm_cli.solvers.s2do_online import solve_online
+
+F64 = dict(cache_dtype=np.float64)
+
+
+def blobs(l=45, d=3, f=4, seed=0, shift=0.8):
+    rng = np.random.default_rng(seed)
+    yc = np.arange(l) % d
+    rng.shuffle(yc)
+    X = rng.normal(size=(l, f)) + shift * np.eye(d, f)[yc] * 2
+    return X, yc
+
+
+def kd_of(X):
+    Xs = sp.csr_matrix(X)
+    return kernel_data(Xs.indptr, Xs.indices + 1, Xs.data)
+
+
+def rbf(X, gamma):
+    sq = ((X[:, None] - X[None]) ** 2).sum(-1)
+    return np.exp(-gamma * sq)
+
+
+def dual_qp(K, yc, d, kind):
+    """Q over the free variables (n, c), c != y_n, in the order n d + c."""
+    idx = [(n, c) for n in range(len(yc)) for c in range(d) if c != yc[n]]
+    if kind == LLW:
+        M = lambda yi, p, yj, q: (p == q) - 1.0 / d  # noqa: E731
+    else:
+        M = lambda yi, p, yj, q: (float(yi == yj) - float(yi == q) - float(p == yj)  # noqa: E731
+                                   + float(p == q))
+    Q = np.array([[M(yc[n], p, yc[m], q) * K[n, m] for (m, q) in idx] for (n, p) in idx])
+    return Q, idx
+
+
+def scipy_llw_dual(K, yc, d, C, v=1.0):
+    Q, idx = dual_qp(K, yc, d, LLW)
+    res = minimize(lambda a: (0.5 * a @ Q @ a - v * a.sum(), Q @ a - v), np.zeros(len(idx)),
+                   jac=True, method="L-BFGS-B", bounds=[(0, C)] * len(idx),
+                   options=dict(ftol=1e-16, gtol=1e-12, maxiter=100000, maxfun=100000))
+    return -res.fun
+
+
+def scipy_cs_dual(K, yc, d, C):
+    Q, idx = dual_qp(K, yc, d, CS)
+    A = np.zeros((len(yc), len(idx)))
+    for j, (n, _c) in enumerate(idx):
+        A[n, j] = 1.0
+    res = minimize(lambda a: (0.5 * a @ Q @ a - a.sum(), Q @ a - 1.0), np.zeros(len(idx)),
+                   jac=True, method="SLSQP", bounds=[(0, None)] * len(idx),
+                   constraints=[LinearConstraint(A, -np.inf, C)],
+                   options=dict(ftol=1e-15, maxiter=10000))
+    return -res.fun
+
+
+# ---------------------------------------------------------------------------------------------
+# the closed-form steps
+
+
+def _grid_best(g1, g2, q11, q12, q22, feasible, lo1, hi1, lo2, hi2, n=401):
+    m1, m2 = np.meshgrid(np.linspace(lo1, hi1, n), np.linspace(lo2, hi2, n))
+    v = g1 * m1 + g2 * m2 - 0.5 * (q11 * m1 ** 2 + 2 * q12 * m1 * m2 + q22 * m2 ** 2)
+    v[~feasible(m1, m2)] = -np.inf
+    return v.max()
+
+
+def _random_Q(rng):
+    kind = rng.integers(3)
+    if kind == 0:  # PSD
+        B = rng.normal(size=(2, 2))
+        Q = B @ B.T
+    elif kind == 1:  # rank one
+        b = rng.normal(size=2)
+        Q = np.outer(b, b)
+    else:
+        Q = np.zeros((2, 2))
+    return Q[0, 0], Q[0, 1], Q[1, 1]
+
+
+def test_box_step_is_the_exact_optimum():
+    rng = np.random.default_rng(1)
+    for _ in range(150):
+        q11, q12, q22 = _random_Q(rng)
+        g1, g2 = rng.normal(size=2) * 2
+        a1, a2 = rng.uniform(0, 1, 2)
+        lo1, hi1, lo2, hi2 = -a1, 1 - a1, -a2, 1 - a2
+        m1, m2 = solve_box(g1, g2, q11, q12, q22, lo1, hi1, lo2, hi2)
+        assert lo1 - 1e-12 <= m1 <= hi1 + 1e-12 and lo2 - 1e-12 <= m2 <= hi2 + 1e-12
+        ours = increase(g1, g2, q11, q12, q22, m1, m2)
+        grid = _grid_best(g1, g2, q11, q12, q22, lambda x, y: np.ones_like(x, bool),
+                          lo1, hi1, lo2, hi2)
+        assert ours >= grid - 1e-9
+
+
+def test_triangle_step_is_the_exact_optimum():
+    rng = np.random.default_rng(2)
+    for _ in range(150):
+        q11, q12, q22 = _random_Q(rng)
+        g1, g2 = rng.normal(size=2) * 2
+        a1, a2 = rng.uniform(0, 0.5, 2)
+        s = 1.0 - a1 - a2
+        m1, m2 = solve_triangle(g1, g2, q11, q12, q22, a1, a2, s)
+        assert m1 >= -a1 - 1e-12 and m2 >= -a2 - 1e-12 and m1 + m2 <= s + 1e-12
+        ours = increase(g1, g2, q11, q12, q22, m1, m2)
+        grid = _grid_best(g1, g2, q11, q12, q22, lambda x, y: x + y <= s + 1e-12,
+                          -a1, s + a2, -a2, s + a1)
+        assert ours >= grid - 1e-9
+
+
+# ---------------------------------------------------------------------------------------------
+# batch S2DO against generic optimisers
+
+
+@pytest.mark.parametrize("d,seed", [(3, 0), (4, 1)])
+def test_llw_batch_dual_matches_lbfgsb(d, seed):
+    X, yc = blobs(l=40, d=d, seed=seed)
+    gamma, C = 0.3, 2.0
+    ref = scipy_llw_dual(rbf(X, gamma), yc, d, C)
+    for shrinking in (True, False):
+        res = solve_batch(kd_of(X), make_params(2, 3, gamma, 0.0), yc, d, C, LLW, eps=1e-9,
+                          shrinking=shrinking, **F64)
+        assert res.counters["dual"] == pytest.approx(ref, rel=1e-6)
+        assert res.counters["kkt_violation"] < 1e-9
+
+
+def test_llw_target_margin_scaling_law():
+    """Report P1: LLW(gamma, C) is gamma^2 LLW(1, C / gamma)."""
+    X, yc = blobs(l=30, d=3, seed=3)
+    kd, kp = kd_of(X), make_params(2, 3, 0.3, 0.0)
+    a = solve_batch(kd, kp, yc, 3, 1.0, LLW, eps=1e-10, target=0.5, **F64)
+    b = solve_batch(kd, kp, yc, 3, 2.0, LLW, eps=1e-10, target=1.0, **F64)
+    assert a.counters["dual"] == pytest.approx(0.25 * b.counters["dual"], rel=1e-8)
+
+
+def test_cs_batch_dual_matches_slsqp():
+    d = 3
+    X, yc = blobs(l=30, d=d, seed=4)
+    gamma, C = 0.3, 1.0
+    ref = scipy_cs_dual(rbf(X, gamma), yc, d, C)
+    for shrinking in (True, False):
+        res = solve_batch(kd_of(X), make_params(2, 3, gamma, 0.0), yc, d, C, CS, eps=1e-9,
+                          shrinking=shrinking, **F64)
+        assert res.counters["dual"] == pytest.approx(ref, rel=1e-6)
+
+
+def cs_primal(W, X, yc, C):
+    """0.5 sum ||w_c||^2 + C sum_i max_c (1 - delta_{c,y_i} + w_c x_i - w_{y_i} x_i)."""
+    F = X @ W.T
+    l = len(yc)
+    margins = 1.0 - np.eye(W.shape[0])[yc] + F - F[np.arange(l), yc][:, None]
+    return 0.5 * (W ** 2).sum() + C * margins.max(axis=1).sum()
+
+
+def test_cs_linear_primal_matches_liblinear():
+    from sklearn.svm import LinearSVC
+
+    d = 4
+    X, yc = blobs(l=80, d=d, f=5, seed=5, shift=0.6)
+    C = 0.5
+    res = solve_batch(kd_of(X), make_params(0), yc, d, C, CS, eps=1e-6, **F64)
+    W = res.coef @ X  # w_c = sum_n coef[c, n] x_n
+    ours = cs_primal(W, X, yc, C)
+    svc = LinearSVC(multi_class="crammer_singer", fit_intercept=False, C=C, tol=1e-8,
+                    max_iter=200000).fit(X, yc)
+    theirs = cs_primal(svc.coef_, X, yc, C)
+    assert ours == pytest.approx(theirs, rel=1e-3)
+    # weak duality: the primal is at least the dual, and the gap is small at eps 1e-6
+    assert ours >= res.counters["dual"] - 1e-9
+    assert ours == pytest.approx(res.counters["dual"], rel=1e-4)
+
+
+@pytest.mark.parametrize("kind", [LLW, CS])
+def test_shrinking_on_and_off_reach_the_same_dual(kind):
+    X, yc = blobs(l=120, d=4, seed=6, shift=0.5)
+    kd, kp = kd_of(X), make_params(2, 3, 0.5, 0.0)
+    on = solve_batch(kd, kp, yc, 4, 5.0, kind, eps=1e-7, shrinking=True, **F64)
+    off = solve_batch(kd, kp, yc, 4, 5.0, kind, eps=1e-7, shrinking=False, **F64)
+    assert on.counters["shrinks"] > 0 and off.counters["shrinks"] == 0
+    assert on.counters["dual"] == pytest.approx(off.counters["dual"], rel=1e-7)
+
+
+# ---------------------------------------------------------------------------------------------
+# the online solver
+
+
+@pytest.mark.parametrize("kind", [LLW, CS])
+@pytest.mark.parametrize("strategy", ["s2do-all", "random-pattern-s2do-all",
+                                      "random-pattern-s2do-pattern"])
+def test_online_until_optimal_reaches_the_batch_dual(kind, strategy):
+    X, yc = blobs(l=60, d=3, seed=7, shift=0.5)
+    kd, kp = kd_of(X), make_params(2, 3, 0.5, 0.0)
+    batch = solve_batch(kd, kp, yc, 3, 3.0, kind, eps=1e-6, **F64)
+    online = solve_online(kd, kp, yc, 3, 3.0, kind, eps=1e-6, epochs=math.inf,
+                          strategy=strategy, **F64)
+    assert online.counters["kkt_violation"] < 1e-6
+    assert online.counters["dual"] == pytest.approx(batch.counters["dual"], rel=1e-4)
+
+
+@pytest.mark.parametrize("kind", [LLW, CS])
+def test_online_one_epoch_is_feasible_and_close(kind):
+    X, yc = blobs(l=90, d=3, seed=8, shift=0.8)
+    kd, kp = kd_of(X), make_params(2, 3, 0.5, 0.0)
+    C = 2.0
+    batch = solve_batch(kd, kp, yc, 3, C, kind, eps=1e-3)
+    one = solve_online(kd, kp, yc, 3, C, kind, epochs=1)
+    assert one.counters["epochs"] == 1
+    assert 0.5 * batch.counters["dual"] < one.counters["dual"] <= batch.counters["dual"] * (
+        1 + 1e-6)
+
+
+# ---------------------------------------------------------------------------------------------
+# the command line
+
+
+def run(command, args, code=0):
+    result = CliRunner().invoke(command, args)
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    return result
+
+
+@pytest.fixture
+def three_class_file(tmp_path):
+    X, yc = blobs(l=90, d=3, seed=9, shift=1.0)
+    labels = np.array([5, -1, 2])[yc]
+    path = tmp_path / "three.svm"
+    with open(path, "w") as f:
+        for y, x in zip(labels, X):
+            f.write(f"{y} " + " ".join(f"{j + 1}:{v:.6g}" for j, v in enumerate(x)) + "\n")
+    return path, labels
+
+
+@pytest.mark.parametrize("scheme", ["llw", "cs"])
+@pytest.mark.parametrize("solver", ["smo", "online"])
+def test_cli_trains_writes_and_predicts(three_class_file, tmp_path, scheme, solver):
+    path, labels = three_class_file
+    model_path = tmp_path / f"{scheme}.model"
+    out = run(svm_train, ["--multiclass", scheme, "--solver", solver, "-c", "2",
+                          str(path), str(model_path)]).stdout
+    assert "dual = " in out and out.rstrip().split("\n")[-1].startswith("Total nSV = ")
+    text = model_path.read_text()
+    assert f"multiclass {scheme}\n" in text
+    model = read_model(str(model_path))
+    assert model.multiclass == scheme and model.sv_coef.shape[0] == 3
+    assert (model.rho == 0).all()
+    # round trip: the written model reads back to the same file
+    again = tmp_path / "again.model"
+    write_model(model, str(again))
+    assert again.read_text() == text
+    pred = tmp_path / "pred"
+    res = run(svm_predict, [str(path), str(model_path), str(pred)])
+    ours = np.loadtxt(pred)
+    assert (ours == labels).mean() > 0.8
+    assert res.stdout.startswith("Accuracy = ")
+
+
+def test_cli_cross_validation(three_class_file):
+    path, _ = three_class_file
+    out = run(svm_train, ["--multiclass", "cs", "-v", "3", "-q", str(path)]).stdout
+    assert out.startswith("Cross Validation Accuracy = ")
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--multiclass", "llw", "-b", "1"], "probability estimates (-b 1) are not available"),
+    (["--multiclass", "cs", "--solver", "lasvm"], "trains with --solver smo"),
+    (["--solver", "online"], "--solver online trains --multiclass llw|cs"),
+    (["--multiclass", "cs", "--solver", "online", "--strategy", "x"], "unknown strategy"),
+    (["--multiclass", "cs", "--strategy", "s2do-all"], "--strategy is for --solver online"),
+    (["--multiclass", "llw", "--epochs", "inf"], "--epochs inf is for --solver online"),
+    (["--multiclass", "llw", "-w1", "2"], "class weights (-wi) are not supported"),
+])
+def test_cli_rejects_what_all_in_one_machines_do_not_support(three_class_file, tmp_path, args,
+                                                             message):
+    path, _ = three_class_file
+    res = run(svm_train, args + [str(path), str(tmp_path / "m")], code=1)
+    assert res.stderr.startswith("ERROR: ") and message in res.stderr
+
+
+def test_other_runs_do_not_load_the_s2do_solvers():
+    """svm-train / svm-predict runs that do not use llw|cs never import (or JIT-load) them."""
+    import subprocess
+    import sys
+
+    code = ("import sys, lasvm_cli.cli.main, lasvm_cli.cli.train, lasvm_cli.cli.predict, "
+            "lasvm_cli.fit, lasvm_cli.train, lasvm_cli.params, lasvm_cli.model, "
+            "lasvm_cli.io.model_file\n"
+            "bad = [m for m in sys.modules if m.endswith(('s2do', 's2do_steps', 'allinone', "
+            "'s2do_online', 'train_allinone'))]\n"
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_online_runs_repeat_with_their_seed():
+    X, yc = blobs(l=60, d=3, seed=10, shift=0.5)
+    kd, kp = kd_of(X), make_params(2, 3, 0.5, 0.0)
+    a, b = (solve_online(kd, kp, yc, 3, 2.0, CS, epochs=2, seed_value=4) for _ in range(2))
+    np.testing.assert_array_equal(a.coef, b.coef)
+    assert a.counters["iterations"] == b.counters["iterations"]
