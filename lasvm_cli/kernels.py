@@ -62,9 +62,12 @@ cols     int32 [d]: the file's feature index of each column, when the index spac
 KernelParams = namedtuple("KernelParams", "kind degree gamma coef0")
 KernelParams.__doc__ = "kind (int, 0..4), degree (int), gamma (float), coef0 (float)."
 
-# Work (row length x features per row) below which a row is computed serially: a parallel
-# region costs about 2 us to launch (research/performance-limits.md section 1).
-PARALLEL_MIN_WORK = 1 << 15
+# Work (row length x features per row) below which a row is computed serially. A parallel
+# region costs about 2 us to launch with spinning threads (research/performance-limits.md
+# section 1), but tens of microseconds with the passive waiting lasvm-cli sets (see
+# lasvm_cli/__init__.py): rows under about half a millisecond of work lost to one thread
+# (ijcnn1, 20,000 rows, LASVM: 4.6 s with two threads against 4.0-4.2 s with one at 1 << 15).
+PARALLEL_MIN_WORK = 1 << 19
 
 _NJIT = dict(cache=True, nogil=True)
 _FAST = {"reassoc", "contract", "arcp", "nsz"}
