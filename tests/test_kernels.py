@@ -50,6 +50,9 @@ def test_rows_match_brute_force(kind, dense_a, dense_b, n):
     for a in range(5):
         K.kernel_row(A, a, B, targets, kp, out)
         np.testing.assert_allclose(out, want[a, targets], rtol=1e-13, atol=1e-13)
+        if n > 1000:  # the parallel row itself (kernel_row takes it only for longer rows)
+            K.kernel_row_parallel(A, a, B, targets, kp, out)
+            np.testing.assert_allclose(out, want[a, targets], rtol=1e-13, atol=1e-13)
         for t in targets[:5]:
             assert K.kernel_value(A, a, B, t, kp) == pytest.approx(want[a, t], rel=1e-13, abs=1e-13)
 
