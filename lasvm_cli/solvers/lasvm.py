@@ -294,6 +294,12 @@ def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish
                    selection=selection, candidates=candidates, delta_max=delta_max, seed=seed,
                    label_budget=label_budget, rng=rng, symmetric_fill=symmetric_fill,
                    bias=bias, boxes=boxes)
+    return run_or_drive(run, progress, control)
+
+
+def run_or_drive(run, progress=None, control=None):
+    """``run`` to its end, or driven chunk by chunk by ``control`` (lasvm_cli/online.py:
+    traces, stops, snapshots, state files); its SolverResult."""
     if control is not None:
         return control.drive(run, progress)
     run.begin()

@@ -39,10 +39,9 @@ import numba
 import numpy as np
 
 from ..cache import cache_discard, cache_get_symmetric
-from ..qp.steps import TAU
 from .online_core import (F_DELTA, I_INSERTED, I_LABELS, I_NS, I_POOL, I_PROCESSED,
-                          I_REPROCESS, I_STEPS, max_violator, new_epoch, newton_step,
-                          rand_below, swap_positions, take_from_pool)
+                          I_REPROCESS, I_STEPS, clipped_newton, expansion_at, max_violator,
+                          new_epoch, newton_step, rand_below, swap_positions, take_from_pool)
 
 _NJIT = dict(cache=True, nogil=True)
 
@@ -156,23 +155,12 @@ def scan(st):
 
 @numba.njit(**_NJIT)
 def step_scan(st, kc, kd, kp, k):
-    """The core's clipped Newton step on variable k (online_core.newton_step, bit for bit:
-    alpha_k += mu = clip(g_k / K_kk, [A_k, B_k] - alpha_k), landing exactly on a bound), its
-    gradient update fused with the next :func:`scan` (one pass over S instead of three)."""
+    """The core's clipped Newton step on variable k (online_core.clipped_newton: alpha_k +=
+    mu = clip(g_k / K_kk, [A_k, B_k] - alpha_k), landing exactly on a bound), its gradient
+    update fused with the next :func:`scan` (one pass over S instead of three)."""
     n = st.ist[I_NS]
     rk = cache_get_symmetric(kc, kd, kp, st.pos2ex[k], n, st.t_pos, st.t_ex)
-    curv = np.float64(rk[k])
-    mu = st.g[k] / (curv if curv > TAU else TAU)
-    up = st.B[k] - st.alpha[k]
-    down = st.A[k] - st.alpha[k]
-    if mu > up:
-        mu = up
-    elif mu < down:
-        mu = down
-    if mu > 0:
-        st.alpha[k] = st.B[k] if mu == up else st.alpha[k] + mu
-    else:
-        st.alpha[k] = st.A[k] if mu == down else st.alpha[k] + mu
+    mu = clipped_newton(st, k, rk)
     st.ist[I_STEPS] += 1
     s = 0.0
     j = -1
@@ -256,17 +244,6 @@ def clean(st, kc, m, gst, region):
 
 
 @numba.njit(**_NJIT)
-def _arrive(st, kc, kd, kp, ex, n):
-    """f_i = sum_S alpha_s K(x_i, x_s): one kernel row of ``ex`` over S."""
-    f = 0.0
-    if n > 0:
-        row = cache_get_symmetric(kc, kd, kp, ex, n, st.t_pos, st.t_ex)
-        for p in range(n):
-            f += st.alpha[p] * np.float64(row[p])
-    return f
-
-
-@numba.njit(**_NJIT)
 def process_g(st, kc, kd, kp, ex, f):
     """PROCESS(i) without a bias (report §2.2 [fix]): insert ``ex`` (its box already at its
     position) at the end of S with alpha = 0, g = y - f, then one clipped Newton step, taken
@@ -303,7 +280,7 @@ def iteration(st, kc, kd, kp, ex, variant, s, sv_thr, Cp, Cn, C, tau, region, gs
         gap_loop(st, kc, kd, kp, max(C, ghat), tau, gst, gfs, gap, k, v)
         return
     y = st.y[ex]
-    f = _arrive(st, kc, kd, kp, ex, n)
+    f = expansion_at(st, kc, kd, kp, ex)  # f_i = sum_S alpha_s K(x_i, x_s)
     z = y * f
     reg = R_LEFT if z < s else (R_RIGHT if z > 1.0 else R_MIDDLE)
     if variant == V_I and reg != R_MIDDLE:  # LASVM-I (§6): only s <= z <= 1 is processed

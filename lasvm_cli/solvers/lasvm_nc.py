@@ -25,7 +25,8 @@ LASVM-G, -NC and -I; FULL SVM keeps its expansion whole.
 import numpy as np
 
 from ..cache import KERNEL_EVALS, cache_positions_loaded, cache_set_width
-from .lasvm import PH_DONE, PH_FINISH, PH_ONLINE, SAVED_FIELDS, LasvmRun, result_of
+from .lasvm import (PH_DONE, PH_FINISH, PH_ONLINE, SAVED_FIELDS, LasvmRun, result_of,
+                    run_or_drive)
 from .lasvm_g_core import (F_GAP, F_TARGET, G_ADMIT_L, G_ADMIT_M, G_ADMIT_R, G_BAILED,
                            G_CAPPED, G_CLEAN_L, G_CLEAN_M, G_CLEAN_R, G_FLAGGED, G_IN_S,
                            G_SEEN, G_SKIP_L, G_SKIP_R, M_FINISH, M_GAP, M_NEW_EPOCH, M_ONLINE,
@@ -211,12 +212,8 @@ def solve_lasvm_g(kd, kp, y, Cp, Cn, *, solver="lasvm-g", progress=None, control
     cache_mb, epochs, finish, seed, rng). ``control``: an online driver (lasvm_cli/online.py).
     Returns a SolverResult (coef = alpha by example, rho = 0, obj = -G(alpha), Table 1's
     counters)."""
-    run = LasvmGRun(kd, kp, y, Cp, Cn, solver=solver, **options)
-    if control is not None:
-        return control.drive(run, progress)
-    run.begin()
-    run.run_to_end(progress)
-    return run.result()
+    return run_or_drive(LasvmGRun(kd, kp, y, Cp, Cn, solver=solver, **options), progress,
+                        control)
 
 
 def solve_from_params(kd, kp, y, Cp, Cn, params, progress=None, control=None):

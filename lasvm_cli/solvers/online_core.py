@@ -260,8 +260,18 @@ def _newton_step(st, kc, kd, kp, k, tau):
         return 0
     n = st.ist[I_NS]
     rk = _row(kc, kd, kp, st.pos2ex[k], n, st.t_pos, st.t_ex)
+    mu = _clipped_newton(st, k, rk)
+    _update_gradient(st, n, mu, rk, rk, False)
+    st.ist[I_STEPS] += 1
+    return 1
+
+
+@numba.njit(**_NJIT)
+def _clipped_newton(st, k, rk):
+    """alpha_k += mu, mu = g_k / K_kk clipped to [A_k - alpha_k, B_k - alpha_k] (K_kk <= TAU
+    counts as TAU; rk: k's kernel row over S); returns mu. The gradient is not updated."""
     curv = np.float64(rk[k])
-    mu = gk / (curv if curv > TAU else TAU)
+    mu = st.g[k] / (curv if curv > TAU else TAU)
     up = st.B[k] - st.alpha[k]
     down = st.A[k] - st.alpha[k]
     if mu > up:
@@ -269,9 +279,7 @@ def _newton_step(st, kc, kd, kp, k, tau):
     elif mu < down:
         mu = down
     st.alpha[k] = _land(st.alpha[k], st.B[k] if mu > 0 else st.A[k], mu, up if mu > 0 else down)
-    _update_gradient(st, n, mu, rk, rk, False)
-    st.ist[I_STEPS] += 1
-    return 1
+    return mu
 
 
 @numba.njit(inline="always", **_NJIT)
@@ -669,7 +677,9 @@ def fit_width(kc, st, finishing=False):
 # clipped Newton step, the gradient update, the position swaps and the random stream exist once.
 
 max_violator = _max_violator      # the maximal KKT violator without a bias: (k, violation)
+expansion_at = _expansion_at      # sum over S of alpha_s K(x, x_s): the machine before its bias
 newton_step = _newton_step        # alpha_k += clip(g_k / K_kk) and the gradient update over [0, n_S)
+clipped_newton = _clipped_newton  # the same step without the gradient update (a caller fuses it)
 swap_positions = _swap_pos        # swap two positions (state arrays and the cache's columns)
 take_from_pool = _take            # remove pool[r] from the epoch's unseen examples
 rand_below = _rand                # random integer in [0, n) from the state's generator
