@@ -233,7 +233,7 @@ MEMORY_SCRIPT = textwrap.dedent("""
 def test_memory_bounded_with_index_2_pow_31_minus_1(tmp_path):
     # heart_scale with 2147483647:1 on every row: the old code allocated a 16 GiB scatter buffer
     # per kernel row (svm-train) and 7 arrays of 2^31 entries (svm-scale). Run under a 3 GiB
-    # address-space limit (the process itself needs well under 1 GiB), peak RSS checked too.
+    # address-space limit, peak RSS compared with the same commands on plain heart_scale.
     data = tmp_path / "w.svm"
     data.write_text(re.sub(r" *\n", f" {TOP}:1\n", HEART.read_text()))
     limit = 3 << 30
@@ -241,13 +241,18 @@ def test_memory_bounded_with_index_2_pow_31_minus_1(tmp_path):
     def cap():
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-    # the same commands on plain heart_scale first: a cold JIT cache would put numba's
-    # compilation (over 1 GiB of LLVM at its peak) into the measured process
-    warm = subprocess.run([sys.executable, "-c", MEMORY_SCRIPT, str(HEART), str(tmp_path)],
-                          capture_output=True, text=True, timeout=900)
-    assert warm.returncode == 0, warm.stderr[-2000:]
-    res = subprocess.run([sys.executable, "-c", MEMORY_SCRIPT, str(data), str(tmp_path)],
-                         capture_output=True, text=True, preexec_fn=cap, timeout=600)
-    assert res.returncode == 0, res.stderr[-2000:]
-    peak_mib = int(res.stdout.split()[-1])
-    assert peak_mib < 1024
+    # Both files once first, to warm the JIT cache (a cold cache puts numba's compilation, over
+    # 1 GiB of LLVM at its peak, into the process); then measured: the wide-index run must not
+    # need more than the plain one + 256 MiB.
+    def peak(path, limit=None):
+        res = subprocess.run([sys.executable, "-c", MEMORY_SCRIPT, str(path), str(tmp_path)],
+                             capture_output=True, text=True, timeout=900,
+                             preexec_fn=cap if limit else None)
+        assert res.returncode == 0, res.stderr[-2000:]
+        return int(res.stdout.split()[-1])
+
+    peak(HEART)
+    peak(data, limit)
+    plain_mib = peak(HEART)
+    wide_mib = peak(data, limit)
+    assert wide_mib < plain_mib + 256, (wide_mib, plain_mib)
