@@ -30,7 +30,7 @@ import numpy as np
 
 from ..cache import cache_get
 from . import (ACTIVE, ETA, EPS, FINAL_KKT, FREE, LAST_KIND, LOWER, N_FALLBACK, N_KKT_CONT,
-               N_MG, PREV_I, PREV_J, UPPER, WS, WS_HMG, WS_MVP)
+               N_MG, PREV_I, PREV_J, UPPER)
 from .steps import TAU, pair_gain
 
 _NJIT = dict(cache=True, nogil=True)
@@ -193,17 +193,6 @@ def select_hmg(st, c, kd, kp):
         return -1, -1, viol
     st.ist[N_MG] += 1
     return bp, bb, viol
-
-
-@numba.njit(**_NJIT)
-def select(st, c, kd, kp):
-    """Dispatch on ist[WS] (WS_MVP, WS_SO, WS_HMG)."""
-    ws = st.ist[WS]
-    if ws == WS_MVP:
-        return select_mvp(st, c, kd, kp)
-    if ws == WS_HMG:
-        return select_hmg(st, c, kd, kp)
-    return select_so(st, c, kd, kp)
 
 
 @numba.njit(**_NJIT)

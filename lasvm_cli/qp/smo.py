@@ -22,8 +22,8 @@ from ..kernels import kernel_diagonal, n_rows
 from . import (ACTIVE, ADAPT_WIDTH, COUNTER, EPS, ETA, FINAL_KKT, FREE, ITER, LAST_KIND, LOWER, MAX_ITER,
                MAX_ITER_REACHED, N_FST, N_IST, N_MG_EXTRA_ROWS, N_RECON, N_SHRINK,
                N_SHRUNK_VARS, N_WARN_H0, OPTIMAL, PREV_I, PREV_J, RUNNING, SHRINKING, UNSHRINK,
-               UPPER, VIOL, WS, WS_HMG, SmoState)
-from .select import select
+               UPPER, VIOL, WS, WS_HMG, WS_MVP, WS_SO, SmoState)
+from .select import select_hmg, select_mvp, select_so
 from .steps import step_libsvm
 
 _NJIT = dict(cache=True, nogil=True)
@@ -71,7 +71,7 @@ def make_state(kd, kp, y, p, C, alpha0=None, *, ws=1, eps=1e-3, shrinking=True, 
     return st
 
 
-@numba.njit(**_NJIT)
+@numba.njit(inline="always", **_NJIT)
 def _update_status(st, t):
     if st.alpha[t] >= st.C[t]:
         st.status[t] = UPPER
@@ -107,7 +107,7 @@ def smo_init(st, c, kd, kp, gradient_known):
                 G_bar[t] += st.C[i] * (yi * y[t] * np.float64(Ki[t]))
 
 
-@numba.njit(**_NJIT)
+@numba.njit(inline="always", **_NJIT)
 def _swap(st, c, i, j):
     """LIBSVM's swap_index: every position-order array, and the cache's columns."""
     cache_swap(c, i, j)
@@ -155,7 +155,7 @@ def reconstruct_gradient(st, c, kd, kp):
                     G[t] += ai * (yi * y[t] * np.float64(Ki[t]))
 
 
-@numba.njit(**_NJIT)
+@numba.njit(inline="always", **_NJIT)
 def _be_shrunk(st, t, Gmax1, Gmax2):
     s = st.status[t]
     if s == UPPER:
@@ -169,7 +169,7 @@ def _be_shrunk(st, t, Gmax1, Gmax2):
     return False
 
 
-@numba.njit(**_NJIT)
+@numba.njit(inline="always", **_NJIT)
 def _keep(st, c, t):
     """HMG never shrinks its previous working set (Shark; research note seed-003 3.3)."""
     if st.ist[WS] != WS_HMG or st.ist[PREV_I] < 0:
@@ -178,7 +178,7 @@ def _keep(st, c, t):
     return k == st.ist[PREV_I] or k == st.ist[PREV_J]
 
 
-@numba.njit(**_NJIT)
+@numba.njit(inline="always", **_NJIT)
 def do_shrinking(st, c, kd, kp):
     y, G, status = st.y, st.G, st.status
     l = y.shape[0]
@@ -220,7 +220,7 @@ def do_shrinking(st, c, kd, kp):
         st.ist[N_SHRUNK_VARS] += before - active
 
 
-@numba.njit(**_NJIT)
+@numba.njit(inline="always", **_NJIT)
 def _gbar_add(st, K, f):
     for t in range(st.y.shape[0]):
         st.G_bar[t] += st.y[t] * (np.float64(K[t]) * f)
@@ -237,7 +237,7 @@ def _gbar_update(st, c, kd, kp, i, f):
         _gbar_add(st, st.work, f)
 
 
-@numba.njit(**_NJIT)
+@numba.njit(inline="always", **_NJIT)
 def _take_step(st, c, kd, kp, i, j):
     """LIBSVM's update of a_i, a_j, then G (active part) and G_bar (full rows on status change;
     LIBSVM keeps G_bar with -h 0 too, where nothing reads it: we do not)."""
@@ -270,9 +270,10 @@ def _take_step(st, c, kd, kp, i, j):
         _gbar_update(st, c, kd, kp, j, -Cj * y[j] if uj else Cj * y[j])
 
 
-@numba.njit(**_NJIT)
-def smo_run(st, c, kd, kp, n_steps):
-    """Run at most ``n_steps`` iterations; returns RUNNING, OPTIMAL or MAX_ITER_REACHED.
+@numba.njit(inline="always", **_NJIT)
+def _smo_loop(st, c, kd, kp, n_steps, select_pair):
+    """Run at most ``n_steps`` iterations choosing pairs with ``select_pair`` (a select_*
+    of qp/select.py); returns RUNNING, OPTIMAL or MAX_ITER_REACHED.
 
     Counters in st.ist: ITER, N_SHRINK, N_RECON, N_MG, N_FALLBACK, N_MG_EXTRA_ROWS (MG
     iterations that computed more than one row in selection + update: must stay 0 without
@@ -290,12 +291,12 @@ def smo_run(st, c, kd, kp, n_steps):
             if ist[SHRINKING] != 0:
                 do_shrinking(st, c, kd, kp)
         misses0 = c.stats[CACHE_MISSES]
-        i, j, viol = select(st, c, kd, kp)
+        i, j, viol = select_pair(st, c, kd, kp)
         if i < 0:
             reconstruct_gradient(st, c, kd, kp)
             ist[ACTIVE] = l
             misses0 = c.stats[CACHE_MISSES]
-            i, j, viol = select(st, c, kd, kp)
+            i, j, viol = select_pair(st, c, kd, kp)
             if i < 0:
                 st.fst[VIOL] = viol
                 return OPTIMAL
@@ -312,6 +313,30 @@ def smo_run(st, c, kd, kp, n_steps):
         reconstruct_gradient(st, c, kd, kp)
         ist[ACTIVE] = l
     return MAX_ITER_REACHED
+
+
+@numba.njit(**_NJIT)
+def smo_run_mvp(st, c, kd, kp, n_steps):
+    return _smo_loop(st, c, kd, kp, n_steps, select_mvp)
+
+
+@numba.njit(**_NJIT)
+def smo_run_so(st, c, kd, kp, n_steps):
+    return _smo_loop(st, c, kd, kp, n_steps, select_so)
+
+
+@numba.njit(**_NJIT)
+def smo_run_hmg(st, c, kd, kp, n_steps):
+    return _smo_loop(st, c, kd, kp, n_steps, select_hmg)
+
+
+_SMO_RUN = {WS_MVP: smo_run_mvp, WS_SO: smo_run_so, WS_HMG: smo_run_hmg}
+
+
+def smo_run(st, c, kd, kp, n_steps):
+    """The SMO loop with st's working-set selection (ist[WS]). One compiled entry point per
+    selection, so a run compiles only the rule it uses (a first run's JIT time)."""
+    return _SMO_RUN[int(st.ist[WS])](st, c, kd, kp, n_steps)
 
 
 @numba.njit(**_NJIT)
