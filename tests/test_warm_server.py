@@ -148,6 +148,46 @@ def test_ctrl_c_is_forwarded(runtime, tmp_path):
     assert not (tmp_path / "m").exists()
 
 
+def _state(pid):
+    return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+
+
+def _wait_state(pid, states, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while _state(pid) not in states and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return _state(pid)
+
+
+def test_ctrl_z_stops_and_continues_the_worker(runtime, tmp_path):
+    """Ctrl-Z (SIGTSTP) stops the client and its worker (which sits outside the terminal's
+    process group); SIGCONT (the shell's fg / bg) continues both; the command then ends as
+    usual."""
+    server = _server_pid(runtime)
+    p = subprocess.Popen([BIN / ENDLESS[0], *ENDLESS[1:], tmp_path / "m"],
+                         env=_env(runtime, "require"), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, preexec_fn=_default_sigint)
+    deadline = time.monotonic() + 30
+    while not _workers_of(server) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (worker,) = _workers_of(server)
+    try:
+        p.send_signal(signal.SIGTSTP)
+        assert _wait_state(p.pid, "T") == "T"
+        assert _wait_state(worker, "T") == "T"
+        p.send_signal(signal.SIGCONT)
+        assert _wait_state(worker, "RS") in "RS"
+        assert _wait_state(p.pid, "RS") in "RS"
+    except AssertionError:
+        os.kill(worker, signal.SIGKILL)
+        p.kill()
+        raise
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert not (tmp_path / "m").exists()
+
+
 def test_killed_client_ends_its_worker(runtime, tmp_path):
     server = _server_pid(runtime)
     p = subprocess.Popen([BIN / ENDLESS[0], *ENDLESS[1:], tmp_path / "m"],

@@ -7,7 +7,7 @@ grid calls svm-train thousands of times). The warm server has paid that once; it
 per command that runs the command exactly as this process would (same argv, working directory,
 environment, umask, and this process's own stdin / stdout / stderr, passed as file descriptors),
 and this process waits for the worker's exit status and exits with it, forwarding the signals
-it receives (Ctrl-C, kill) to the worker.
+it receives to the worker (Ctrl-C, kill, Ctrl-Z and the continue that follows, window size).
 
 This module runs before anything heavy is imported: standard library only, no numpy or numba.
 
@@ -159,7 +159,19 @@ def _wait_for_worker(sock, pid):
         except OSError:
             pass
 
+    def suspend(signum, frame):
+        """Ctrl-Z: the worker is outside the terminal's process group, so stop it, then stop
+        as the shell expects; on `fg`/`bg` (SIGCONT) continue it."""
+        forward(signal.SIGSTOP, frame)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)  # returns once continued
+        signal.signal(signum, suspend)
+        forward(signal.SIGCONT, frame)
+
     for signum in _FORWARDED:
+        signal.signal(signum, forward)
+    signal.signal(signal.SIGTSTP, suspend)
+    for signum in (signal.SIGCONT, signal.SIGWINCH):  # a bar's width follows the terminal
         signal.signal(signum, forward)
     try:
         status = _read_line(sock)
