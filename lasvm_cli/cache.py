@@ -247,17 +247,40 @@ def _compute_tail(c, kd, kp, k, s, have, length):
 
 
 @numba.njit(**_NJIT)
-def cache_get(c, kd, kp, k, length):
-    """Row of example k over positions [0, length) (a view into the cache)."""
-    w = c.meta[WIDTH]
-    if length > w:
-        length = w  # callers never ask beyond the width they set; guard anyway
+def _hit(c, k, length):
+    """Slot holding k's row over [0, length) (made the most recent, counted as a hit), or -1."""
+    s = c.slot_of[k]
+    if s < 0 or c.length[s] < length:
+        return -1
+    _lru_unlink(c, s)
+    _lru_append(c, s)
+    c.stats[HITS] += 1
+    return s
+
+
+@numba.njit(**_NJIT)
+def _fill(c, kd, kp, k, length):
+    """Slot of k's row, computed (or its tail) over [0, length)."""
     s, have = _lookup(c, k)
     if have >= length:
         c.stats[HITS] += 1
     else:
         c.stats[MISSES] += 1
         _compute_tail(c, kd, kp, k, s, have, length)
+    return s
+
+
+@numba.njit(inline="always", **_NJIT)
+def cache_get(c, kd, kp, k, length):
+    """Row of example k over positions [0, length) (a view into the cache). The hit path
+    passes only the cache: every array of an argument costs an atomic reference count pair
+    per call, and kd has seven."""
+    w = c.meta[WIDTH]
+    if length > w:
+        length = w  # callers never ask beyond the width they set; guard anyway
+    s = _hit(c, k, length)
+    if s < 0:
+        s = _fill(c, kd, kp, k, length)
     return c.buf[s * w:s * w + length]
 
 
