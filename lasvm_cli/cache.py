@@ -74,6 +74,7 @@ no entry had to be computed, a miss otherwise (also for a partial row).
 from collections import namedtuple
 
 import numba
+from . import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from .kernels import kernel_row, row_work

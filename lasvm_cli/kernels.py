@@ -30,6 +30,7 @@ import numba
 import numpy as np
 from numba import prange, types
 from numba.extending import intrinsic
+from . import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 
 LINEAR, POLY, RBF, SIGMOID, PRECOMPUTED = 0, 1, 2, 3, 4
 KERNEL_NAMES = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")

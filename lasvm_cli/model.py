@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 from numba import prange
+from . import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 
 from . import kernels
 from .data import align, kernel_data

@@ -18,6 +18,7 @@ import math
 import sys
 
 import numba
+from . import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 MIN_PROB = 1e-7

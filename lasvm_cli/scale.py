@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
+from . import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 
 from .errors import LasvmError
 from .io.scale_file import ScaleFileError, read_range_file, write_range_file

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
+from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 
 from ..errors import InputFormatError
 

@@ -33,6 +33,7 @@ maximises the unconstrained two-variable gain (Algorithm 4) among the variables 
 from collections import namedtuple
 
 import numba
+from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from ..cache import cache_get, cache_swap, cache_swap_keep_prefix

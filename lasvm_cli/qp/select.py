@@ -26,6 +26,7 @@ m = max_{I_up} -y_t G_t, M = min_{I_low} -y_t G_t; the pair is violating when m 
 """
 
 import numba
+from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from ..cache import cache_get

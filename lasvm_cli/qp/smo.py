@@ -15,6 +15,7 @@ Ctrl-C run between chunks; the chunking does not change the iterates.
 """
 
 import numba
+from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from ..cache import WIDTH, cache_get, cache_row_into, cache_set_width, cache_swap

@@ -17,6 +17,7 @@ LIBSVM's second-order rule here (``--wss`` does not apply).
 """
 
 import numba
+from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from ..cache import WIDTH, cache_get, cache_set_width

@@ -36,6 +36,7 @@ Deviations from the paper (each also marked in the code):
 """
 
 import numba
+from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from ..cache import cache_discard, cache_get_symmetric

@@ -40,6 +40,7 @@ Deviations from the in-memory solver:
 from collections import namedtuple
 
 import numba
+from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from .. import kernels

@@ -49,6 +49,7 @@ row instead of dropping it).
 from collections import namedtuple
 
 import numba
+from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from .. import params

@@ -28,6 +28,7 @@ import math
 import time
 
 import numba
+from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from .. import cache as kc

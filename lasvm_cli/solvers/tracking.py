@@ -55,6 +55,7 @@ against the classifier's non-zero coefficients only and added to the same counte
 from collections import namedtuple
 
 import numba
+from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from ..cache import FILL, KERNEL_EVALS, WIDTH, cache_set_width, fill_pays, make_cache

@@ -1,0 +1,63 @@
+"""Numba's on-disk cache is stamped with the whole package (lasvm_cli/jit_cache.py): a compiled
+function carries the code of the functions it calls from other modules, so an edit to any
+module must recompile it, not just an edit to its own file."""
+
+import importlib
+import os
+import pkgutil
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import lasvm_cli
+from lasvm_cli import jit_cache
+
+PACKAGE = Path(lasvm_cli.__file__).parent
+
+# run from a copy of the package (not the editable install), report the JIT cache's verdict
+PROBE = """
+import sys
+sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in str(f)]
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+from lasvm_cli import kernels, jit_cache
+assert kernels.__file__.startswith(sys.argv[1])
+kernels.exp_inplace(np.zeros(3))
+st = kernels.exp_inplace.stats
+print(len(st.cache_hits), len(st.cache_misses), jit_cache.package_stamp())
+"""
+
+
+def test_every_cached_function_is_stamped_with_the_package():
+    for info in pkgutil.walk_packages([str(PACKAGE)], "lasvm_cli."):
+        if info.name.startswith(("lasvm_cli.sklearn", "lasvm_cli.cli.warm_server")):
+            continue  # optional extras / the server: no jitted code
+        module = importlib.import_module(info.name)
+        for value in vars(module).values():
+            cache = getattr(value, "_cache", None)
+            if getattr(value, "py_func", None) is None or cache is None or \
+                    value.py_func.__module__ != info.name or not hasattr(cache, "_impl"):
+                continue
+            locator = cache._impl.locator
+            assert type(locator).__name__.startswith("Package"), (info.name, value)
+            assert locator.get_source_stamp() == jit_cache.package_stamp()
+
+
+def test_an_edit_to_another_module_recompiles(tmp_path):
+    tree = tmp_path / "tree"
+    shutil.copytree(PACKAGE, tree / "lasvm_cli", ignore=shutil.ignore_patterns("__pycache__"))
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "jit"))
+
+    def probe():
+        out = subprocess.run([sys.executable, "-c", PROBE, str(tree)], env=env,
+                             capture_output=True, text=True, check=True).stdout.split()
+        return int(out[0]), int(out[1]), out[2]
+
+    hits, misses, stamp = probe()
+    assert (hits, misses) == (0, 1)  # compiled
+    assert probe() == (1, 0, stamp)  # loaded
+    with open(tree / "lasvm_cli" / "rand.py", "a") as f:  # no jitted code of kernels' in it
+        f.write("\n# edited\n")
+    hits, misses, new_stamp = probe()
+    assert (hits, misses) == (0, 1) and new_stamp != stamp  # compiled again
