@@ -46,6 +46,21 @@ its final model) once the last machine reaches v; trace rows get a ``machine`` c
 resumed run continues a machine that had stopped before the saved one, that machine's new rows
 are appended after the rows already in the file (its earlier "final" row stays): select rows by
 the ``machine`` column, as ``lasvm plot`` does.
+
+All-in-one machines (``--multiclass llw|cs --solver online``): the same driver runs the online
+S2DO solver's :class:`~lasvm_cli.solvers.s2do_online.S2doRun` as one machine over every class
+(``_train_allinone_online``), with the trace, the stopping limits and the snapshots; there
+*iterations* are examples processed (TWO_NEWS steps), *sv* (stopping, snapshots and the trace's
+column) the support patterns |W|, delta the KKT violation over W, the test error that of the
+arg-max over the classes, and a stop or snapshot takes the current iterate (no finishing step).
+Its trace adds the S2DO steps and the epoch. ``--save-state``/``--resume`` are refused there.
+
+What the driver asks of a run: ``begin``, ``step(n)``, ``online``, ``done``, ``processed``,
+``n_expansion``, ``kernel_evals``, ``delta()``, ``dual_objective()``, ``trace_sv()``,
+``finished_copy()``, ``result()``, ``labels``, ``kd``, ``kp``, ``config``, ``CHUNK``,
+optionally ``TRACE_EXTRA``/``trace_extra()`` and ``test_error(test, classes)`` (else
+:meth:`TestSet.error` on ``coef_rho()``), and for state files ``state_arrays()``,
+``load_state_arrays()``, ``phase``, ``epochs``.
 """
 
 import contextlib
@@ -353,11 +368,9 @@ class OnlineControl:
         return None
 
     def _chunk(self, run):
-        from .solvers.online_core import CHUNK
-
         o = self.o
         p = run.processed
-        n = CHUNK
+        n = run.CHUNK
         if o.trace:
             n = min(n, self.next_trace - p)
         if o.stop_iterations is not None:
@@ -393,17 +406,20 @@ class OnlineControl:
         pos, neg = self.machines[self.index]
         return f"{pos:g}-{'rest' if neg is None else format(neg, 'g')}"
 
-    def _trace_row(self, run, seconds, phase, kernel_evals=None):
-        from .solvers.online_core import dual_objective
+    def _test_error(self, run):
+        machine = self.machines[self.index]
+        if hasattr(run, "test_error"):  # an all-in-one machine: the arg-max over its classes
+            return run.test_error(self.test, machine)
+        return self.test.error(run, *machine)
 
-        coef, _ = run.coef_rho()
+    def _trace_row(self, run, seconds, phase, kernel_evals=None):
         err = None
         if self.test is not None:
-            err = self.test.error(run, *self.machines[self.index])
+            err = self._test_error(run)
         row = [str(run.processed), f"{seconds:.6f}",
                str(run.kernel_evals if kernel_evals is None else kernel_evals),
-               str(int(np.count_nonzero(coef))), f"{run.delta():.10g}",
-               f"{dual_objective(run.st):.12g}", "" if err is None else f"{err:.6g}", phase]
+               str(run.trace_sv()), f"{run.delta():.10g}",
+               f"{run.dual_objective():.12g}", "" if err is None else f"{err:.6g}", phase]
         row += [f"{v:.10g}" for v in (run.trace_extra() if self._extra else ())]
         if self.multi:
             row.append(self._machine_name())
@@ -543,7 +559,7 @@ class OnlineControl:
         o = self.o
         self.index += 1
         m = self.index
-        self.fingerprints.append(data_fingerprint(run.kd, run.st.y))
+        self.fingerprints.append(data_fingerprint(run.kd, run.labels))
         self._extra = tuple(getattr(run, "TRACE_EXTRA", ()))
         self.params = run_parameters(run)
         self.snap_results.append({})
@@ -674,6 +690,9 @@ def train_online(problem, params, rows=None, info=None, warn=None, progress=None
     opts = OnlineOptions.from_params(params)
     rows = np.arange(problem.n) if rows is None else np.asarray(rows, np.int64)
     label = group_classes(problem.y[rows])[0].tolist()
+    if params.multiclass in ALL_IN_ONE_ONLINE:
+        return _train_allinone_online(problem, params, rows, info, warn, progress, rng, opts,
+                                      label)
     if params.multiclass == "ovr":
         machines = [(c, None) for c in label]
     elif params.multiclass == "ovo":
@@ -698,3 +717,29 @@ def train_online(problem, params, rows=None, info=None, warn=None, progress=None
     model = train(problem, params, rows, info, warn, progress, rng, solve=solve)
     model.online = control
     return model
+
+
+# the all-in-one machines' online solver (--multiclass llw|cs --solver online): one machine
+# over every class, driven as one run (solvers/s2do_online.py's S2doRun)
+ALL_IN_ONE_ONLINE = ("llw", "cs")
+ALL_IN_ONE_OPTIONS = ("trace", "test_file", "stop_iterations", "stop_sv", "stop_seconds",
+                      "snapshots")  # the fields of OPTION_NAMES it takes
+
+
+def _train_allinone_online(problem, params, rows, info, warn, progress, rng, opts, label):
+    """train_allinone under OnlineControl: one machine over the classes ``label`` (the
+    class indices' labels, for the test error); train_allinone gives the control its
+    build_model (a model from the machine's SolverResult, for the snapshots)."""
+    from .train_allinone import train_allinone
+
+    refused = [OPTION_NAMES[f] for f in OPTION_NAMES
+               if f not in ALL_IN_ONE_OPTIONS and getattr(opts, f)]
+    if refused:
+        _error(f"{', '.join(refused)}: not with --multiclass {params.multiclass} "
+               "(--solver online)")
+    test = TestSet(opts.test_file, problem) if opts.test_file else None
+    control = OnlineControl(opts, machines=(tuple(label),), test=test, info=info, warn=warn)
+    model = train_allinone(problem, params, rows, info, warn, progress, rng, control=control)
+    model.online = control
+    return model
+

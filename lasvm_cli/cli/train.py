@@ -88,6 +88,8 @@ lasvm-cli options (the online solvers and options: -s 0, C-SVC, only):
 	delta, dual objective, test error)
 --trace-every n : iterations between trace rows (default 1000)
 --test file : test set for the trace's test error
+	--trace, --test, --stop-* and --snapshots also apply to --multiclass llw|cs --solver
+	online (iterations: examples processed; sv: support patterns), not --save-state/--resume
 tracking solvers (--solver track1|track2|track2-lasvm|rcd):
 -K n : coordinate steps per example (default 10)
 --eps x : K = ceil(8C/x^2), for 0 < x <= 4C (instead of -K)
@@ -185,15 +187,22 @@ def parse_command_line(argv):
     else:
         o.model_file = os.path.basename(o.input_file) + ".model"
     p.model_file = o.model_file  # LASVM snapshots are named model_file.<value>
-    from ..online import OPTION_NAMES, online_requested
+    from ..online import ALL_IN_ONE_OPTIONS, OPTION_NAMES, online_requested
     from ..solvers import ONLINE, TRACKING_SOLVERS
 
     if p.solver in TRACKING_SOLVERS:
         _check_tracking_options(o)
-    elif online_requested(p) and (p.solver not in ONLINE or o.nr_fold):
+    elif online_requested(p) and (p.solver not in ONLINE + ("online",) or o.nr_fold):
         used = " ".join(n for f, n in OPTION_NAMES.items() if getattr(p, f, None))
-        raise ParameterError(f"ERROR: {used}: only with --solver {'|'.join(ONLINE)}, "
-                             "without -v")
+        raise ParameterError(f"ERROR: {used}: only with --solver {'|'.join(ONLINE)} (or "
+                             "--multiclass llw|cs --solver online), without -v")
+    elif p.solver == "online" and online_requested(p):
+        refused = [n for f, n in OPTION_NAMES.items()
+                   if getattr(p, f, None) and f not in ALL_IN_ONE_OPTIONS]
+        if refused:
+            raise ParameterError(f"ERROR: {' '.join(refused)}: not with --solver online "
+                                 "(--multiclass llw|cs takes --trace, --trace-every, --test, "
+                                 "--stop-iterations, --stop-sv, --stop-seconds and --snapshots)")
     if o.workers is not None and o.workers < 1:
         raise ParameterError("ERROR: --workers must be at least 1")
     if o.workers is not None and o.scheduler:
