@@ -53,7 +53,11 @@ S2DO solver's :class:`~lasvm_cli.solvers.s2do_online.S2doRun` as one machine ove
 *iterations* are examples processed (TWO_NEWS steps), *sv* (stopping, snapshots and the trace's
 column) the support patterns |W|, delta the KKT violation over W, the test error that of the
 arg-max over the classes, and a stop or snapshot takes the current iterate (no finishing step).
-Its trace adds the S2DO steps and the epoch. ``--save-state``/``--resume`` are refused there.
+Its trace adds the S2DO steps and the epoch. Its state file holds the S2DO state, the whole
+kernel cache (rows included: the scheduling counts the kernel values computed, so cache hits
+steer it), the step gains and counts, the epoch's order and both random generators (numpy's
+for the orders, numba's for the step draws), so a resumed run is the uninterrupted one, bit
+for bit; a larger ``--epochs`` continues a run that ended.
 
 What the driver asks of a run: ``begin``, ``step(n)``, ``online``, ``done``, ``processed``,
 ``n_expansion``, ``kernel_evals``, ``delta()``, ``dual_objective()``, ``trace_sv()``,
@@ -204,11 +208,10 @@ def save_state(path, run, meta, extra=None):
     """Write the run's state, ``meta`` (JSON-able) and the ``extra`` arrays to ``path``
     atomically."""
     from .io.atomic import atomic_write
-    from .solvers.lasvm import PHASES
 
     arrays = run.state_arrays()
     arrays.update(extra or {})
-    meta = dict(meta, version=STATE_VERSION, phase=PHASES[run.phase], epochs=run.epochs)
+    meta = dict(meta, version=STATE_VERSION, phase=run.PHASES[run.phase], epochs=run.epochs)
     arrays["meta"] = np.array(json.dumps(meta))
     with atomic_write(path, mode="wb") as f:
         np.savez(f, **arrays)
@@ -483,13 +486,11 @@ class OnlineControl:
 
     def _machine_block(self, run):
         """What the state file keeps of the current machine: its arrays and its place."""
-        from .solvers.lasvm import PHASES
-
         taken = self.snap_results[self.index]
         arrays = run.state_arrays()
         for i, r in taken.items():
             arrays[f"snap_{i}_coef"] = r.coef
-        meta = dict(phase=PHASES[run.phase], elapsed=self.elapsed, snap_i=self.snap_i,
+        meta = dict(phase=run.PHASES[run.phase], elapsed=self.elapsed, snap_i=self.snap_i,
                     next_trace=self.next_trace, fingerprint=self.fingerprints[self.index],
                     params=self.params,
                     snapshots={str(i): _result_meta(r) for i, r in taken.items()})
@@ -523,8 +524,6 @@ class OnlineControl:
         """Put machine ``index``'s saved block (if the state file has one) into ``run``;
         returns None (no block), "finished" (a machine finished before the save) or
         "current" (the machine the save was made in)."""
-        from .solvers.lasvm import PHASES
-
         meta, arrays = self._resume
         m = self.index
         saved = meta.get("machine", 0)
@@ -538,7 +537,7 @@ class OnlineControl:
             block = meta
         check_resume(self.o.resume, block, self.fingerprints[m], self.params)
         try:
-            run.load_state_arrays(arrays, PHASES.index(block["phase"]))
+            run.load_state_arrays(arrays, run.PHASES.index(block["phase"]))
         except (ValueError, KeyError) as e:
             _error(f"{self.o.resume}: {e}")
         self.snap_results[m] = {int(i): _result_from(r, arrays[f"snap_{i}_coef"])
@@ -722,8 +721,6 @@ def train_online(problem, params, rows=None, info=None, warn=None, progress=None
 # the all-in-one machines' online solver (--multiclass llw|cs --solver online): one machine
 # over every class, driven as one run (solvers/s2do_online.py's S2doRun)
 ALL_IN_ONE_ONLINE = ("llw", "cs")
-ALL_IN_ONE_OPTIONS = ("trace", "test_file", "stop_iterations", "stop_sv", "stop_seconds",
-                      "snapshots")  # the fields of OPTION_NAMES it takes
 
 
 def _train_allinone_online(problem, params, rows, info, warn, progress, rng, opts, label):
@@ -732,11 +729,6 @@ def _train_allinone_online(problem, params, rows, info, warn, progress, rng, opt
     build_model (a model from the machine's SolverResult, for the snapshots)."""
     from .train_allinone import train_allinone
 
-    refused = [OPTION_NAMES[f] for f in OPTION_NAMES
-               if f not in ALL_IN_ONE_OPTIONS and getattr(opts, f)]
-    if refused:
-        _error(f"{', '.join(refused)}: not with --multiclass {params.multiclass} "
-               "(--solver online)")
     test = TestSet(opts.test_file, problem) if opts.test_file else None
     control = OnlineControl(opts, machines=(tuple(label),), test=test, info=info, warn=warn)
     model = train_allinone(problem, params, rows, info, warn, progress, rng, control=control)

@@ -1,8 +1,9 @@
 """The long-run options of LASVM (lasvm_cli/online.py) on the online S2DO solver of the
 all-in-one machines, ``--multiclass llw|cs --solver online``: --trace / --trace-every / --test,
---stop-iterations / --stop-sv / --stop-seconds, --snapshots / --snapshot-by. Iterations are
-examples processed (TWO_NEWS steps), sv the support patterns |W|; the compiled pass is driven
-in chunks of examples, which must not change the iterates."""
+--stop-iterations / --stop-sv / --stop-seconds, --snapshots / --snapshot-by, --save-state /
+--resume. Iterations are examples processed (TWO_NEWS steps), sv the support patterns |W|; the
+compiled pass is driven in chunks of examples, which must not change the iterates, and a
+resumed run must be the uninterrupted one bit for bit."""
 
 import csv
 import lzma
@@ -12,6 +13,7 @@ import sys
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from click.testing import CliRunner
 
 from lasvm_cli.cli.main import svm_predict, svm_train
@@ -215,10 +217,6 @@ def test_usps_rows_traced_and_plain_give_the_same_model(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--multiclass", "llw", "--solver", "online", "--save-state", "s.npz"],
-     "--save-state: not with --solver online"),
-    (["--multiclass", "cs", "--solver", "online", "--resume", "s.npz"],
-     "--resume: not with --solver online"),
     (["--multiclass", "llw", "--solver", "smo", "--trace", "t.csv"],
      "only with --solver lasvm|lasvm-g|full-svm|lasvm-nc|lasvm-i (or --multiclass llw|cs "
      "--solver online)"),
@@ -247,3 +245,110 @@ def test_traced_all_in_one_runs_do_not_load_lasvm(four_classes, tmp_path):
             "assert 'lasvm_cli.solvers.s2do_online' in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
     assert (tmp_path / "m").exists()
+
+
+def trace_without_seconds(path):
+    return [{k: v for k, v in r.items() if k != "seconds"} for r in read_rows(path)]
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_resume_is_the_uninterrupted_run(four_classes, tmp_path, scheme):
+    data, test = four_classes
+    common = ["--multiclass", scheme, "--epochs", "2", "--seed", "4", "-q", "--trace-every", "40",
+              "--test", test]
+    full = tmp_path / "full"
+    train(data, full, *common, "--trace", tmp_path / "full.csv")
+    state = tmp_path / "s.npz"
+    trace = tmp_path / "t.csv"
+    # stopped in the middle of the second epoch, then continued to the end
+    train(data, tmp_path / "part", *common, "--trace", trace, "--save-state", state,
+          "--stop-iterations", "310")
+    res = train(data, tmp_path / "resumed", *common, "--trace", trace, "--resume", state,
+                "--save-state", state)
+    assert (tmp_path / "resumed").read_bytes() == full.read_bytes()
+    # the trace continues where the state was saved (the stop's final row replaced): every
+    # column but the seconds is the uninterrupted run's, kernel evaluations included (the
+    # state holds the kernel cache)
+    assert trace_without_seconds(trace) == trace_without_seconds(tmp_path / "full.csv")
+    assert res.exit_code == 0
+    # a larger --epochs continues a run that ended
+    three = tmp_path / "three"
+    train(data, three, "--multiclass", scheme, "--epochs", "3", "--seed", "4", "-q")
+    train(data, tmp_path / "more", "--multiclass", scheme, "--epochs", "3", "--seed", "4", "-q",
+          "--resume", state)
+    assert (tmp_path / "more").read_bytes() == three.read_bytes()
+    assert three.read_bytes() != full.read_bytes()
+
+
+def test_resume_keeps_the_snapshots(four_classes, tmp_path):
+    data, _ = four_classes
+    common = ["--multiclass", "cs", "--epochs", "2", "--seed", "8", "-q", "--snapshots",
+              "150,400"]
+    train(data, tmp_path / "full", *common)
+    state = tmp_path / "s.npz"
+    train(data, tmp_path / "part", *common, "--save-state", state, "--stop-iterations", "250")
+    assert (tmp_path / "part.150").read_bytes() == (tmp_path / "full.150").read_bytes()
+    assert not (tmp_path / "part.400").exists()
+    train(data, tmp_path / "part", *common, "--resume", state)
+    for suffix in ("", ".150", ".400"):
+        assert (tmp_path / f"part{suffix}").read_bytes() == \
+            (tmp_path / f"full{suffix}").read_bytes()
+
+
+def test_resume_refuses_other_parameters_and_solvers(four_classes, tmp_path):
+    data, _ = four_classes
+    state = tmp_path / "s.npz"
+    train(data, tmp_path / "m", "--multiclass", "llw", "-q", "--save-state", state,
+          "--stop-iterations", "100")
+    res = train(data, tmp_path / "x", "--multiclass", "llw", "-c", "3", "--resume", state,
+                code=1)
+    assert "the state was saved with other parameters: C 2.0 (now 3.0)" in res.stderr
+    res = train(data, tmp_path / "x", "--multiclass", "cs", "--resume", state, code=1)
+    assert "multiclass 'llw' (now 'cs')" in res.stderr
+    res = train(data, tmp_path / "x", "--multiclass", "llw", "-m", "1", "--resume", state,
+                code=1)
+    assert "cache_mb 100.0 (now 1.0)" in res.stderr
+    res = run(svm_train, ["--solver", "lasvm", "--resume", str(state), str(data),
+                          str(tmp_path / "x")], code=1)
+    assert res.stderr.startswith("ERROR: ") and "the state was saved for 1 binary" in res.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_ctrl_c_saves_the_state_then_resume_finishes_the_run(tmp_path):
+    """SIGINT during a run: the state is saved at the next chunk boundary, then
+    KeyboardInterrupt; --resume gives the uninterrupted model."""
+    import os
+    import signal
+
+    from lasvm_cli.data import kernel_data
+    from lasvm_cli.kernels import make_params
+    from lasvm_cli.online import OnlineControl, OnlineOptions
+    from lasvm_cli.qp.s2do import CS
+    from lasvm_cli.solvers.s2do_online import solve_online
+
+    rng = np.random.default_rng(3)
+    yc = rng.integers(0, 3, 150)
+    X = rng.normal(size=(3, 4))[yc] + rng.normal(size=(150, 4))
+    Xs = sp.csr_matrix(X)
+    kd, kp = kernel_data(Xs.indptr, Xs.indices + 1, Xs.data), make_params(2, 3, 0.5, 0.0)
+    kw = dict(epochs=3, seed_value=6)
+    ref = solve_online(kd, kp, yc, 3, 2.0, CS, **kw)
+    state = str(tmp_path / "s.npz")
+
+    def progress(epoch, _):
+        if epoch == 1:
+            os.kill(os.getpid(), signal.SIGINT)  # what Ctrl-C sends
+
+    warns = []
+    control = OnlineControl(OnlineOptions(save_state=state, save_every=1e9), warn=warns.append)
+    with pytest.raises(KeyboardInterrupt):
+        solve_online(kd, kp, yc, 3, 2.0, CS, progress=progress, control=control, **kw)
+    assert any("interrupted: state saved" in w for w in warns)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # an unrelated compiled draw in between must not matter: numba's RNG is in the state
+    solve_online(kd, kp, yc, 3, 2.0, CS, epochs=1, seed_value=99)
+    res = solve_online(kd, kp, yc, 3, 2.0, CS,
+                       control=OnlineControl(OnlineOptions(resume=state)), **kw)
+    np.testing.assert_array_equal(res.coef, ref.coef)
+    assert res.n_iter == ref.n_iter
+

@@ -88,8 +88,8 @@ lasvm-cli options (the online solvers and options: -s 0, C-SVC, only):
 	delta, dual objective, test error)
 --trace-every n : iterations between trace rows (default 1000)
 --test file : test set for the trace's test error
-	--trace, --test, --stop-* and --snapshots also apply to --multiclass llw|cs --solver
-	online (iterations: examples processed; sv: support patterns), not --save-state/--resume
+	these LASVM options also apply to --multiclass llw|cs --solver online (iterations:
+	examples processed; sv: support patterns)
 tracking solvers (--solver track1|track2|track2-lasvm|rcd):
 -K n : coordinate steps per example (default 10)
 --eps x : K = ceil(8C/x^2), for 0 < x <= 4C (instead of -K)
@@ -187,7 +187,7 @@ def parse_command_line(argv):
     else:
         o.model_file = os.path.basename(o.input_file) + ".model"
     p.model_file = o.model_file  # LASVM snapshots are named model_file.<value>
-    from ..online import ALL_IN_ONE_OPTIONS, OPTION_NAMES, online_requested
+    from ..online import OPTION_NAMES, online_requested
     from ..solvers import ONLINE, TRACKING_SOLVERS
 
     if p.solver in TRACKING_SOLVERS:
@@ -196,13 +196,6 @@ def parse_command_line(argv):
         used = " ".join(n for f, n in OPTION_NAMES.items() if getattr(p, f, None))
         raise ParameterError(f"ERROR: {used}: only with --solver {'|'.join(ONLINE)} (or "
                              "--multiclass llw|cs --solver online), without -v")
-    elif p.solver == "online" and online_requested(p):
-        refused = [n for f, n in OPTION_NAMES.items()
-                   if getattr(p, f, None) and f not in ALL_IN_ONE_OPTIONS]
-        if refused:
-            raise ParameterError(f"ERROR: {' '.join(refused)}: not with --solver online "
-                                 "(--multiclass llw|cs takes --trace, --trace-every, --test, "
-                                 "--stop-iterations, --stop-sv, --stop-seconds and --snapshots)")
     if o.workers is not None and o.workers < 1:
         raise ParameterError("ERROR: --workers must be at least 1")
     if o.workers is not None and o.scheduler:

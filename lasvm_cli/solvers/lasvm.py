@@ -65,6 +65,7 @@ class LasvmRun:
     Chunk sizes do not change the result: every decision depends on the state arrays only."""
 
     CHUNK = CHUNK  # online iterations per compiled call when the driver has no reason to stop
+    PHASES = PHASES  # the state file's names of self.phase
 
     def __init__(self, kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish=True,
                  selection="random", candidates=50, delta_max=None, seed=0, label_budget=None,

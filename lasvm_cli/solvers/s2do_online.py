@@ -24,6 +24,7 @@ to 0 leaves W. ``--epochs n`` passes; ``inf``: until the KKT violation of the wh
 (gradients of the examples outside W computed at the end of each pass) is below ``-e``.
 """
 
+import json
 import math
 import time
 
@@ -190,10 +191,14 @@ class S2doRun:
       model's number of support vectors -- the trace's ``sv`` and ``--stop-sv``'s measure;
     * ``delta()``: the KKT violation over W; ``dual_objective()``: the dual D (exact over W).
 
-    There is no finishing step: the model at a stop or snapshot is the current iterate."""
+    There is no finishing step: the model at a stop or snapshot is the current iterate.
+    ``state_arrays()`` / ``load_state_arrays()`` save and restore the run between steps
+    (--save-state / --resume), bit for bit."""
 
     TRACE_EXTRA = ("s2do_steps", "epoch")
     CHUNK = 1000  # examples per compiled call when a driver has no reason to stop sooner
+    PHASES = ("online", "done")  # the state file's names of self.phase
+    SAVED_FIELDS = ("A", "G", "S", "yc", "KD", "ist", "fst")  # of the S2doState
 
     def __init__(self, kd, kp, yc, d, C, kind, *, eps=1e-3, epochs=1, strategy=None,
                  cache_mb=100.0, target=1.0, seed_value=1, multipliers=None,
@@ -209,7 +214,8 @@ class S2doRun:
         self.eps = float(eps)
         self.config = dict(multiclass=("llw", "cs")[kind], C=float(C), eps=float(eps),
                            epochs=epochs, strategy=self.strategy, target=float(target),
-                           seed=int(seed_value), multipliers=self._mult.tolist())
+                           seed=int(seed_value), multipliers=self._mult.tolist(),
+                           cache_mb=float(cache_mb), cache_dtype=np.dtype(cache_dtype).name)
         self._C, self._target, self._cache_mb = float(C), float(target), cache_mb
         self._cache_dtype = cache_dtype
         self._seed = int(seed_value)
@@ -222,18 +228,26 @@ class S2doRun:
     def online(self):
         return not self.done
 
-    def begin(self):
+    @property
+    def phase(self):
+        return int(self.done)
+
+    def _setup(self):
         l = self.l
         self.st = core.make_state(self.kind, self.labels, self.d, diagonal(self.kd, self.kp, l),
                                   self._C, target=self._target, eps=self.eps, shrinking=False)
         self.st.ist[core.ACTIVE] = 0  # W is empty
         self.c = kc.make_cache(l, self._cache_mb, self._cache_dtype)
         self._rng = np.random.default_rng(self._seed)
-        seed(self._seed)
         self._gains = np.ones(3)  # Algorithm 7's stepGains
         self._counts = np.zeros(3, np.int64)
         self._kcost = float(max(1, row_work(self.kd, self.kd, self.kp, 1)))
-        self.done = self.epochs <= 0 or l == 0
+        self.epoch, self.optimal, self._order, self._r = 0, False, None, 0
+
+    def begin(self):
+        self._setup()
+        seed(self._seed)
+        self.done = self.epochs <= 0 or self.l == 0
 
     def step(self, n=CHUNK):
         """Visit the next ``n`` examples of the epoch (fewer at its end), then end the epoch
@@ -298,6 +312,53 @@ class S2doRun:
     def trace_extra(self):
         return (int(self.st.ist[core.ITER]), self.epoch_fraction)
 
+    # -- save / restore (lasvm_cli/online.py's state files) ----------------------------------
+
+    def state_arrays(self):
+        """Copies of everything the rest of the run depends on: the S2DO state (position
+        order), the whole kernel cache (its rows too: Algorithm 7's work counts the kernel
+        values computed, so the cache's hits steer the scheduling), the step gains and counts,
+        the epoch's order and place, and both random generators (numpy's for the epochs'
+        orders, numba's for the step draws and random patterns)."""
+        from numba import _helperlib
+
+        d = {f"s2do_{name}": np.array(getattr(self.st, name)) for name in self.SAVED_FIELDS}
+        d.update({f"cache_{f}": np.array(getattr(self.c, f)) for f in self.c._fields
+                  if f != "scratch"})
+        d.update(gains=np.array(self._gains),
+                 counts=np.array(self._counts),
+                 order=np.zeros(0, np.int64) if self._order is None else np.array(self._order),
+                 scalars=np.array([self._r, self.epoch, int(self.optimal),
+                                   int(self._order is not None)], np.int64),
+                 np_rng=np.array(json.dumps(self._rng.bit_generator.state)))
+        index, key = _helperlib.rnd_get_state(_helperlib.rnd_get_np_state_ptr())
+        d["numba_rng"] = np.array([index] + list(key), np.int64)
+        return d
+
+    def load_state_arrays(self, d, phase):
+        """A run (not begun) continues from :meth:`state_arrays`. ``phase`` is recomputed
+        from the epochs (a larger --epochs continues a run that ended)."""
+        from numba import _helperlib
+
+        self._setup()
+        for name in self.SAVED_FIELDS:
+            _load_into(getattr(self.st, name), d[f"s2do_{name}"], name)
+        for f in self.c._fields:
+            if f != "scratch":
+                _load_into(getattr(self.c, f), d[f"cache_{f}"], f"cache_{f}")
+        _load_into(self._gains, d["gains"], "gains")
+        _load_into(self._counts, d["counts"], "counts")
+        r, epoch, optimal, has_order = (int(v) for v in np.asarray(d["scalars"]))
+        self._r, self.epoch, self.optimal = r, epoch, bool(optimal)
+        self._order = np.array(d["order"], np.int64) if has_order else None
+        if self._order is not None and self._order.shape != (self.l,):
+            raise ValueError(f"state array order: {self._order.shape}, expected ({self.l},)")
+        self._rng.bit_generator.state = json.loads(str(d["np_rng"]))
+        words = np.asarray(d["numba_rng"])
+        _helperlib.rnd_set_state(_helperlib.rnd_get_np_state_ptr(),
+                                 (int(words[0]), [int(v) for v in words[1:]]))
+        self.done = self.optimal or self.epoch >= self.epochs or self.l == 0
+
     def finished_copy(self):
         """No finishing step: the model of a stop or a snapshot is the current iterate."""
         return self
@@ -336,6 +397,14 @@ class S2doRun:
         counters["kernel_evals"] += self.l  # the diagonal
         return result_from_state(st, c.perm, self.kind, counters,
                                  kkt_hi=self.l if self.optimal else self.n_expansion)
+
+
+def _load_into(dst, src, name):
+    src = np.asarray(src)
+    if src.shape != dst.shape or src.dtype != dst.dtype:
+        raise ValueError(f"state array {name}: {src.dtype}{src.shape}, expected "
+                         f"{dst.dtype}{dst.shape}")
+    dst[...] = src
 
 
 def solve_online(kd, kp, yc, d, C, kind, *, eps=1e-3, epochs=1, strategy=None, cache_mb=100.0,
