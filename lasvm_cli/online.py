@@ -46,6 +46,25 @@ its final model) once the last machine reaches v; trace rows get a ``machine`` c
 resumed run continues a machine that had stopped before the saved one, that machine's new rows
 are appended after the rows already in the file (its earlier "final" row stays): select rows by
 the ``machine`` column, as ``lasvm plot`` does.
+
+All-in-one machines (``--multiclass llw|cs --solver online``): the same driver runs the online
+S2DO solver's :class:`~lasvm_cli.solvers.s2do_online.S2doRun` as one machine over every class
+(``_train_allinone_online``), with the trace, the stopping limits and the snapshots; there
+*iterations* are examples processed (TWO_NEWS steps), *sv* (stopping, snapshots and the trace's
+column) the support patterns |W|, delta the KKT violation over W, the test error that of the
+arg-max over the classes, and a stop or snapshot takes the current iterate (no finishing step).
+Its trace adds the S2DO steps and the epoch. Its state file holds the S2DO state, the whole
+kernel cache (rows included: the scheduling counts the kernel values computed, so cache hits
+steer it), the step gains and counts, the epoch's order and both random generators (numpy's
+for the orders, numba's for the step draws), so a resumed run is the uninterrupted one, bit
+for bit; a larger ``--epochs`` continues a run that ended.
+
+What the driver asks of a run: ``begin``, ``step(n)``, ``online``, ``done``, ``processed``,
+``n_expansion``, ``kernel_evals``, ``delta()``, ``dual_objective()``, ``trace_sv()``,
+``finished_copy()``, ``result()``, ``labels``, ``kd``, ``kp``, ``config``, ``CHUNK``,
+optionally ``TRACE_EXTRA``/``trace_extra()`` and ``test_error(test, classes)`` (else
+:meth:`TestSet.error` on ``coef_rho()``), and for state files ``state_arrays()``,
+``load_state_arrays()``, ``phase``, ``epochs``.
 """
 
 import contextlib
@@ -189,11 +208,10 @@ def save_state(path, run, meta, extra=None):
     """Write the run's state, ``meta`` (JSON-able) and the ``extra`` arrays to ``path``
     atomically."""
     from .io.atomic import atomic_write
-    from .solvers.lasvm import PHASES
 
     arrays = run.state_arrays()
     arrays.update(extra or {})
-    meta = dict(meta, version=STATE_VERSION, phase=PHASES[run.phase], epochs=run.epochs)
+    meta = dict(meta, version=STATE_VERSION, phase=run.PHASES[run.phase], epochs=run.epochs)
     arrays["meta"] = np.array(json.dumps(meta))
     with atomic_write(path, mode="wb") as f:
         np.savez(f, **arrays)
@@ -353,11 +371,9 @@ class OnlineControl:
         return None
 
     def _chunk(self, run):
-        from .solvers.online_core import CHUNK
-
         o = self.o
         p = run.processed
-        n = CHUNK
+        n = run.CHUNK
         if o.trace:
             n = min(n, self.next_trace - p)
         if o.stop_iterations is not None:
@@ -393,17 +409,20 @@ class OnlineControl:
         pos, neg = self.machines[self.index]
         return f"{pos:g}-{'rest' if neg is None else format(neg, 'g')}"
 
-    def _trace_row(self, run, seconds, phase, kernel_evals=None):
-        from .solvers.online_core import dual_objective
+    def _test_error(self, run):
+        machine = self.machines[self.index]
+        if hasattr(run, "test_error"):  # an all-in-one machine: the arg-max over its classes
+            return run.test_error(self.test, machine)
+        return self.test.error(run, *machine)
 
-        coef, _ = run.coef_rho()
+    def _trace_row(self, run, seconds, phase, kernel_evals=None):
         err = None
         if self.test is not None:
-            err = self.test.error(run, *self.machines[self.index])
+            err = self._test_error(run)
         row = [str(run.processed), f"{seconds:.6f}",
                str(run.kernel_evals if kernel_evals is None else kernel_evals),
-               str(int(np.count_nonzero(coef))), f"{run.delta():.10g}",
-               f"{dual_objective(run.st):.12g}", "" if err is None else f"{err:.6g}", phase]
+               str(run.trace_sv()), f"{run.delta():.10g}",
+               f"{run.dual_objective():.12g}", "" if err is None else f"{err:.6g}", phase]
         row += [f"{v:.10g}" for v in (run.trace_extra() if self._extra else ())]
         if self.multi:
             row.append(self._machine_name())
@@ -467,13 +486,11 @@ class OnlineControl:
 
     def _machine_block(self, run):
         """What the state file keeps of the current machine: its arrays and its place."""
-        from .solvers.lasvm import PHASES
-
         taken = self.snap_results[self.index]
         arrays = run.state_arrays()
         for i, r in taken.items():
             arrays[f"snap_{i}_coef"] = r.coef
-        meta = dict(phase=PHASES[run.phase], elapsed=self.elapsed, snap_i=self.snap_i,
+        meta = dict(phase=run.PHASES[run.phase], elapsed=self.elapsed, snap_i=self.snap_i,
                     next_trace=self.next_trace, fingerprint=self.fingerprints[self.index],
                     params=self.params,
                     snapshots={str(i): _result_meta(r) for i, r in taken.items()})
@@ -507,8 +524,6 @@ class OnlineControl:
         """Put machine ``index``'s saved block (if the state file has one) into ``run``;
         returns None (no block), "finished" (a machine finished before the save) or
         "current" (the machine the save was made in)."""
-        from .solvers.lasvm import PHASES
-
         meta, arrays = self._resume
         m = self.index
         saved = meta.get("machine", 0)
@@ -522,7 +537,7 @@ class OnlineControl:
             block = meta
         check_resume(self.o.resume, block, self.fingerprints[m], self.params)
         try:
-            run.load_state_arrays(arrays, PHASES.index(block["phase"]))
+            run.load_state_arrays(arrays, run.PHASES.index(block["phase"]))
         except (ValueError, KeyError) as e:
             _error(f"{self.o.resume}: {e}")
         self.snap_results[m] = {int(i): _result_from(r, arrays[f"snap_{i}_coef"])
@@ -543,7 +558,7 @@ class OnlineControl:
         o = self.o
         self.index += 1
         m = self.index
-        self.fingerprints.append(data_fingerprint(run.kd, run.st.y))
+        self.fingerprints.append(data_fingerprint(run.kd, run.labels))
         self._extra = tuple(getattr(run, "TRACE_EXTRA", ()))
         self.params = run_parameters(run)
         self.snap_results.append({})
@@ -674,6 +689,9 @@ def train_online(problem, params, rows=None, info=None, warn=None, progress=None
     opts = OnlineOptions.from_params(params)
     rows = np.arange(problem.n) if rows is None else np.asarray(rows, np.int64)
     label = group_classes(problem.y[rows])[0].tolist()
+    if params.multiclass in ALL_IN_ONE_ONLINE:
+        return _train_allinone_online(problem, params, rows, info, warn, progress, rng, opts,
+                                      label)
     if params.multiclass == "ovr":
         machines = [(c, None) for c in label]
     elif params.multiclass == "ovo":
@@ -698,3 +716,22 @@ def train_online(problem, params, rows=None, info=None, warn=None, progress=None
     model = train(problem, params, rows, info, warn, progress, rng, solve=solve)
     model.online = control
     return model
+
+
+# the all-in-one machines' online solver (--multiclass llw|cs --solver online): one machine
+# over every class, driven as one run (solvers/s2do_online.py's S2doRun)
+ALL_IN_ONE_ONLINE = ("llw", "cs")
+
+
+def _train_allinone_online(problem, params, rows, info, warn, progress, rng, opts, label):
+    """train_allinone under OnlineControl: one machine over the classes ``label`` (the
+    class indices' labels, for the test error); train_allinone gives the control its
+    build_model (a model from the machine's SolverResult, for the snapshots)."""
+    from .train_allinone import train_allinone
+
+    test = TestSet(opts.test_file, problem) if opts.test_file else None
+    control = OnlineControl(opts, machines=(tuple(label),), test=test, info=info, warn=warn)
+    model = train_allinone(problem, params, rows, info, warn, progress, rng, control=control)
+    model.online = control
+    return model
+

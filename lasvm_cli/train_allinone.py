@@ -34,9 +34,10 @@ def report(res, info):
     info(f"nSV = {res.n_sv}, nBSV = {res.n_bsv}, support patterns = {c['support_patterns']}")
 
 
-def train_allinone(problem, params, rows, info, warn, progress, rng, solve=None):
+def train_allinone(problem, params, rows, info, warn, progress, rng, solve=None, control=None):
     """A ``multiclass llw|cs`` model on ``problem`` (or its ``rows``). ``solve``: unused (the
-    binary solvers' hook of train.train)."""
+    binary solvers' hook of train.train). ``control``: lasvm_cli/online.py's OnlineControl
+    (--trace, stopping, snapshots; --solver online only), which gets ``build_model`` here."""
     if params.probability:
         raise ParameterError(f"ERROR: probability estimates (-b 1) are not available for "
                              f"--multiclass {params.multiclass}; they are supported with "
@@ -49,25 +50,35 @@ def train_allinone(problem, params, rows, info, warn, progress, rng, solve=None)
     kd = subset(problem.kd, grouped)
     if k < 2:
         info("WARNING: training data in only one class. See README for details.")
+
+    def build_model(res):
+        coef = res.coef[:k]
+        sv_local = np.flatnonzero((coef != 0).any(axis=0))
+        nSV = np.bincount(yc[sv_local], minlength=k).astype(np.int64)
+        sv_indptr, sv_indices, sv_values = sv_arrays(problem, params.kernel_type,
+                                                     grouped[sv_local])
+        model = SVMModel(
+            svm_type="c_svc", kernel_type=params.kernel_type, degree=params.degree,
+            gamma=params.gamma, coef0=params.coef0, nr_class=k, label=label.astype(np.int64),
+            rho=np.zeros(k), nSV=nSV, sv_coef=coef[:, sv_local].copy(),
+            sv_indptr=sv_indptr, sv_indices=sv_indices, sv_values=sv_values,
+            multiclass=params.multiclass)
+        model.counters = dict(res.counters)
+        model.sv_indices_train = grouped[sv_local] + 1
+        return model
+
+    extra = {}
+    if control is not None:
+        control.build_model = lambda results: build_model(results[0])
+        extra["control"] = control
     bar = progress(f"{params.multiclass} ({params.solver})") if progress else None
     res = allinone_solver(params.solver)(kd, kernel_params_for(params), yc, max(k, 2), params,
-                                         progress=bar.update if bar else None)
+                                         progress=bar.update if bar else None, **extra)
     if bar:
         bar.close()
     if res.hit_max_iter:
         warn("\nWARNING: reaching max number of iterations")
     report(res, info)
-    coef = res.coef[:k]
-    sv_local = np.flatnonzero((coef != 0).any(axis=0))
-    nSV = np.bincount(yc[sv_local], minlength=k).astype(np.int64)
-    info(f"Total nSV = {sv_local.size}")
-    sv_indptr, sv_indices, sv_values = sv_arrays(problem, params.kernel_type, grouped[sv_local])
-    model = SVMModel(
-        svm_type="c_svc", kernel_type=params.kernel_type, degree=params.degree,
-        gamma=params.gamma, coef0=params.coef0, nr_class=k, label=label.astype(np.int64),
-        rho=np.zeros(k), nSV=nSV, sv_coef=coef[:, sv_local].copy(),
-        sv_indptr=sv_indptr, sv_indices=sv_indices, sv_values=sv_values,
-        multiclass=params.multiclass)
-    model.counters = dict(res.counters)
-    model.sv_indices_train = grouped[sv_local] + 1
+    model = build_model(res)
+    info(f"Total nSV = {int(np.sum(model.nSV))}")
     return model

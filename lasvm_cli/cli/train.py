@@ -88,6 +88,8 @@ lasvm-cli options (the online solvers and options: -s 0, C-SVC, only):
 	delta, dual objective, test error)
 --trace-every n : iterations between trace rows (default 1000)
 --test file : test set for the trace's test error
+	these LASVM options also apply to --multiclass llw|cs --solver online (iterations:
+	examples processed; sv: support patterns)
 tracking solvers (--solver track1|track2|track2-lasvm|rcd):
 -K n : coordinate steps per example (default 10)
 --eps x : K = ceil(8C/x^2), for 0 < x <= 4C (instead of -K)
@@ -190,10 +192,10 @@ def parse_command_line(argv):
 
     if p.solver in TRACKING_SOLVERS:
         _check_tracking_options(o)
-    elif online_requested(p) and (p.solver not in ONLINE or o.nr_fold):
+    elif online_requested(p) and (p.solver not in ONLINE + ("online",) or o.nr_fold):
         used = " ".join(n for f, n in OPTION_NAMES.items() if getattr(p, f, None))
-        raise ParameterError(f"ERROR: {used}: only with --solver {'|'.join(ONLINE)}, "
-                             "without -v")
+        raise ParameterError(f"ERROR: {used}: only with --solver {'|'.join(ONLINE)} (or "
+                             "--multiclass llw|cs --solver online), without -v")
     if o.workers is not None and o.workers < 1:
         raise ParameterError("ERROR: --workers must be at least 1")
     if o.workers is not None and o.scheduler:

@@ -64,6 +64,9 @@ class LasvmRun:
     ``fork()`` gives an independent copy (finishing a snapshot without disturbing the run).
     Chunk sizes do not change the result: every decision depends on the state arrays only."""
 
+    CHUNK = CHUNK  # online iterations per compiled call when the driver has no reason to stop
+    PHASES = PHASES  # the state file's names of self.phase
+
     def __init__(self, kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish=True,
                  selection="random", candidates=50, delta_max=None, seed=0, label_budget=None,
                  rng="splitmix64", symmetric_fill="auto", bias=True, boxes=None):
@@ -186,6 +189,17 @@ class LasvmRun:
     @property
     def kernel_evals(self):
         return int(self.kc.stats[KERNEL_EVALS])
+
+    @property
+    def labels(self):
+        return self.st.y
+
+    def trace_sv(self):
+        """The trace's sv column: the non-zero alphas."""
+        return int(np.count_nonzero(self.coef_rho()[0]))
+
+    def dual_objective(self):
+        return float(dual_objective(self.st))
 
     def delta(self):
         """delta = g_max - g_min over the active set (recomputed)."""

@@ -24,6 +24,7 @@ to 0 leaves W. ``--epochs n`` passes; ``inf``: until the KKT violation of the wh
 (gradients of the examples outside W computed at the end of each pass) is below ``-e``.
 """
 
+import json
 import math
 import time
 
@@ -34,7 +35,7 @@ import numpy as np
 from .. import cache as kc
 from ..qp import s2do as core
 from ..kernels import row_work
-from .allinone import diagonal, result_from_state
+from .allinone import coefficients, diagonal, result_from_state
 
 _NJIT = dict(cache=True, nogil=True)
 
@@ -176,61 +177,269 @@ def run_epoch(st, c, kd, kp, order, strategy, mult, gains, counts, kcost, beta, 
                 break
 
 
+class S2doRun:
+    """One online S2DO run as a Python driver over the compiled pass: ``begin()`` makes the
+    state and seeds, each ``step(n)`` visits the next ``n`` examples of the current epoch
+    (:func:`run_epoch` on a slice of the epoch's order) and ends epochs. The compiled pass keeps
+    every decision in the state (the step gains, the counts, numba's RNG, the epoch's order),
+    so cutting an epoch into slices does not change the iterates: a run driven in chunks by
+    lasvm_cli/online.py (traces, early stopping, snapshots) gives the same model as a whole
+    pass. The measures it offers that driver:
+
+    * ``processed``: examples processed (TWO_NEWS steps, one per example and epoch) -- the
+      trace's and ``--stop-iterations``' *iterations*; ``s2do_steps`` counts every S2DO step;
+    * ``n_expansion``: |W|, the support patterns (examples with some alpha > 0), which is the
+      model's number of support vectors -- the trace's ``sv`` and ``--stop-sv``'s measure;
+    * ``delta()``: the KKT violation over W; ``dual_objective()``: the dual D (exact over W).
+
+    There is no finishing step: the model at a stop or snapshot is the current iterate.
+    ``state_arrays()`` / ``load_state_arrays()`` save and restore the run between steps
+    (--save-state / --resume), bit for bit."""
+
+    TRACE_EXTRA = ("s2do_steps", "epoch")
+    CHUNK = 1000  # examples per compiled call when a driver has no reason to stop sooner
+    PHASES = ("online", "done")  # the state file's names of self.phase
+    SAVED_FIELDS = ("A", "G", "S", "yc", "KD", "ist", "fst")  # of the S2doState
+
+    def __init__(self, kd, kp, yc, d, C, kind, *, eps=1e-3, epochs=1, strategy=None,
+                 cache_mb=100.0, target=1.0, seed_value=1, multipliers=None,
+                 cache_dtype=np.float32, progress=None):
+        self.kd, self.kp = kd, kp
+        self.labels = np.ascontiguousarray(yc, np.int64)
+        self.l = self.labels.shape[0]
+        self.d, self.kind = int(d), kind
+        self.strategy = DEFAULT_STRATEGY[kind] if strategy is None else strategy
+        self._code = STRATEGY_CODES[self.strategy]
+        self._mult = np.array((1, d, d) if multipliers is None else multipliers, np.int64)
+        self.epochs = epochs
+        self.eps = float(eps)
+        self.config = dict(multiclass=("llw", "cs")[kind], C=float(C), eps=float(eps),
+                           epochs=epochs, strategy=self.strategy, target=float(target),
+                           seed=int(seed_value), multipliers=self._mult.tolist(),
+                           cache_mb=float(cache_mb), cache_dtype=np.dtype(cache_dtype).name)
+        self._C, self._target, self._cache_mb = float(C), float(target), cache_mb
+        self._cache_dtype = cache_dtype
+        self._seed = int(seed_value)
+        self.progress = progress
+        self.st = self.c = None
+        self.epoch, self.optimal, self.done = 0, False, False
+        self._order, self._r = None, 0
+
+    @property
+    def online(self):
+        return not self.done
+
+    @property
+    def phase(self):
+        return int(self.done)
+
+    def _setup(self):
+        l = self.l
+        self.st = core.make_state(self.kind, self.labels, self.d, diagonal(self.kd, self.kp, l),
+                                  self._C, target=self._target, eps=self.eps, shrinking=False)
+        self.st.ist[core.ACTIVE] = 0  # W is empty
+        self.c = kc.make_cache(l, self._cache_mb, self._cache_dtype)
+        self._rng = np.random.default_rng(self._seed)
+        self._gains = np.ones(3)  # Algorithm 7's stepGains
+        self._counts = np.zeros(3, np.int64)
+        self._kcost = float(max(1, row_work(self.kd, self.kd, self.kp, 1)))
+        self.epoch, self.optimal, self._order, self._r = 0, False, None, 0
+
+    def begin(self):
+        self._setup()
+        seed(self._seed)
+        self.done = self.epochs <= 0 or self.l == 0
+
+    def step(self, n=CHUNK):
+        """Visit the next ``n`` examples of the epoch (fewer at its end), then end the epoch
+        if it is over. Returns the examples visited."""
+        if self.done:
+            return 0
+        if self._order is None:
+            self._order, self._r = self._rng.permutation(self.l).astype(np.int64), 0
+        part = self._order[self._r:self._r + max(int(n), 1)]
+        run_epoch(self.st, self.c, self.kd, self.kp, part, self._code, self._mult, self._gains,
+                  self._counts, self._kcost, BETA, ETA)
+        self._r += part.shape[0]
+        if self._r >= self.l:
+            self._end_epoch()
+        return part.shape[0]
+
+    def _end_epoch(self):
+        self._order = None
+        self.epoch += 1
+        if self.progress is not None:
+            self.progress(self.epoch, float("nan"))
+        if self.epochs == math.inf:
+            nW = int(self.st.ist[core.ACTIVE])
+            core.reconstruct(self.st, self.c, self.kd, self.kp, nW, self.l)  # outside W
+            if float(core.kkt_violation(self.st, self.l)) < self.eps:
+                self.optimal = True
+        self.done = self.optimal or self.epoch >= self.epochs
+
+    @property
+    def epoch_fraction(self):
+        """Epochs done, with the fraction of the current one."""
+        return self.epoch + (self._r / self.l if self._order is not None else 0.0)
+
+    def run_to_end(self, n=None):
+        while not self.done:
+            self.step(self.l if n is None else n)
+        return self
+
+    # -- measures ----------------------------------------------------------------------------
+
+    @property
+    def processed(self):
+        return int(self._counts[TWO_NEWS])
+
+    @property
+    def n_expansion(self):
+        return int(self.st.ist[core.ACTIVE])
+
+    @property
+    def kernel_evals(self):
+        return int(self.c.stats[kc.KERNEL_EVALS]) + self.l  # with the diagonal
+
+    def trace_sv(self):
+        return self.n_expansion
+
+    def delta(self):
+        return float(core.kkt_violation(self.st, self.n_expansion))
+
+    def dual_objective(self):
+        return float(core.dual_value(self.st, self.n_expansion))
+
+    def trace_extra(self):
+        return (int(self.st.ist[core.ITER]), self.epoch_fraction)
+
+    # -- save / restore (lasvm_cli/online.py's state files) ----------------------------------
+
+    def state_arrays(self):
+        """Copies of everything the rest of the run depends on: the S2DO state (position
+        order), the whole kernel cache (its rows too: Algorithm 7's work counts the kernel
+        values computed, so the cache's hits steer the scheduling), the step gains and counts,
+        the epoch's order and place, and both random generators (numpy's for the epochs'
+        orders, numba's for the step draws and random patterns)."""
+        from numba import _helperlib
+
+        d = {f"s2do_{name}": np.array(getattr(self.st, name)) for name in self.SAVED_FIELDS}
+        d.update({f"cache_{f}": np.array(getattr(self.c, f)) for f in self.c._fields
+                  if f != "scratch"})
+        d.update(gains=np.array(self._gains),
+                 counts=np.array(self._counts),
+                 order=np.zeros(0, np.int64) if self._order is None else np.array(self._order),
+                 scalars=np.array([self._r, self.epoch, int(self.optimal),
+                                   int(self._order is not None)], np.int64),
+                 np_rng=np.array(json.dumps(self._rng.bit_generator.state)))
+        index, key = _helperlib.rnd_get_state(_helperlib.rnd_get_np_state_ptr())
+        d["numba_rng"] = np.array([index] + list(key), np.int64)
+        return d
+
+    def load_state_arrays(self, d, phase):
+        """A run (not begun) continues from :meth:`state_arrays`. ``phase`` is recomputed
+        from the epochs (a larger --epochs continues a run that ended)."""
+        from numba import _helperlib
+
+        self._setup()
+        for name in self.SAVED_FIELDS:
+            _load_into(getattr(self.st, name), d[f"s2do_{name}"], name)
+        for f in self.c._fields:
+            if f != "scratch":
+                _load_into(getattr(self.c, f), d[f"cache_{f}"], f"cache_{f}")
+        _load_into(self._gains, d["gains"], "gains")
+        _load_into(self._counts, d["counts"], "counts")
+        r, epoch, optimal, has_order = (int(v) for v in np.asarray(d["scalars"]))
+        self._r, self.epoch, self.optimal = r, epoch, bool(optimal)
+        self._order = np.array(d["order"], np.int64) if has_order else None
+        if self._order is not None and self._order.shape != (self.l,):
+            raise ValueError(f"state array order: {self._order.shape}, expected ({self.l},)")
+        self._rng.bit_generator.state = json.loads(str(d["np_rng"]))
+        words = np.asarray(d["numba_rng"])
+        _helperlib.rnd_set_state(_helperlib.rnd_get_np_state_ptr(),
+                                 (int(words[0]), [int(v) for v in words[1:]]))
+        self.done = self.optimal or self.epoch >= self.epochs or self.l == 0
+
+    def finished_copy(self):
+        """No finishing step: the model of a stop or a snapshot is the current iterate."""
+        return self
+
+    def test_error(self, test, labels):
+        """Error rate on ``test`` (lasvm_cli/online.TestSet) of the arg-max of f_c over the
+        classes ``labels`` (those of class indices 0, 1, ...), as svm-predict decides."""
+        from ..kernels import expansion_values
+
+        if test.n == 0:
+            return float("nan")
+        k = len(labels)
+        nW = self.n_expansion
+        order = np.argsort(self.c.perm[:nW])  # W in example order, as the model's SVs
+        ex = self.c.perm[:nW][order]
+        coef = coefficients(self.kind, self.st.A[:nW][order], self.st.S[:nW][order],
+                            self.st.yc[:nW][order])
+        dec = np.zeros((k, test.n))
+        rows = np.arange(test.n, dtype=np.int64)
+        if nW:
+            for cls in range(k):
+                expansion_values(test.kd, rows, self.kd, ex, np.ascontiguousarray(coef[cls]),
+                                 self.kp, dec[cls])
+        pred = np.asarray(labels, np.float64)[np.argmax(dec, axis=0)]
+        return float(np.mean(pred != test.y))
+
+    def result(self, seconds=None):
+        st, c = self.st, self.c
+        counters = dict(iterations=int(st.ist[core.ITER]), epochs=self.epoch,
+                        examples=self.processed, triangle_steps=int(st.ist[core.N_TRIANGLE]),
+                        seconds=seconds, cache_rows=int(c.meta[kc.N_SLOTS]),
+                        strategy=self.strategy)
+        for s, name in enumerate(STEP_NAMES):
+            counters[f"{name}_steps"] = int(self._counts[s])
+        counters.update(kc.cache_stats(c))
+        counters["kernel_evals"] += self.l  # the diagonal
+        return result_from_state(st, c.perm, self.kind, counters,
+                                 kkt_hi=self.l if self.optimal else self.n_expansion)
+
+
+def _load_into(dst, src, name):
+    src = np.asarray(src)
+    if src.shape != dst.shape or src.dtype != dst.dtype:
+        raise ValueError(f"state array {name}: {src.dtype}{src.shape}, expected "
+                         f"{dst.dtype}{dst.shape}")
+    dst[...] = src
+
+
 def solve_online(kd, kp, yc, d, C, kind, *, eps=1e-3, epochs=1, strategy=None, cache_mb=100.0,
                  target=1.0, seed_value=1, multipliers=None, progress=None,
-                 cache_dtype=np.float32, trace=None, trace_parts=10):
+                 cache_dtype=np.float32, trace=None, trace_parts=10, control=None):
     """The online solver; ``epochs`` may be math.inf (until the KKT violation < eps).
     ``trace(seconds, kernel_evals, dual, epoch)`` is called ``trace_parts`` times per pass
-    (the dual is the sum of the steps' exact increases)."""
+    (the dual is the sum of the steps' exact increases). ``control``: a driver
+    (lasvm_cli/online.py's OnlineControl: --trace, stopping, snapshots) that runs the
+    :class:`S2doRun` chunk by chunk instead."""
     t0 = time.perf_counter()
-    yc = np.ascontiguousarray(yc, np.int64)
-    l = yc.shape[0]
-    strategy = DEFAULT_STRATEGY[kind] if strategy is None else strategy
-    code = STRATEGY_CODES[strategy]
-    mult = np.array((1, d, d) if multipliers is None else multipliers, np.int64)
-    st = core.make_state(kind, yc, d, diagonal(kd, kp, l), float(C), target=target, eps=eps,
-                         shrinking=False)
-    st.ist[core.ACTIVE] = 0  # W is empty
-    c = kc.make_cache(l, cache_mb, cache_dtype)
-    rng = np.random.default_rng(seed_value)
-    seed(int(seed_value))
-    gains = np.ones(3)  # Algorithm 7's stepGains
-    counts = np.zeros(3, np.int64)
-    kcost = float(max(1, row_work(kd, kd, kp, 1)))
-    epoch, viol, optimal = 0, math.inf, False
-    while epoch < epochs:
-        order = rng.permutation(l).astype(np.int64)
-        parts = np.array_split(order, trace_parts if trace is not None else 1)
-        for i, part in enumerate(parts):
-            run_epoch(st, c, kd, kp, part, code, mult, gains, counts, kcost, BETA, ETA)
+    run = S2doRun(kd, kp, yc, d, C, kind, eps=eps, epochs=epochs, strategy=strategy,
+                  cache_mb=cache_mb, target=target, seed_value=seed_value,
+                  multipliers=multipliers, cache_dtype=cache_dtype, progress=progress)
+    if control is not None:
+        return control.drive(run)
+    run.begin()
+    l = run.l
+    parts = trace_parts if trace is not None else 1
+    while not run.done:
+        epoch = run.epoch
+        for i in range(parts):  # the slices of np.array_split(order, parts)
+            size = l // parts + (1 if i < l % parts else 0)
+            if size:
+                run.step(size)
             if trace is not None:
-                trace(time.perf_counter() - t0, int(c.stats[kc.KERNEL_EVALS]),
-                      float(st.fst[core.GAIN]), epoch + (i + 1) / len(parts))
-        epoch += 1
-        if progress is not None:
-            progress(epoch, float("nan"))
-        if epochs == math.inf:
-            nW = int(st.ist[core.ACTIVE])
-            core.reconstruct(st, c, kd, kp, nW, l)  # the examples outside W
-            viol = float(core.kkt_violation(st, l))
-            if viol < eps:
-                optimal = True
-                break
-    counters = dict(iterations=int(st.ist[core.ITER]), epochs=epoch,
-                    triangle_steps=int(st.ist[core.N_TRIANGLE]),
-                    seconds=time.perf_counter() - t0, cache_rows=int(c.meta[kc.N_SLOTS]),
-                    strategy=strategy)
-    for s, name in enumerate(STEP_NAMES):
-        counters[f"{name}_steps"] = int(counts[s])
-    counters.update(kc.cache_stats(c))
-    counters["kernel_evals"] += l  # the diagonal
-    return result_from_state(st, c.perm, kind, counters,
-                             kkt_hi=l if optimal else int(st.ist[core.ACTIVE]))
+                trace(time.perf_counter() - t0, int(run.c.stats[kc.KERNEL_EVALS]),
+                      float(run.st.fst[core.GAIN]), epoch + (i + 1) / parts)
+    return run.result(time.perf_counter() - t0)
 
 
-def solve_from_params(kd, kp, yc, d, params, progress=None):
+def solve_from_params(kd, kp, yc, d, params, progress=None, control=None):
     """solve_online with svm-train's parameters (--multiclass llw|cs, --solver online)."""
     return solve_online(kd, kp, yc, d, params.C, core.KINDS[params.multiclass],
                         eps=params.eps, epochs=params.epochs, strategy=params.strategy,
                         cache_mb=params.cache_size, target=params.llw_target,
-                        seed_value=params.seed, progress=progress)
+                        seed_value=params.seed, progress=progress, control=control)
