@@ -231,11 +231,30 @@ def load_state(path):
 
 
 def check_resume(path, meta, fingerprint, params):
+    check_resume_family(path, meta, params)  # first: another family labels the data otherwise
     if meta["fingerprint"] != fingerprint:
         _error(f"{path}: the state was saved for other training data (state: "
                f"{_fp_text(meta['fingerprint'])}; this data: {_fp_text(fingerprint)})")
-    diff = [f"{k} {meta['params'].get(k)!r} (now {v!r})" for k, v in params.items()
-            if meta["params"].get(k) != v]
+    check_resume_params(path, meta, params)
+
+
+def _run_kind(params):
+    if "multiclass" in params:
+        return f"--multiclass {params['multiclass']} --solver online"
+    return "a LASVM-family solver"
+
+
+def check_resume_family(path, meta, params):
+    saved = meta["params"]
+    if ("multiclass" in saved) != ("multiclass" in params):
+        _error(f"{path}: the state was saved by {_run_kind(saved)}, not by "
+               f"{_run_kind(params)} as this run")
+
+
+def check_resume_params(path, meta, params):
+    saved = meta["params"]
+    diff = [f"{k} {saved.get(k)!r} (now {v!r})" for k, v in params.items()
+            if saved.get(k) != v]
     if diff:
         _error(f"{path}: the state was saved with other parameters: " + ", ".join(diff))
 
@@ -515,6 +534,9 @@ class OnlineControl:
         meta, arrays = load_state(self.o.resume)
         n = meta.get("n_machines", 1)
         if n != len(self.machines):
+            if "params" in meta:  # another solver or scheme: say so, not the machine count
+                check_resume_family(self.o.resume, meta, self.params)
+                check_resume_params(self.o.resume, meta, self.params)
             _error(f"{self.o.resume}: the state was saved for {n} binary machine(s), this "
                    f"training set has {len(self.machines)}")
         self._resume = (meta, arrays)

@@ -18,6 +18,8 @@ from click.testing import CliRunner
 
 from lasvm_cli.cli.main import svm_predict, svm_train
 
+from .conftest import HEART
+
 from .conftest import shared_file
 
 SCHEMES = ["llw", "cs"]
@@ -310,7 +312,19 @@ def test_resume_refuses_other_parameters_and_solvers(four_classes, tmp_path):
     assert "cache_mb 100.0 (now 1.0)" in res.stderr
     res = run(svm_train, ["--solver", "lasvm", "--resume", str(state), str(data),
                           str(tmp_path / "x")], code=1)
-    assert res.stderr.startswith("ERROR: ") and "the state was saved for 1 binary" in res.stderr
+    assert res.stderr == (f"ERROR: {state}: the state was saved by --multiclass llw --solver "
+                          "online, not by a LASVM-family solver as this run\n")
+    assert not (tmp_path / "x").exists()
+
+
+
+def test_resume_of_a_lasvm_state_as_all_in_one_names_the_solver(tmp_path):
+    state = tmp_path / "s.npz"
+    run(svm_train, ["-q", "--solver", "lasvm", "--save-state", str(state), str(HEART),
+                    str(tmp_path / "m")])
+    res = train(HEART, tmp_path / "x", "--multiclass", "llw", "--resume", state, code=1)
+    assert res.stderr == (f"ERROR: {state}: the state was saved by a LASVM-family solver, not "
+                          "by --multiclass llw --solver online as this run\n")
     assert not (tmp_path / "x").exists()
 
 

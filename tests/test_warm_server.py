@@ -159,6 +159,14 @@ def _wait_state(pid, states, timeout=10.0):
     return _state(pid)
 
 
+def _own_job():
+    """As a shell starts a job: a process group of its own, whose parent (this test) is in
+    another group of the session. The kernel discards SIGTSTP in an orphaned group (as under
+    some CI runners), which a job never is."""
+    _default_sigint()
+    os.setpgid(0, 0)
+
+
 def test_ctrl_z_stops_and_continues_the_worker(runtime, tmp_path):
     """Ctrl-Z (SIGTSTP) stops the client and its worker (which sits outside the terminal's
     process group); SIGCONT (the shell's fg / bg) continues both; the command then ends as
@@ -166,7 +174,7 @@ def test_ctrl_z_stops_and_continues_the_worker(runtime, tmp_path):
     server = _server_pid(runtime)
     p = subprocess.Popen([BIN / ENDLESS[0], *ENDLESS[1:], tmp_path / "m"],
                          env=_env(runtime, "require"), stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, preexec_fn=_default_sigint)
+                         stderr=subprocess.PIPE, preexec_fn=_own_job)
     deadline = time.monotonic() + 30
     while not _workers_of(server) and time.monotonic() < deadline:
         time.sleep(0.05)
