@@ -8,11 +8,14 @@ export LASVM_DATA
 .PHONY: paper-000 paper-001 paper-002 paper-003 paper-004 demo test bench bench-parser bench-predict bench-train bench-lasvm bench-startup bench-threads bench-easy clean
 
 # The package and its runtime dependencies only (numpy, numba, click, tqdm: wheels, no
-# compiler). The extras each target needs are added by a stamp file of their own.
+# compiler), then its numerical code compiled ahead of the first command (lasvm compile: in
+# parallel processes, into numba's cache). The extras each target needs are added by a stamp
+# file of their own.
 $(BIN)/svm-train: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e .
+	$(BIN)/lasvm compile
 	touch $@
 
 # test: pytest and libsvm-official (LIBSVM itself, the oracle; pip builds it from source on

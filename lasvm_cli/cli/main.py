@@ -86,3 +86,16 @@ lasvm.add_command(svm_predict)
 lasvm.add_command(svm_scale)
 lasvm.add_command(lasvm_plot)
 lasvm.add_command(lasvm_grid)
+
+
+@lasvm.command("compile")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="processes to compile in (default: one per core)")
+@click.option("--all", "everything", is_flag=True,
+              help="also the LASVM family, -s 1..4, the other selections, --multiclass llw|cs")
+def lasvm_compile(jobs, everything):
+    """Compile the numerical code now (once after an install or upgrade) instead of in the
+    first command of each kind."""
+    from .precompile import compile_all
+
+    sys.exit(compile_all(jobs, everything))

@@ -1,0 +1,132 @@
+"""``lasvm compile``: compile the numerical code ahead of the first real command.
+
+A fresh install compiles numba's functions on the first run of each command (half a minute or
+more for svm-train), then loads them from the cache. This command does that compilation up
+front, in parallel processes: each runs a group of commands on tiny generated data, in-process
+(no warm server) and quietly, so that the cache afterwards holds what those commands need.
+``make``'s installation runs it; after a ``pip install``, run it once (optional: without it
+the first command of each kind compiles what it uses).
+
+Groups (``--all`` adds the rest): train (svm-train's default C-SVC path, -v), predict and scale
+(svm-predict on a model of the right form, svm-scale), probability (-b 1 training and
+prediction); and with --all: the LASVM family, the other SVM types (-s 1..4), the other
+working-set selections and the all-in-one machines.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+# group -> commands (argv with {d} = the data folder); every command runs in-process, quietly
+GROUPS = {
+    "train": [["svm-train", "-q", "{d}/two.svm", "{d}/two.model"],
+              ["svm-train", "-q", "-v", "2", "{d}/three.svm"]],
+    "predict": [["svm-predict", "-q", "{d}/two.svm", "{d}/given.model", "{d}/out"],
+                ["svm-scale", "-s", "{d}/range", "{d}/two.svm"]],
+    "probability": [["svm-train", "-q", "-b", "1", "{d}/three.svm", "{d}/prob.model"],
+                    ["svm-predict", "-q", "-b", "1", "{d}/three.svm", "{d}/prob.model",
+                     "{d}/prob.out"]],
+}
+MORE_GROUPS = {
+    "lasvm": [["svm-train", "-q", "--solver", "lasvm", "{d}/two.svm", "{d}/l.model"],
+              ["svm-train", "-q", "--solver", "lasvm-g", "{d}/two.svm", "{d}/lg.model"]],
+    "types": [["svm-train", "-q", "-s", str(s), "{d}/two.svm", f"{{d}}/s{s}.model"]
+              for s in (1, 2, 3, 4)],
+    "selections": [["svm-train", "-q", "--wss", w, "{d}/two.svm", f"{{d}}/{w}.model"]
+                   for w in ("mvp", "hmg")],
+    "all-in-one": [["svm-train", "-q", "--multiclass", m, *s, "{d}/three.svm",
+                    f"{{d}}/{m}{len(s)}.model"]
+                   for m in ("llw", "cs") for s in ((), ("--solver", "online"))],
+}
+
+# a C-SVC model in LIBSVM's format, so that the predict group need not train
+GIVEN_MODEL = """svm_type c_svc
+kernel_type rbf
+gamma 0.5
+nr_class 2
+total_sv 2
+rho 0.1
+label 1 -1
+nr_sv 1 1
+SV
+1 1:0.5 2:-0.25 3:1
+-1 1:-0.5 3:0.75 4:1
+"""
+
+
+def _write_data(d):
+    """Small sparse problems: two classes and three classes (30 rows each, 4 features)."""
+    rows = []
+    for i in range(30):
+        feats = " ".join(f"{j + 1}:{((i * 7 + j * 3) % 11 - 5) / 5:g}" for j in range(4)
+                         if (i + j) % 5)
+        rows.append((i, feats))
+    with open(os.path.join(d, "two.svm"), "w") as f:
+        f.writelines(f"{1 if i % 2 else -1} {x}\n" for i, x in rows)
+    with open(os.path.join(d, "three.svm"), "w") as f:
+        f.writelines(f"{i % 3 + 1} {x}\n" for i, x in rows)
+    with open(os.path.join(d, "given.model"), "w") as f:
+        f.write(GIVEN_MODEL)
+
+
+# a group's process: its commands one after the other, in-process, as their console scripts
+# would run them (code passed to ``python -c``: this module never imports cli/main.py)
+GROUP_RUNNER = """
+import sys
+from lasvm_cli.cli import main
+from lasvm_cli.cli.precompile import commands
+for argv in commands(sys.argv[1], sys.argv[2]):
+    sys.argv = argv
+    try:
+        getattr(main, argv[0].replace("-", "_"))()
+    except SystemExit as e:
+        if e.code not in (0, None):
+            raise SystemExit(f"{' '.join(argv)}: exit status {e.code}")
+"""
+
+
+def commands(name, d):
+    return [[a.format(d=d) for a in argv] for argv in {**GROUPS, **MORE_GROUPS}[name]]
+
+
+def compile_all(jobs=None, everything=False, out=sys.stderr):
+    """Run the groups in at most ``jobs`` processes (default: one per core); returns the
+    exit status (0, or 1 when a group failed, with its output)."""
+    names = list(GROUPS) + (list(MORE_GROUPS) if everything else [])
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(names)))
+    env = dict(os.environ, LASVM_SERVER="0", LASVM_COMPILE_NOTICE="0")
+    t0 = time.monotonic()
+    out.write(f"lasvm compile: {len(names)} groups ({', '.join(names)}) in {jobs} "
+              f"process{'es' if jobs > 1 else ''}\n")
+    out.flush()
+    failed = []
+    with tempfile.TemporaryDirectory(prefix="lasvm-compile-") as d:
+        _write_data(d)
+        pending = list(names)
+        running = {}  # group -> its process
+        while pending or running:
+            while pending and len(running) < jobs:
+                name = pending.pop(0)
+                running[name] = subprocess.Popen(
+                    [sys.executable, "-c", GROUP_RUNNER, name, d], env=env, text=True,
+                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            done = [n for n, p in running.items() if p.poll() is not None]
+            if not done:
+                time.sleep(0.05)
+                continue
+            for name in done:
+                p = running.pop(name)
+                output = p.communicate()[0]
+                if p.returncode != 0:
+                    failed.append(name)
+                    out.write(f"lasvm compile: group {name} failed:\n{output}")
+                else:
+                    out.write(f"lasvm compile: {name} done ({time.monotonic() - t0:.0f} s)\n")
+                out.flush()
+    if failed:
+        return 1
+    out.write(f"lasvm compile: finished in {time.monotonic() - t0:.0f} s; later commands load "
+              "the compiled code from numba's cache\n")
+    return 0

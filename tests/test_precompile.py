@@ -1,0 +1,45 @@
+"""`lasvm compile` (cli/precompile.py): after it, the first svm-train, svm-predict, svm-scale
+and -b 1 runs of a fresh install load their compiled code instead of compiling it."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import HEART
+
+BIN = Path(sys.executable).parent
+NOTICE = "compiling the numerical code"
+pytestmark = pytest.mark.skipif(not (BIN / "lasvm").exists(),
+                                reason="console scripts not installed beside this python")
+
+
+def _env(cache):
+    return dict(os.environ, NUMBA_CACHE_DIR=str(cache), LASVM_SERVER="0",
+                LASVM_COMPILE_NOTICE="1")
+
+
+def _run(env, *argv):
+    res = subprocess.run([BIN / argv[0], *map(str, argv[1:])], env=env, capture_output=True,
+                         text=True)
+    assert res.returncode == 0, res.stderr
+    return res
+
+
+def test_first_commands_after_compile_load_from_the_cache(tmp_path):
+    env = _env(tmp_path / "jit")
+    res = _run(env, "lasvm", "compile", "--jobs", "2")
+    assert "lasvm compile: 3 groups (train, predict, probability) in 2 processes" in res.stderr
+    assert "finished in" in res.stderr
+    model = tmp_path / "m"
+    for argv in (("svm-train", HEART, model), ("svm-predict", HEART, model, tmp_path / "out"),
+                 ("svm-scale", HEART), ("svm-train", "-b", "1", HEART, tmp_path / "mb"),
+                 ("svm-predict", "-b", "1", HEART, tmp_path / "mb", tmp_path / "outb")):
+        assert NOTICE not in _run(env, *argv).stderr, argv
+
+
+def test_without_it_the_first_command_compiles(tmp_path):
+    """The check above can fail: a fresh cache makes svm-scale compile (and say so)."""
+    assert NOTICE in _run(_env(tmp_path / "jit"), "svm-scale", HEART).stderr
