@@ -12,7 +12,8 @@ with default parameters:
 
 Median of ``--repeat`` runs each. With ``--cold``, also the first run after an install: an
 empty numba cache (a fresh NUMBA_CACHE_DIR), `svm-train` then `svm-predict` on heart_scale,
-in-process as a first command is. Writes bench/results/startup.md. Usage:
+in-process as a first command is; and make's installation: `lasvm compile` into an empty cache,
+then the same two commands. Writes bench/results/startup.md. Usage:
 ``python bench/bench_startup.py [--repeat N] [--cold]``; data from LASVM_DATA.
 """
 
@@ -114,6 +115,15 @@ def main():
                   "|---|---|",
                   f"| svm-train heart_scale | {timed(train, cold, 1):.1f} |",
                   f"| svm-predict heart_scale (after it) | {timed(predict, cold, 1):.1f} |"]
+        # make's installation: `lasvm compile` into an empty cache, then the first commands
+        aot = dict(local, NUMBA_CACHE_DIR=str(work / "compiled-cache"))
+        train, predict = commands(BIN, sets["heart_scale"], work, "aot")
+        lines += ["", "| make's installation: `lasvm compile`, then the first runs | wall (s) |",
+                  "|---|---|",
+                  f"| lasvm compile (one process per core) | "
+                  f"{timed([BIN / 'lasvm', 'compile'], aot, 1):.1f} |",
+                  f"| first svm-train heart_scale | {timed(train, aot, 1):.2f} |",
+                  f"| first svm-predict heart_scale | {timed(predict, aot, 1):.2f} |"]
     text = "\n".join(lines) + "\n"
     print(text)
     (RESULTS / "startup.md").write_text(text)
