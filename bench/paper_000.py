@@ -21,11 +21,12 @@ one). Writes results/paper-000/figure8.md|csv and figure9.md|csv.
 ``--mnist-figures`` runs Figures 1, 2 and 5 instead: the ten MNIST binary classifiers (digit d
 against the nine others; the paper's section 3.3: RBF gamma = 0.005, C = 1000, tau = 0.001,
 256 MB cache; pixels / 255, as the other MNIST scripts here) trained by LIBSVM, LASVM x1 and
-LASVM x2, each tested on the test set. The paper trains on all 60,000 rows; ``--mnist-rows N``
-(default 5000, about a minute here) draws N training rows at random (seed 0), ``--mnist-test N`` (default 0: all
-10,000) test rows. Writes results/paper-000-mnist.md|csv (test error, seconds and SVs per digit;
-the paper prints these only as bar charts) and, with matplotlib, results/paper-000-fig1-error.png,
--fig2-time.png and -fig5-sv.png. Figures 3, 4, 6 and 10-15 are not reproduced by this target.
+LASVM x2, each tested on the test set. The paper trains on all 60,000 rows;
+``--mnist-rows N`` (default 5000, about a minute here) draws N training rows at random (seed 0),
+``--mnist-test N`` (default 0: all 10,000) test rows. Writes results/paper-000-mnist.md|csv
+(test error, seconds and SVs per digit; the paper prints these only as bar charts) and, with
+matplotlib, results/paper-000-fig1-error.png, -fig2-time.png and -fig5-sv.png. Figures 3, 4, 6
+and 10-15 are not reproduced by this target.
 """
 
 import argparse
@@ -263,12 +264,13 @@ def mnist_main(args):
     note = (f"Paper section 3.3, Figures 1, 2 and 5: RBF gamma = {MNIST_GAMMA}, C = {MNIST_C:g}, "
             f"tau = {TAU}, {MNIST_CACHE_MB} MB cache, pixels / 255. Trained on {len(tr.y):,} "
             f"training rows drawn at random (seed 0) of the 60,000 the paper used; tested on "
-            f"{len(te.y):,} test rows. {cache_share} LASVM = one (x1) or two (x2) online epochs, then the "
-            f"finishing step, averaged over {args.seeds} example order(s); LIBSVM = "
-            "libsvm-official 3.37 in the same run. The paper prints these per-digit values only "
-            "as bar charts (\"figure only\"); its Figure 4 gives the ten classifiers combined "
-            "(1-vs-rest, all 60,000 rows, a 2005 machine): LIBSVM 1.36% / 17400 s, LASVM x1 "
-            f"1.42% / 4950 s, LASVM x2 1.36% / 12210 s. Whole run: {whole:.0f} s.")
+            f"{len(te.y):,} test rows. {cache_share} LASVM = one (x1) or two (x2) online "
+            f"epochs, then the finishing step, averaged over {args.seeds} example order(s); "
+            "LIBSVM = libsvm-official 3.37 in the same run. The paper prints these per-digit "
+            "values only as bar charts (\"figure only\"); its Figure 4 gives the ten "
+            "classifiers combined (1-vs-rest, all 60,000 rows, a 2005 machine): LIBSVM "
+            "1.36% / 17400 s, LASVM x1 1.42% / 4950 s, LASVM x2 1.36% / 12210 s. "
+            f"Whole run: {whole:.0f} s.")
     columns = ["digit"]
     for trainer in MNIST_TRAINERS:
         columns += [f"{trainer}: error (%)", f"{trainer}: time (s)", f"{trainer}: SV"]
