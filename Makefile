@@ -57,9 +57,14 @@ bench-easy: $(VENV)/.bench-extras
 
 # Paper reproductions: tables (Markdown and CSV) under results/paper-NNN/, printed too.
 # PAPER_NNN_ARGS passes options to the script (for example PAPER_003_ARGS="--rows 5000").
+# paper-000 also draws Figures 1, 2 and 5 (ten MNIST binary classifiers, 5,000 training rows by
+# default, about a minute); PAPER_000_MNIST_ARGS passes options to that run (e.g. "--mnist-rows 0":
+# all 60,000 rows, the paper's, hours).
 PAPER_000_ARGS ?=
+PAPER_000_MNIST_ARGS ?=
 paper-000: $(VENV)/.bench-extras
 	$(BIN)/python bench/paper_000.py $(PAPER_000_ARGS)
+	$(BIN)/python bench/paper_000.py --mnist-figures $(PAPER_000_MNIST_ARGS)
 PAPER_003_ARGS ?=
 paper-003: $(VENV)/.bench-extras
 	$(BIN)/python bench/paper_003.py $(PAPER_003_ARGS)
