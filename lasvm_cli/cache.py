@@ -261,13 +261,11 @@ def _hit(c, k, length):
 
 @numba.njit(**_NJIT)
 def _fill(c, kd, kp, k, length):
-    """Slot of k's row, computed (or its tail) over [0, length)."""
+    """Slot of k's row, computed (or its tail) over [0, length): the miss path, after _hit
+    found no row that long."""
     s, have = _lookup(c, k)
-    if have >= length:
-        c.stats[HITS] += 1
-    else:
-        c.stats[MISSES] += 1
-        _compute_tail(c, kd, kp, k, s, have, length)
+    c.stats[MISSES] += 1
+    _compute_tail(c, kd, kp, k, s, have, length)
     return s
 
 

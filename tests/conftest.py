@@ -70,3 +70,42 @@ def libsvm_train_stdout(X, y, opts):
             os.close(fd)
         tmp.seek(0)
         return m, tmp.read().decode()
+
+
+def heart_rbf_gram():
+    """heart_scale with labels +-1, RBF gamma 1/13, and its whole kernel matrix:
+    (kd, kp, y, K), for the bias-free online solvers' oracles."""
+    from lasvm_cli.data import Problem
+    from lasvm_cli.io.svmlight import read_svmlight
+    from lasvm_cli.kernels import RBF, kernel_row_serial, make_params
+
+    d = read_svmlight(str(HEART))
+    kd = Problem.from_svmlight(d).kd
+    y = np.where(d.y > 0, 1.0, -1.0)
+    kp = make_params(RBF, gamma=1 / 13)
+    K = np.empty((y.size, y.size))
+    for i in range(y.size):
+        kernel_row_serial(kd, i, kd, np.arange(y.size), kp, K[i])
+    return kd, kp, y, K
+
+
+def dual(K, y, alpha):
+    """W(alpha) = y'alpha - alpha'K alpha / 2 of the bias-free dual."""
+    return float(y @ alpha - 0.5 * alpha @ K @ alpha)
+
+
+def box_qp_optimum(K, y, A, B, tol=1e-10):
+    """Coordinate ascent on the bias-free box dual in float64, to a violation below tol:
+    (alpha, W(alpha)). The oracle of the bias-free solvers."""
+    alpha = np.zeros(y.size)
+    g = y.copy()
+    for _ in range(20000):
+        for k in range(y.size):
+            mu = min(max(g[k] / K[k, k], A[k] - alpha[k]), B[k] - alpha[k])
+            if mu != 0.0:
+                alpha[k] += mu
+                g -= mu * K[:, k]
+        viol = np.maximum(np.where(alpha < B, g, 0.0), np.where(alpha > A, -g, 0.0))
+        if viol.max() < tol:
+            return alpha, dual(K, y, alpha)
+    raise AssertionError("the oracle did not converge")

@@ -22,15 +22,15 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from lasvm_cli.data import Problem, kernel_data
+from lasvm_cli.data import kernel_data
 from lasvm_cli.io.model_file import read_model
 from lasvm_cli.io.svmlight import read_svmlight
-from lasvm_cli.kernels import RBF, kernel_row_serial, make_params
+from lasvm_cli.kernels import RBF, make_params
 from lasvm_cli.solvers import lasvm_g_core as gc
 from lasvm_cli.solvers import online_core as core
 from lasvm_cli.solvers.lasvm_nc import LasvmGRun, solve_lasvm_g
 
-from .conftest import HEART, REPO, libsvm_or_skip
+from .conftest import HEART, REPO, box_qp_optimum, dual, heart_rbf_gram, libsvm_or_skip
 
 SOLVERS = ("full-svm", "lasvm-g", "lasvm-nc", "lasvm-i")
 
@@ -64,14 +64,7 @@ def write_svm(path, X, y):
 
 @pytest.fixture(scope="module")
 def heart():
-    d = read_svmlight(str(HEART))
-    kd = Problem.from_svmlight(d).kd
-    y = np.where(d.y > 0, 1.0, -1.0)
-    kp = make_params(RBF, gamma=1 / 13)
-    K = np.empty((y.size, y.size))
-    for i in range(y.size):
-        kernel_row_serial(kd, i, kd, np.arange(y.size), kp, K[i])
-    return kd, kp, y, K
+    return heart_rbf_gram()
 
 
 @pytest.fixture(scope="module")
@@ -89,26 +82,6 @@ def sine_data():
     X, y = sine(3000, rng)
     Xt, yt = sine(3000, rng)
     return X, y, Xt, yt
-
-
-def box_qp_optimum(K, y, A, B, tol=1e-10):
-    """Coordinate ascent on the bias-free box dual in float64, to a violation below tol."""
-    alpha = np.zeros(y.size)
-    g = y.copy()
-    for _ in range(20000):
-        for k in range(y.size):
-            mu = min(max(g[k] / K[k, k], A[k] - alpha[k]), B[k] - alpha[k])
-            if mu != 0.0:
-                alpha[k] += mu
-                g -= mu * K[:, k]
-        viol = np.maximum(np.where(alpha < B, g, 0.0), np.where(alpha > A, -g, 0.0))
-        if viol.max() < tol:
-            return alpha, float(y @ alpha - 0.5 * alpha @ K @ alpha)
-    raise AssertionError("the oracle did not converge")
-
-
-def dual(K, y, a):
-    return float(y @ a - 0.5 * a @ K @ a)
 
 
 def expansion_of(run):

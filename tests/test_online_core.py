@@ -9,47 +9,15 @@ are float32, as LaSVM's).
 import numpy as np
 import pytest
 
-from lasvm_cli.data import Problem
-from lasvm_cli.io.svmlight import read_svmlight
-from lasvm_cli.kernels import RBF, kernel_row_serial, make_params
 from lasvm_cli.solvers import online_core as core
 from lasvm_cli.solvers.lasvm import LasvmRun, solve_lasvm
 
-from .conftest import HEART
+from .conftest import box_qp_optimum, dual, heart_rbf_gram
 
 
 @pytest.fixture(scope="module")
 def heart():
-    d = read_svmlight(str(HEART))
-    kd = Problem.from_svmlight(d).kd
-    y = np.where(d.y > 0, 1.0, -1.0)
-    kp = make_params(RBF, gamma=1 / 13)
-    K = np.empty((y.size, y.size))
-    for i in range(y.size):
-        kernel_row_serial(kd, i, kd, np.arange(y.size), kp, K[i])
-    return kd, kp, y, K
-
-
-def box_qp_optimum(K, y, A, B, tol=1e-10):
-    """Coordinate ascent on the bias-free dual to a violation below tol: alpha, W(alpha)."""
-    alpha = np.zeros(y.size)
-    g = y.copy()
-    for _ in range(20000):
-        for k in range(y.size):
-            mu = min(max(g[k] / K[k, k], A[k] - alpha[k]), B[k] - alpha[k])
-            if mu != 0.0:
-                alpha[k] += mu
-                g -= mu * K[:, k]
-        viol = np.maximum(np.where(alpha < B, g, 0.0), np.where(alpha > A, -g, 0.0))
-        if viol.max() < tol:
-            break
-    else:
-        raise AssertionError("the oracle did not converge")
-    return alpha, float(y @ alpha - 0.5 * alpha @ K @ alpha)
-
-
-def dual(K, y, alpha):
-    return float(y @ alpha - 0.5 * alpha @ K @ alpha)
+    return heart_rbf_gram()
 
 
 @pytest.mark.parametrize("C", [1.0, 10.0])

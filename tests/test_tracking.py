@@ -13,11 +13,11 @@ from lasvm_cli.cli.main import svm_predict, svm_train
 from lasvm_cli.data import Problem
 from lasvm_cli.io.model_file import read_model
 from lasvm_cli.io.svmlight import read_svmlight
-from lasvm_cli.kernels import LINEAR, RBF, kernel_row_serial, make_params
+from lasvm_cli.kernels import LINEAR, make_params
 from lasvm_cli.plot import read_trace
 from lasvm_cli.solvers.tracking import TrackRun, duality_measures, shuffled
 
-from .conftest import HEART
+from .conftest import HEART, heart_rbf_gram
 
 SOLVERS = ("track1", "track2", "track2-lasvm", "rcd")
 
@@ -31,14 +31,7 @@ def run(args, code=0):
 
 @pytest.fixture(scope="module")
 def heart():
-    d = read_svmlight(str(HEART))
-    kd = Problem.from_svmlight(d).kd
-    y = np.where(d.y > 0, 1.0, -1.0)
-    kp = make_params(RBF, gamma=1 / 13)
-    K = np.empty((y.size, y.size))
-    for i in range(y.size):
-        kernel_row_serial(kd, i, kd, np.arange(y.size), kp, K[i])
-    return kd, kp, y, K
+    return heart_rbf_gram()
 
 
 def mu(x, C):
