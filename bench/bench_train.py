@@ -1,7 +1,8 @@
 """Binary C-SVC training time: our solve_binary against LIBSVM 3.37 (libsvm-official, in-process).
 
     python bench/bench_train.py [case ...]   cases: adult adult_c100 ijcnn1 usps mnist20k
-                                             budgetfood_svr adult_nusvc adult_oneclass
+                                             budgetfood_svr banana_iter adult_nusvc
+                                             adult_oneclass
 
 Data: $LASVM_DATA (default ../shared/data relative to the repository root). Times are training
 only (no parsing), LIBSVM via its Python binding with -q. The JIT warm-up (cache load or cold
@@ -102,8 +103,9 @@ def run_multiclass(label, name, opts_extra=""):
 
 
 def run_type(label, name, opts):
-    """Other svm types (-s 1..4) through lasvm_cli.train against LIBSVM's svm_train, the same
-    options; training only (parsing excluded from both)."""
+    """Any svm-train options (the other svm types, -s 1..4; banana's iteration limit) through
+    lasvm_cli.train against LIBSVM's svm_train, the same options; training only (parsing
+    excluded from both)."""
     from libsvm import svmutil
     from lasvm_cli.cli.train import parse_command_line
     from lasvm_cli.data import Problem
@@ -133,8 +135,11 @@ def run_type(label, name, opts):
     sys.stdout.flush()
 
 
+# whole-trainer cases, any svm-train options: the other svm types, and banana's 10 M cheap
+# iterations (two features, the iteration limit reached: SMO's per-iteration cost)
 TYPE_CASES = {
     "budgetfood_svr": ("budgetfood epsilon-SVR -c 10 -p 0.01", "budgetfood", "-s 3 -c 10 -p 0.01"),
+    "banana_iter": ("banana C-SVC -c 32768 -g 8 (10 M iterations)", "banana", "-c 32768 -g 8"),
     "adult_nusvc": ("adult nu-SVC -n 0.3", "adult", "-s 1 -n 0.3"),
     "adult_oneclass": ("adult one-class -n 0.1", "adult", "-s 2 -n 0.1"),
 }
