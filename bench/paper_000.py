@@ -26,7 +26,8 @@ LASVM x2, each tested on the test set. The paper trains on all 60,000 rows;
 ``--mnist-test N`` (default 0: all 10,000) test rows. Writes results/paper-000-mnist.md|csv
 (test error, seconds and SVs per digit; the paper prints these only as bar charts) and, with
 matplotlib, results/paper-000-fig1-error.png, -fig2-time.png and -fig5-sv.png. Figures 3, 4, 6
-and 10-15 are not reproduced by this target.
+and 10 are not reproduced by this target; Figures 11-15 (example selection) are
+bench/paper_000_selection.py's, which make paper-000 runs too.
 """
 
 import argparse
@@ -35,7 +36,7 @@ import time
 
 import numpy as np
 
-from paper_tables import RESULTS, Table, clock, read_shared
+from paper_tables import RESULTS, Table, clock, pyplot, read_shared
 
 CACHE_MB = 40
 TAU = 1e-3
@@ -221,14 +222,9 @@ def mnist_rows(tr, te, seeds):
 def mnist_bars(results, out, train_rows):
     """Grouped bars per digit, one PNG per figure; False (and how to install) without
     matplotlib."""
-    try:
-        import matplotlib
-    except ImportError:
-        print("figures not drawn: matplotlib is missing (make .venv/.bench-extras, or "
-              "pip install matplotlib); the tables are written", file=sys.stderr)
+    plt = pyplot()
+    if plt is None:
         return False
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     x = np.arange(10)
     width = 0.8 / len(MNIST_TRAINERS)

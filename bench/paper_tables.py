@@ -3,6 +3,7 @@ folder, and tables written as Markdown and CSV beside each other."""
 
 import csv
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -26,6 +27,21 @@ def clock(fn, *args, **kwargs):
     t = time.perf_counter()
     result = fn(*args, **kwargs)
     return result, time.perf_counter() - t
+
+
+def pyplot():
+    """matplotlib.pyplot with the Agg backend, or None (and how to install it) without
+    matplotlib: the tables are written all the same."""
+    try:
+        import matplotlib
+    except ImportError:
+        print("figures not drawn: matplotlib is missing (make .venv/.bench-extras, or "
+              "pip install matplotlib); the tables are written", file=sys.stderr)
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 class Table:
