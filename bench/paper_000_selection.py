@@ -18,8 +18,8 @@ test-error evaluation is not counted). Iterations = PROCESS calls, the 2 x 5 see
   settings): the 48,842 rows of the train and test files pooled and split at random, ``--runs``
   times (default 3; the paper: 65 splits); ``--adult-train N`` training rows (default 8,000;
   0: 32,561, the standard split's size), ``--adult-test N`` test rows of the rest (default
-  8,000; 0: all the rest). LIBSVM (libsvm-official, same process) on each split gives the dashed line.
-  Figure 11: test error against iterations and against seconds; Figure 12: against SVs.
+  8,000; 0: all the rest). LIBSVM (libsvm-official, same process) on each split gives the
+  dashed line. Figure 11: test error against iterations and against seconds; Figure 12: against SVs.
 * MNIST digit 8 against the rest (Figures 13 to 15; the paper's section 3.3 settings, as
   ``paper_000.py --mnist-figures``: gamma = 0.005, C = 1000, 256 MB cache, pixels / 255):
   RANDOM, GRADIENT and ACTIVE over ``--seeds`` example orders (default 2; the paper: 5), on
@@ -58,6 +58,7 @@ ADULT_GAMMA, ADULT_C = 0.005, 100.0
 ADULT_SELECTIONS = ("random", "gradient", "active", "autoactive")
 MNIST_DIGIT, MNIST_NOISE = 8, 0.10
 MNIST_SELECTIONS = ("random", "gradient", "active")
+NOISE_NAME = {"flip": f"{MNIST_NOISE:.0%} flipped", "digits": f"{MNIST_NOISE:.0%} digit noise"}
 NOISE_TEXT = {"flip": f"{MNIST_NOISE:.0%} of the training labels (binary) flipped",
               "digits": f"{MNIST_NOISE:.0%} of the training digits replaced by another digit"}
 # the paper's own numbers (section 4.4, text): Adult, LIBSVM 11278 SVs; AUTOACTIVE reaches its
@@ -192,7 +193,8 @@ def mnist_curves(args):
     kp = make_params(RBF, gamma=MNIST_GAMMA)
     clean = np.where(np.asarray(tr.y) == MNIST_DIGIT, 1.0, -1.0)
     y_te = np.where(np.asarray(te.y) == MNIST_DIGIT, 1.0, -1.0)
-    labels = {"clean": clean, "10% noise": noisy_labels(tr.y, clean, args.mnist_noise)}
+    labels = {"clean": clean,
+              NOISE_NAME[args.mnist_noise]: noisy_labels(tr.y, clean, args.mnist_noise)}
     points = checkpoints(len(clean), args.first, args.per_doubling)
     means, lib = {}, {}
     for cond, y_tr in labels.items():
@@ -223,9 +225,10 @@ def summary_rows(table, part, curves, lib_error):
         table.add(**{
             "problem": part, "criterion": name, "LIBSVM error (%)": lib_error,
             "reaches it at: iterations": "not reached" if hit is None else int(hit[0]),
-            "seconds": "" if hit is None else hit[1], "SV": "" if hit is None else int(hit[2]),
+            "seconds": "" if hit is None else hit[1],
+            "SV": "" if hit is None else int(round(hit[2])),
             "lowest error (%)": best[3], "at iterations": int(best[0]),
-            "end of epoch: error (%)": rows[-1][3], "end: SV": int(rows[-1][2]),
+            "end of epoch: error (%)": rows[-1][3], "end: SV": int(round(rows[-1][2])),
             "end: seconds": rows[-1][1]})
 
 
@@ -311,29 +314,30 @@ def mnist_part(args, summary):
             f"{MNIST_C:g}, tau = {TAU}, {MNIST_CACHE_MB} MB cache, pixels / 255, "
             f"{CANDIDATES} candidates. Subsampled: {n_tr:,} training rows drawn at random "
             f"(seed 0; the paper: all 60,000), {n_te:,} test rows, curves averaged over "
-            f"{args.seeds} example order(s) (the paper: 5). Noise: {NOISE_TEXT[args.mnist_noise]} "
-            "at random (seed 0), test labels clean. LIBSVM = "
+            f"{args.seeds} example order(s) (the paper: 5). Noise: "
+            f"{NOISE_TEXT[args.mnist_noise]} at random (seed 0), test labels clean. LIBSVM = "
             "libsvm-official 3.37 in the same run, on each label set. " +
             "; ".join(f"{k}: {e:.3f}% error, {sv:.0f} SVs, {s:.1f} s" for k, (e, sv, s) in
                       lib.items()) + f". Whole part: {whole:.0f} s. Compare {PAPER_MNIST}")
     curve_table("figure13-15", "Figures 13 to 15: example selection on MNIST (8 against the "
                 "rest)", note, curves, lib, ["labels", "criterion"]).write(RESULTS / "paper-000")
     clean_err = lib["LIBSVM, clean"][0]
-    for cond in ("clean", "10% noise"):
+    noisy = NOISE_NAME[args.mnist_noise]
+    for cond in ("clean", noisy):
         summary_rows(summary, f"MNIST 8, {cond} ({n_tr:,} rows)",
                      {name: rows for (c, name), rows in curves.items() if c == cond},
                      clean_err)
     lines = {k: (v[0], "--" if k.endswith("clean") else ":") for k, v in lib.items()}
     size = f"{n_tr:,} training rows, {args.seeds} order(s)"
-    for fig, cond in ((13, "clean"), (14, "10% noise")):
+    for fig, cond in ((13, "clean"), (14, noisy)):
         sub = {name: rows for (c, name), rows in curves.items() if c == cond}
         draw(RESULTS / f"paper-000-fig{fig}.png", f"Figure {fig}: MNIST 8 against the rest, "
              f"{cond} training labels ({size})", [(sub, 0, 3, lines), (sub, 1, 3, lines)])
     both = {f"{name}, {cond}": rows for (cond, name), rows in curves.items()}
     svs = {f"{k} ({v[1]:.0f} SVs)": (v[0], s) for k, (v, s) in
            ((k, (lib[k], lines[k][1])) for k in lib)}
-    draw(RESULTS / "paper-000-fig15.png", f"Figure 15: MNIST 8, error and SVs, clean and 10% "
-         f"noise ({size})", [(both, 2, 3, svs), (both, 0, 2, {})])
+    draw(RESULTS / "paper-000-fig15.png", f"Figure 15: MNIST 8, error and SVs, clean and "
+         f"{noisy} ({size})", [(both, 2, 3, svs), (both, 0, 2, {})])
     return whole
 
 
