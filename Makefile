@@ -61,7 +61,7 @@ bench-easy: $(VENV)/.bench-extras
 # default, about a minute); PAPER_000_MNIST_ARGS passes options to that run (e.g. "--mnist-rows 0":
 # all 60,000 rows, the paper's, hours). Then Figures 11-15, the example selection criteria
 # (bench/paper_000_selection.py: Adult subsampled to 3 random splits of 8,000 training rows,
-# MNIST 8 against the rest on 3,000 rows, 2 example orders; about 10 minutes);
+# MNIST 8 against the rest on 3,000 rows, 2 example orders; 8 to 10 minutes);
 # PAPER_000_SELECTION_ARGS passes options (e.g. "--runs 65 --adult-train 0 --adult-test 0
 # --seeds 5 --mnist-rows 0": the paper's sizes, days).
 PAPER_000_ARGS ?=

@@ -37,7 +37,7 @@ selection-summary.md|csv (per criterion: where its mean curve first reaches LIBS
 its end of epoch) and, with matplotlib, results/paper-000-fig11.png ... -fig15.png.
 ``--only adult|mnist`` runs one part (the summary then holds that part only). Measuring points:
 ``--first`` (default 50) iterations, then ``--per-doubling`` (default 2) points per doubling, and
-the end of the epoch. The default run takes about ten minutes here (Adult 3, MNIST 7).
+the end of the epoch. The default run takes 8 to 10 minutes here (Adult about 2, MNIST 6).
 """
 
 import argparse
