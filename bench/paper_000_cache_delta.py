@@ -5,8 +5,8 @@
   cache size, 8 MB to 1 GB, as the relative change with respect to LIBSVM with 1 GB, averaged
   over the ten MNIST "digit d against the nine others" classifiers (section 3.3's settings:
   RBF gamma = 0.005, C = 1000, tau = 0.001; pixels / 255). The paper trains on all 60,000
-  rows; ``--mnist-rows N`` (default 2000) draws N of them at random (seed 0, the rows
-  ``paper_000.py --mnist-figures`` draws first). A cache of M MB holds a far larger part of a
+  rows; ``--mnist-rows N`` (default 2000) draws N of them at random (seed 0, through
+  ``paper_000.mnist_data``, as ``--mnist-figures`` does). A cache of M MB holds a far larger part of a
   sample's kernel matrix than of the paper's, so each paper size is scaled to hold the same
   fraction of the matrix (float32 entries): M * (N / 60000)^2 MB of rows for both solvers,
   LIBSVM's -m adding its 32-byte header per row (N * 32 bytes), which LIBSVM takes out of
