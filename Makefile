@@ -59,17 +59,22 @@ bench-easy: $(VENV)/.bench-extras
 # PAPER_NNN_ARGS passes options to the script (for example PAPER_003_ARGS="--rows 5000").
 # paper-000 also draws Figures 1, 2 and 5 (ten MNIST binary classifiers, 5,000 training rows by
 # default, about a minute); PAPER_000_MNIST_ARGS passes options to that run (e.g. "--mnist-rows 0":
-# all 60,000 rows, the paper's, hours). Then Figures 11-15, the example selection criteria
-# (bench/paper_000_selection.py: Adult subsampled to 3 random splits of 8,000 training rows,
-# MNIST 8 against the rest on 3,000 rows, 2 example orders; 8 to 10 minutes);
-# PAPER_000_SELECTION_ARGS passes options (e.g. "--runs 65 --adult-train 0 --adult-test 0
-# --seeds 5 --mnist-rows 0": the paper's sizes, days).
+# all 60,000 rows, the paper's, hours). Then Figures 6 and 10 (bench/paper_000_cache_delta.py:
+# MNIST time against the kernel cache size, 2,000 rows with the cache scaled to the paper's share
+# of the kernel matrix, about 5 minutes; banana against delta_max, about 3 minutes);
+# PAPER_000_CACHE_DELTA_ARGS passes options to that run (e.g. "--figure 10 --delta-max inf 3 0.1").
+# Then Figures 11-15, the example selection criteria (bench/paper_000_selection.py: Adult
+# subsampled to 3 random splits of 8,000 training rows, MNIST 8 against the rest on 3,000 rows,
+# 2 example orders; 8 to 10 minutes); PAPER_000_SELECTION_ARGS passes options (e.g. "--runs 65
+# --adult-train 0 --adult-test 0 --seeds 5 --mnist-rows 0": the paper's sizes, days).
 PAPER_000_ARGS ?=
 PAPER_000_MNIST_ARGS ?=
+PAPER_000_CACHE_DELTA_ARGS ?=
 PAPER_000_SELECTION_ARGS ?=
 paper-000: $(VENV)/.bench-extras
 	$(BIN)/python bench/paper_000.py $(PAPER_000_ARGS)
 	$(BIN)/python bench/paper_000.py --mnist-figures $(PAPER_000_MNIST_ARGS)
+	$(BIN)/python bench/paper_000_cache_delta.py $(PAPER_000_CACHE_DELTA_ARGS)
 	$(BIN)/python bench/paper_000_selection.py $(PAPER_000_SELECTION_ARGS)
 PAPER_003_ARGS ?=
 paper-003: $(VENV)/.bench-extras

@@ -25,9 +25,12 @@ LASVM x2, each tested on the test set. The paper trains on all 60,000 rows;
 ``--mnist-rows N`` (default 5000, about a minute here) draws N training rows at random (seed 0),
 ``--mnist-test N`` (default 0: all 10,000) test rows. Writes results/paper-000-mnist.md|csv
 (test error, seconds and SVs per digit; the paper prints these only as bar charts) and, with
-matplotlib, results/paper-000-fig1-error.png, -fig2-time.png and -fig5-sv.png. Figures 3, 4, 6
-and 10 are not reproduced by this target; Figures 11-15 (example selection) are
-bench/paper_000_selection.py's, which make paper-000 runs too.
+matplotlib, results/paper-000-fig1-error.png, -fig2-time.png and -fig5-sv.png.
+
+Figures 6 (time against the kernel cache size) and 10 (banana against delta_max) are drawn by
+bench/paper_000_cache_delta.py, Figures 11-15 (example selection) by
+bench/paper_000_selection.py; make paper-000 runs both after this script. Figures 3 and 4 are
+not reproduced by this target.
 """
 
 import argparse
@@ -219,13 +222,14 @@ def mnist_rows(tr, te, seeds):
     return out
 
 
+
+
 def mnist_bars(results, out, train_rows):
     """Grouped bars per digit, one PNG per figure; False (and how to install) without
     matplotlib."""
     plt = pyplot()
     if plt is None:
         return False
-
     x = np.arange(10)
     width = 0.8 / len(MNIST_TRAINERS)
     for suffix, (figure, column, axis) in MNIST_FIGURES.items():
