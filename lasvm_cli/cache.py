@@ -45,6 +45,8 @@ State
 API (all jitted, ``@njit(cache=True, nogil=True)``, one signature each)
 --------------------------------------------------------------------------
     make_cache(n, cache_mb, dtype=np.float32, var_example=None) -> KernelCache   (Python)
+    cache_row_at(c, kd, kp, k, length) -> base: the row is c.buf[base:base + length] (what
+        cache_get views; hot loops index the buffer, see the function)
     cache_get(c, kd, kp, k, length) -> row view [length] (positions 0..length-1)
         row of example id ``k``; hit when ``cached_len(k) >= length``, otherwise a miss that
         computes entries [cached_len, length) with kernels.kernel_row(kd, k, kd, pex[...]).
@@ -270,17 +272,34 @@ def _fill(c, kd, kp, k, length):
 
 
 @numba.njit(inline="always", **_NJIT)
-def cache_get(c, kd, kp, k, length):
-    """Row of example k over positions [0, length) (a view into the cache). The hit path
-    passes only the cache: every array of an argument costs an atomic reference count pair
-    per call, and kd has seven."""
+def held(a, b):
+    """A last use of a and b where a function's branches join (see cache_row_at)."""
+
+
+@numba.njit(**_NJIT)
+def cache_row_at(c, kd, kp, k, length):
+    """Offset in ``c.buf`` of example k's row over positions [0, length) (a hit, or computed):
+    entry t is ``c.buf[base + t]``. Hot loops index the buffer this way instead of taking a
+    view: a view is a new array reference, and the atomic reference-count pair it costs stops
+    numba's pruning of every other pair around it (an unpruned decref between an incref and
+    its decref keeps both). For the same reason ``held`` makes the end the last use of c and
+    kd: numba decrefs a variable at its last use, and where that differs between branches the
+    decref goes through a phi the pruning cannot match."""
     w = c.meta[WIDTH]
     if length > w:
         length = w  # callers never ask beyond the width they set; guard anyway
     s = _hit(c, k, length)
     if s < 0:
         s = _fill(c, kd, kp, k, length)
-    return c.buf[s * w:s * w + length]
+    held(c, kd)
+    return s * w
+
+
+@numba.njit(inline="always", **_NJIT)
+def cache_get(c, kd, kp, k, length):
+    """Row of example k over positions [0, length) (a view into the cache)."""
+    base = cache_row_at(c, kd, kp, k, length)
+    return c.buf[base:base + min(length, c.meta[WIDTH])]
 
 
 @numba.njit(**_NJIT)

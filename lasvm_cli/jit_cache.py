@@ -17,6 +17,7 @@ import hashlib
 import os
 
 from numba.core import caching
+from . import exception_exits  # noqa: F401 (before any function compiles: see the module)
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 

@@ -29,7 +29,7 @@ import numba
 from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
-from ..cache import cache_get
+from ..cache import cache_get, cache_row_at, held
 from . import (ACTIVE, ETA, EPS, FINAL_KKT, FREE, LAST_KIND, LOWER, N_FALLBACK, N_KKT_CONT,
                N_MG, PREV_I, PREV_J, UPPER)
 from .steps import TAU, pair_gain
@@ -69,14 +69,11 @@ def select_mvp(st, c, kd, kp):
 
 
 @numba.njit(**_NJIT)
-def select_so(st, c, kd, kp):
-    y, G, status, QD = st.y, st.G, st.status, st.QD
-    active = st.ist[ACTIVE]
+def _max_violator(st, active):
+    """i = argmax over I_up of -y_t G_t and that maximum m (last index on ties, as LIBSVM)."""
+    y, G, status = st.y, st.G, st.status
     Gmax = -INF
-    Gmax2 = -INF
     imax = -1
-    jmin = -1
-    obj_diff_min = INF
     for t in range(active):
         if y[t] > 0:
             if status[t] != UPPER and -G[t] >= Gmax:
@@ -86,11 +83,16 @@ def select_so(st, c, kd, kp):
             if status[t] != LOWER and G[t] >= Gmax:
                 Gmax = G[t]
                 imax = t
-    st.ist[LAST_KIND] = 1
-    if imax < 0:
-        return -1, -1, -INF
-    i = imax
-    Ki = cache_get(c, kd, kp, c.pex[i], active)
+    return imax, Gmax
+
+
+@numba.njit(**_NJIT)
+def _so_partner(st, c, bi, i, Gmax, active):
+    """WSS2's j for i (row i is c.buf[bi + t]) and -M = max over I_low of y_t G_t."""
+    y, G, status, QD, K = st.y, st.G, st.status, st.QD, c.buf
+    Gmax2 = -INF
+    jmin = -1
+    obj_diff_min = INF
     QDi = QD[i]
     for t in range(active):
         if y[t] > 0:
@@ -99,7 +101,7 @@ def select_so(st, c, kd, kp):
                 if G[t] >= Gmax2:
                     Gmax2 = G[t]
                 if grad_diff > 0.0:
-                    quad_coef = QDi + QD[t] - 2.0 * np.float64(Ki[t])
+                    quad_coef = QDi + QD[t] - 2.0 * np.float64(K[bi + t])
                     if quad_coef > 0.0:
                         obj_diff = -(grad_diff * grad_diff) / quad_coef
                     else:
@@ -113,7 +115,7 @@ def select_so(st, c, kd, kp):
                 if -G[t] >= Gmax2:
                     Gmax2 = -G[t]
                 if grad_diff > 0.0:
-                    quad_coef = QDi + QD[t] - 2.0 * np.float64(Ki[t])
+                    quad_coef = QDi + QD[t] - 2.0 * np.float64(K[bi + t])
                     if quad_coef > 0.0:
                         obj_diff = -(grad_diff * grad_diff) / quad_coef
                     else:
@@ -121,10 +123,26 @@ def select_so(st, c, kd, kp):
                     if obj_diff <= obj_diff_min:
                         jmin = t
                         obj_diff_min = obj_diff
+    return jmin, Gmax2
+
+
+@numba.njit(**_NJIT)
+def select_so(st, c, kd, kp):
+    # Two leaf loops, row i as an offset into the cache's buffer, the namedtuples passed whole
+    # and their last uses together: numba then prunes all 32 reference-count pairs of the
+    # arguments (36 atomic pairs an iteration otherwise; see exception_exits.py for the rules).
+    active = st.ist[ACTIVE]
+    st.ist[LAST_KIND] = 1
+    i, Gmax = _max_violator(st, active)
+    if i < 0:
+        return -1, -1, -INF
+    bi = cache_row_at(c, kd, kp, c.pex[i], active)
+    j, Gmax2 = _so_partner(st, c, bi, i, Gmax, active)
+    held(c, kd)  # one last use of both (cache.held says why)
     viol = Gmax + Gmax2
-    if viol < st.fst[EPS] or jmin < 0:
+    if viol < st.fst[EPS] or j < 0:
         return -1, -1, viol
-    return imax, jmin, viol
+    return i, j, viol
 
 
 @numba.njit(**_NJIT)

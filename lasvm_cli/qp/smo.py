@@ -18,7 +18,7 @@ import numba
 from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
-from ..cache import WIDTH, cache_get, cache_row_into, cache_set_width, cache_swap
+from ..cache import WIDTH, cache_get, cache_row_at, cache_row_into, cache_set_width, cache_swap
 from ..kernels import kernel_diagonal, n_rows
 from . import (ACTIVE, ADAPT_WIDTH, COUNTER, EPS, ETA, FINAL_KKT, FREE, ITER, LAST_KIND, LOWER, MAX_ITER,
                MAX_ITER_REACHED, N_FST, N_IST, N_MG_EXTRA_ROWS, N_RECON, N_SHRINK,
@@ -73,13 +73,12 @@ def make_state(kd, kp, y, p, C, alpha0=None, *, ws=1, eps=1e-3, shrinking=True, 
 
 
 @numba.njit(inline="always", **_NJIT)
-def _update_status(st, t):
-    if st.alpha[t] >= st.C[t]:
-        st.status[t] = UPPER
-    elif st.alpha[t] <= 0.0:
-        st.status[t] = LOWER
-    else:
-        st.status[t] = FREE
+def _status_of(a, C):
+    if a >= C:
+        return UPPER
+    if a <= 0.0:
+        return LOWER
+    return FREE
 
 
 @numba.njit(**_NJIT)
@@ -90,7 +89,7 @@ def smo_init(st, c, kd, kp, gradient_known):
     l = st.y.shape[0]
     y, G, G_bar = st.y, st.G, st.G_bar
     for t in range(l):
-        _update_status(st, t)
+        st.status[t] = _status_of(st.alpha[t], st.C[t])
         G_bar[t] = 0.0
         if not gradient_known:
             G[t] = st.p[t]
@@ -238,37 +237,51 @@ def _gbar_update(st, c, kd, kp, i, f):
         _gbar_add(st, st.work, f)
 
 
-@numba.njit(inline="always", **_NJIT)
-def _take_step(st, c, kd, kp, i, j):
-    """LIBSVM's update of a_i, a_j, then G (active part) and G_bar (full rows on status change;
-    LIBSVM keeps G_bar with -h 0 too, where nothing reads it: we do not)."""
-    y, G, alpha = st.y, st.G, st.alpha
-    active = st.ist[ACTIVE]
-    Ki = cache_get(c, kd, kp, c.pex[i], active)
-    Kj = cache_get(c, kd, kp, c.pex[j], active)
-    Ci = st.C[i]
-    Cj = st.C[j]
+@numba.njit(**_NJIT)
+def _update_pair(st, c, bi, bj, i, j, active):
+    """LIBSVM's update of a_i, a_j (rows i and j are c.buf[bi + t], c.buf[bj + t]), G over the
+    active part, and the two statuses."""
+    y, G, alpha, status, C, QD, K = st.y, st.G, st.alpha, st.status, st.C, st.QD, c.buf
     old_ai = alpha[i]
     old_aj = alpha[j]
-    quad_coef = st.QD[i] + st.QD[j] - 2.0 * np.float64(Ki[j])
-    ai, aj = step_libsvm(old_ai, old_aj, y[i], y[j], G[i], G[j], Ci, Cj, quad_coef)
+    quad_coef = QD[i] + QD[j] - 2.0 * np.float64(K[bi + j])
+    ai, aj = step_libsvm(old_ai, old_aj, y[i], y[j], G[i], G[j], C[i], C[j], quad_coef)
     alpha[i] = ai
     alpha[j] = aj
     # Q_it * da_i = y_t * (K_it * (y_i da_i)) bit for bit (sign flips are exact)
     sdi = y[i] * (ai - old_ai)
     sdj = y[j] * (aj - old_aj)
     for t in range(active):
-        G[t] += y[t] * (np.float64(Ki[t]) * sdi + np.float64(Kj[t]) * sdj)
+        G[t] += y[t] * (np.float64(K[bi + t]) * sdi + np.float64(K[bj + t]) * sdj)
+    status[i] = _status_of(ai, C[i])
+    status[j] = _status_of(aj, C[j])
+
+
+@numba.njit(**_NJIT)
+def _gbar_pair(st, c, kd, kp, i, j, ui, uj):
+    """G_bar after a_i, a_j moved; ui, uj: whether each was at its upper bound before."""
+    if ui != (st.status[i] == UPPER):
+        _gbar_update(st, c, kd, kp, i, -st.C[i] * st.y[i] if ui else st.C[i] * st.y[i])
+    if uj != (st.status[j] == UPPER):
+        _gbar_update(st, c, kd, kp, j, -st.C[j] * st.y[j] if uj else st.C[j] * st.y[j])
+
+
+@numba.njit(**_NJIT)
+def _take_step(st, c, kd, kp, i, j):
+    """LIBSVM's update of a_i, a_j, then G (active part) and G_bar (full rows on status change;
+    LIBSVM keeps G_bar with -h 0 too, where nothing reads it: we do not).
+
+    Small on purpose, its work in leaf functions over the arrays they use and rows as offsets
+    into the cache's buffer: numba then drops the reference-count pairs of the namedtuple
+    arguments (exception_exits.py); inlined, they cost about 90 atomic pairs an iteration."""
+    active = st.ist[ACTIVE]
+    bi = cache_row_at(c, kd, kp, c.pex[i], active)  # the two most recent rows stay cached
+    bj = cache_row_at(c, kd, kp, c.pex[j], active)
     ui = st.status[i] == UPPER
     uj = st.status[j] == UPPER
-    _update_status(st, i)
-    _update_status(st, j)
-    if st.ist[SHRINKING] == 0:
-        return  # G_bar only serves the gradient reconstruction after shrinking
-    if ui != (st.status[i] == UPPER):
-        _gbar_update(st, c, kd, kp, i, -Ci * y[i] if ui else Ci * y[i])
-    if uj != (st.status[j] == UPPER):
-        _gbar_update(st, c, kd, kp, j, -Cj * y[j] if uj else Cj * y[j])
+    _update_pair(st, c, bi, bj, i, j, active)
+    if st.ist[SHRINKING] != 0:  # G_bar only serves the gradient reconstruction after shrinking
+        _gbar_pair(st, c, kd, kp, i, j, ui, uj)
 
 
 @numba.njit(inline="always", **_NJIT)
