@@ -230,10 +230,10 @@ def test_hmg_theorem7_counterexample():
     c = kc.make_cache(4, 1)
     smo_init(st, c, kd, kp, False)
     np.testing.assert_allclose(-st.G, [0.7, 1 - s3 / 5, 0.7, 1 - s3 / 5], atol=1e-6)  # paper's grad f
-    K0 = kc.cache_get(c, kd, kp, 0, 4)
-    K2 = kc.cache_get(c, kd, kp, 2, 4)
-    g, bp, bb, mu = sel._mg_scan(st, K0, 0, 2, 0.0, -1, -1, 0.0)
-    g, bp, bb, mu = sel._mg_scan(st, K2, 2, 0, g, bp, bb, mu)
+    b0 = kc.cache_row_at(c, kd, kp, 0, 4)  # rows 0 and 2 at offsets into c.buf
+    b2 = kc.cache_row_at(c, kd, kp, 2, 4)
+    g, bp, bb, mu = sel._mg_scan(st, c, b0, 0, 2, 0.0, -1, -1, 0.0)
+    g, bp, bb, mu = sel._mg_scan(st, c, b2, 2, 0, g, bp, bb, mu)
     assert bp == -1 and g == 0.0  # pure MG: no related pair gains anything
     st.ist[PREV_I], st.ist[PREV_J] = 0, 2
     i, j, viol = sel.select_hmg(st, c, kd, kp)  # corner: falls back to MVP

@@ -153,9 +153,10 @@ def _near_bound(st, t):
 
 
 @numba.njit(**_NJIT)
-def _mg_scan(st, Kp, p, q, best_gain, best_p, best_b, best_mu):
-    """Best gain over pairs {p, b}, b active, b not in {p, q} (signed form, steps.pair_gain)."""
-    y, G, alpha, C, QD = st.y, st.G, st.alpha, st.C, st.QD
+def _mg_scan(st, c, bp, p, q, best_gain, best_p, best_b, best_mu):
+    """Best gain over pairs {p, b}, b active, b not in {p, q} (signed form, steps.pair_gain);
+    row p is c.buf[bp + t]."""
+    y, G, alpha, C, QD, K = st.y, st.G, st.alpha, st.C, st.QD, c.buf
     active = st.ist[ACTIVE]
     yp = y[p]
     gp = -yp * G[p]
@@ -167,7 +168,7 @@ def _mg_scan(st, Kp, p, q, best_gain, best_p, best_b, best_mu):
         if b == p or b == q:
             continue
         yb = y[b]
-        kappa = QDp + QD[b] - 2.0 * np.float64(Kp[b])
+        kappa = QDp + QD[b] - 2.0 * np.float64(K[bp + b])
         if yb > 0:
             gain, mu = pair_gain(gp, -G[b], ap, alpha[b], Ap, Bp, 0.0, C[b], kappa)
         else:
@@ -181,37 +182,49 @@ def _mg_scan(st, Kp, p, q, best_gain, best_p, best_b, best_mu):
 
 
 @numba.njit(**_NJIT)
+def _mg_pair(st, c, kd, kp, k1, k2, p1, p2):
+    """MG's pair {p, b} of largest gain, p in {p1, p2} (example ids k1, k2), and its mu."""
+    active = st.ist[ACTIVE]
+    b1 = cache_row_at(c, kd, kp, c.vex[k1], active)  # both cached by the previous update
+    b2 = cache_row_at(c, kd, kp, c.vex[k2], active)
+    g, bp, bb, mu = _mg_scan(st, c, b1, p1, p2, 0.0, -1, -1, 0.0)
+    g, bp, bb, mu = _mg_scan(st, c, b2, p2, p1, g, bp, bb, mu)
+    held(c, kd)  # one last use of both (cache.held says why)
+    return bp, bb, mu
+
+
+@numba.njit(**_NJIT)
 def select_hmg(st, c, kd, kp):
+    # Rows as offsets, the namedtuples passed whole and their last uses together, as
+    # select_so: numba then prunes the arguments' reference-count pairs.
     active = st.ist[ACTIVE]
     k1 = st.ist[PREV_I]
     k2 = st.ist[PREV_J]
     use_mvp = k1 < 0
+    p1 = p2 = -1
     if not use_mvp:
         p1 = c.pos[k1]
         p2 = c.pos[k2]
         use_mvp = p1 >= active or p2 >= active or (_near_bound(st, p1) and _near_bound(st, p2))
     if use_mvp:
-        st.ist[N_FALLBACK] += 1
         i, j, viol = select_mvp(st, c, kd, kp)
-        if i < 0:
-            st.ist[N_FALLBACK] -= 1
+        st.ist[N_FALLBACK] += i >= 0  # a fallback step taken (no branch, no call: see above)
         return i, j, viol
-    K1 = cache_get(c, kd, kp, c.vex[k1], active)
-    K2 = cache_get(c, kd, kp, c.vex[k2], active)
-    g, bp, bb, mu = _mg_scan(st, K1, p1, p2, 0.0, -1, -1, 0.0)
-    g, bp, bb, mu = _mg_scan(st, K2, p2, p1, g, bp, bb, mu)
+    bp, bb, mu = _mg_pair(st, c, kd, kp, k1, k2, p1, p2)
     st.ist[LAST_KIND] = 2
     viol = abs(mu)
-    if bp < 0 or viol < st.fst[EPS]:
-        if st.ist[FINAL_KKT] != 0:
-            i, j, v2 = select_mvp(st, c, kd, kp)
-            if i >= 0:
-                st.ist[N_KKT_CONT] += 1
-                st.ist[N_FALLBACK] += 1
-                return i, j, v2
-        return -1, -1, viol
-    st.ist[N_MG] += 1
-    return bp, bb, viol
+    if bp >= 0 and viol >= st.fst[EPS]:
+        st.ist[N_MG] += 1
+        return bp, bb, viol
+    i, j, v2 = -1, -1, viol
+    if st.ist[FINAL_KKT] != 0:
+        i, j, v2 = select_mvp(st, c, kd, kp)
+    st.ist[N_KKT_CONT] += i >= 0
+    st.ist[N_FALLBACK] += i >= 0
+    held(c, kd)
+    if i >= 0:
+        return i, j, v2
+    return -1, -1, viol
 
 
 @numba.njit(**_NJIT)
