@@ -62,9 +62,9 @@ for bit; a larger ``--epochs`` continues a run that ended.
 What the driver asks of a run: ``begin``, ``step(n)``, ``online``, ``done``, ``processed``,
 ``n_expansion``, ``kernel_evals``, ``delta()``, ``dual_objective()``, ``trace_sv()``,
 ``finished_copy()``, ``result()``, ``labels``, ``kd``, ``kp``, ``config``, ``CHUNK``,
-optionally ``TRACE_EXTRA``/``trace_extra()`` and ``test_error(test, classes)`` (else
-:meth:`TestSet.error` on ``coef_rho()``), and for state files ``state_arrays()``,
-``load_state_arrays()``, ``phase``, ``epochs``.
+optionally ``TRACE_EXTRA``/``trace_extra()`` and ``class_expansion()`` (an all-in-one
+machine: :meth:`TestSet.error_argmax`; else :meth:`TestSet.error` on ``coef_rho()``), and for
+state files ``state_arrays()``, ``load_state_arrays()``, ``phase``, ``epochs``.
 """
 
 import contextlib
@@ -83,6 +83,9 @@ import numpy as np
 from .errors import ParameterError
 
 STATE_VERSION = 2  # 2: the online core's scalar block gained I_NOBIAS
+# the all-in-one machines' online solver (--multiclass llw|cs --solver online): one machine
+# over every class, driven as one run (solvers/s2do_online.py's S2doRun)
+ALL_IN_ONE_ONLINE = ("llw", "cs")
 SNAPSHOT_BY = ("iterations", "sv", "seconds")
 GRAIN = 100  # online iterations between checks of sv / seconds criteria
 TRACE_COLUMNS = ("iterations", "seconds", "kernel_evals", "sv", "delta", "dual_objective",
@@ -302,6 +305,24 @@ class TestSet:
                              coef[sv], run.kp, out)
         return float(np.mean((out - rho > 0) != (labels[rows] == pos)))
 
+    def error_argmax(self, run, labels):
+        """Test error of an all-in-one machine (``run.class_expansion()``): the arg-max of
+        f_c over the classes ``labels`` (those of class indices 0, 1, ...), as svm-predict
+        decides."""
+        from .kernels import expansion_values
+
+        if self.n == 0:
+            return float("nan")
+        ex, coef = run.class_expansion()
+        dec = np.zeros((len(labels), self.n))
+        rows = np.arange(self.n, dtype=np.int64)
+        if ex.size:
+            for cls in range(len(labels)):
+                expansion_values(self.kd, rows, run.kd, ex, np.ascontiguousarray(coef[cls]),
+                                 run.kp, dec[cls])
+        pred = np.asarray(labels, np.float64)[np.argmax(dec, axis=0)]
+        return float(np.mean(pred != self.y))
+
 
 # ---------------------------------------------------------------------------------------------
 # the driver
@@ -430,8 +451,8 @@ class OnlineControl:
 
     def _test_error(self, run):
         machine = self.machines[self.index]
-        if hasattr(run, "test_error"):  # an all-in-one machine: the arg-max over its classes
-            return run.test_error(self.test, machine)
+        if hasattr(run, "class_expansion"):  # an all-in-one machine: arg-max over its classes
+            return self.test.error_argmax(run, machine)
         return self.test.error(run, *machine)
 
     def _trace_row(self, run, seconds, phase, kernel_evals=None):
@@ -740,10 +761,6 @@ def train_online(problem, params, rows=None, info=None, warn=None, progress=None
     return model
 
 
-# the all-in-one machines' online solver (--multiclass llw|cs --solver online): one machine
-# over every class, driven as one run (solvers/s2do_online.py's S2doRun)
-ALL_IN_ONE_ONLINE = ("llw", "cs")
-
 
 def _train_allinone_online(problem, params, rows, info, warn, progress, rng, opts, label):
     """train_allinone under OnlineControl: one machine over the classes ``label`` (the
@@ -756,4 +773,3 @@ def _train_allinone_online(problem, params, rows, info, warn, progress, rng, opt
     model = train_allinone(problem, params, rows, info, warn, progress, rng, control=control)
     model.online = control
     return model
-

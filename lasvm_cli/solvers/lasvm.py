@@ -27,6 +27,7 @@ from .online_core import (CHUNK, F_DELTA, I_EPOCH, I_FINISH_STEPS,
                           MODE_SEED, N_SEED, RNGS, SELECTIONS, bias, dual_objective, fit_width,
                           lasvm_run, make_state, svc_boxes, sv_counts)
 from .result import SolverResult
+from .saved import load_into
 
 
 def result_of(st, kc):
@@ -231,12 +232,7 @@ class LasvmRun:
         """Overwrite the state (in place: the compiled code sees the same arrays) with arrays
         from :meth:`state_arrays`; the cache starts empty, its rows are recomputed."""
         for name in SAVED_FIELDS:
-            dst = getattr(self.st, name)
-            src = np.asarray(d[name])
-            if src.shape != dst.shape or src.dtype != dst.dtype:
-                raise ValueError(f"state array {name}: {src.dtype}{src.shape}, expected "
-                                 f"{dst.dtype}{dst.shape}")
-            dst[:] = src
+            load_into(getattr(self.st, name), d[name], name)
         cache_positions_loaded(self.kc)  # pos2ex/ex2pos are the cache's perm/pos
         if "cache_stats" in d:
             self.kc.stats[:] = np.asarray(d["cache_stats"])

@@ -36,6 +36,7 @@ from .. import cache as kc
 from ..qp import s2do as core
 from ..kernels import row_work
 from .allinone import coefficients, diagonal, result_from_state
+from .saved import load_into
 
 _NJIT = dict(cache=True, nogil=True)
 
@@ -343,12 +344,12 @@ class S2doRun:
 
         self._setup()
         for name in self.SAVED_FIELDS:
-            _load_into(getattr(self.st, name), d[f"s2do_{name}"], name)
+            load_into(getattr(self.st, name), d[f"s2do_{name}"], name)
         for f in self.c._fields:
             if f != "scratch":
-                _load_into(getattr(self.c, f), d[f"cache_{f}"], f"cache_{f}")
-        _load_into(self._gains, d["gains"], "gains")
-        _load_into(self._counts, d["counts"], "counts")
+                load_into(getattr(self.c, f), d[f"cache_{f}"], f"cache_{f}")
+        load_into(self._gains, d["gains"], "gains")
+        load_into(self._counts, d["counts"], "counts")
         r, epoch, optimal, has_order = (int(v) for v in np.asarray(d["scalars"]))
         self._r, self.epoch, self.optimal = r, epoch, bool(optimal)
         self._order = np.array(d["order"], np.int64) if has_order else None
@@ -364,27 +365,15 @@ class S2doRun:
         """No finishing step: the model of a stop or a snapshot is the current iterate."""
         return self
 
-    def test_error(self, test, labels):
-        """Error rate on ``test`` (lasvm_cli/online.TestSet) of the arg-max of f_c over the
-        classes ``labels`` (those of class indices 0, 1, ...), as svm-predict decides."""
-        from ..kernels import expansion_values
-
-        if test.n == 0:
-            return float("nan")
-        k = len(labels)
+    def class_expansion(self):
+        """W in example order (as the model's SVs) and each class's coefficients over it:
+        f_c(x) = sum_w coef[c, w] K(x, x_w) (for lasvm_cli/online.TestSet.error_argmax)."""
         nW = self.n_expansion
-        order = np.argsort(self.c.perm[:nW])  # W in example order, as the model's SVs
+        order = np.argsort(self.c.perm[:nW])
         ex = self.c.perm[:nW][order]
         coef = coefficients(self.kind, self.st.A[:nW][order], self.st.S[:nW][order],
                             self.st.yc[:nW][order])
-        dec = np.zeros((k, test.n))
-        rows = np.arange(test.n, dtype=np.int64)
-        if nW:
-            for cls in range(k):
-                expansion_values(test.kd, rows, self.kd, ex, np.ascontiguousarray(coef[cls]),
-                                 self.kp, dec[cls])
-        pred = np.asarray(labels, np.float64)[np.argmax(dec, axis=0)]
-        return float(np.mean(pred != test.y))
+        return ex, coef
 
     def result(self, seconds=None):
         st, c = self.st, self.c
@@ -398,14 +387,6 @@ class S2doRun:
         counters["kernel_evals"] += self.l  # the diagonal
         return result_from_state(st, c.perm, self.kind, counters,
                                  kkt_hi=self.l if self.optimal else self.n_expansion)
-
-
-def _load_into(dst, src, name):
-    src = np.asarray(src)
-    if src.shape != dst.shape or src.dtype != dst.dtype:
-        raise ValueError(f"state array {name}: {src.dtype}{src.shape}, expected "
-                         f"{dst.dtype}{dst.shape}")
-    dst[...] = src
 
 
 def solve_online(kd, kp, yc, d, C, kind, *, eps=1e-3, epochs=1, strategy=None, cache_mb=100.0,
