@@ -385,9 +385,14 @@ def kernel_row(A, a, B, targets, kp, out):
 
 @numba.njit(**_NJIT)
 def kernel_diagonal(A, kp, out):
-    """out[i] = K(x_i, x_i) for every row of A."""
+    """out[i] = K(x_i, x_i) for every row of A.
+
+    RBF: exactly 1, as in LIBSVM, whose exp(-gamma (|x|^2 + |x|^2 - 2 x'x)) takes |x|^2 from the
+    same dot function, so that d = 0. Ours would not: _dot_dense contracts into FMA, x_sq does
+    not, and d came out a few ulps positive (QD = 1 - 2^-52 ...), which changes LIBSVM's SMO
+    path (quad_coef, hence the steps) from some hundred iterations on."""
     for i in range(out.shape[0]):
-        out[i] = kernel_value(A, i, A, i, kp)
+        out[i] = 1.0 if kp.kind == RBF else kernel_value(A, i, A, i, kp)
 
 
 @numba.njit(parallel=True, **_NJIT)
