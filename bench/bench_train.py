@@ -1,6 +1,7 @@
 """Binary C-SVC training time: our solve_binary against LIBSVM 3.37 (libsvm-official, in-process).
 
     python bench/bench_train.py [case ...]   cases: adult adult_c100 ijcnn1 usps mnist20k
+                                             mnist20k_f64 (--x-storage float64 beside it)
                                              budgetfood_svr banana_iter adult_nusvc
                                              adult_oneclass
 
@@ -47,15 +48,18 @@ def warmup():
     return time.perf_counter() - t
 
 
-def run_case(label, X, y, gamma, C, cache_mb, wss_list=("so",)):
+def run_case(label, X, y, gamma, C, cache_mb, wss_list=("so",), x_storage="auto"):
     from libsvm import svmutil
     from lasvm_cli.data import kernel_data
     from lasvm_cli.kernels import RBF, make_params
     from lasvm_cli.solvers.csvc import solve_binary
     yb = np.where(y == y[0], 1.0, -1.0)
     t = time.perf_counter()
-    kd = kernel_data(X.indptr, X.indices, X.data, width=X.shape[1])
+    # svm-train's storage rule (data.py: float32 rows for large dense data)
+    kd = kernel_data(X.indptr, X.indices, X.data, width=X.shape[1], x_storage=x_storage)
     t_kd = time.perf_counter() - t
+    storage = ("float32 dense" if kd.X32.shape[0] else "float64 dense" if kd.X.shape[0]
+               else "float64 CSR")
     kp = make_params(RBF, 3, gamma, 0.0)
     prob = svmutil.svm_problem(list(yb), X)
     opts = f"-q -c {C} -g {gamma!r} -m {cache_mb}"
@@ -68,7 +72,8 @@ def run_case(label, X, y, gamma, C, cache_mb, wss_list=("so",)):
         r = solve_binary(kd, kp, yb, C, C, cache_mb=cache_mb, wss=ws)
         t_ours = time.perf_counter() - t
         c = r.counters
-        print(f"  ours {ws:>3}: {t_ours:.2f} s (+{t_kd:.2f} s storage) ratio {t_ours / t_lib:.2f}"
+        print(f"  ours {ws:>3} ({storage}): {t_ours:.2f} s (+{t_kd:.2f} s storage) ratio"
+              f" {t_ours / t_lib:.2f}"
               f" | #iter {r.n_iter} obj {r.obj:.6f} rho {r.rho[0]:.6f} nSV {r.n_sv} nBSV {r.n_bsv}"
               f" | kernel evals {c['kernel_evals'] / 1e6:.1f} M, misses {c['cache_misses']},"
               f" hits {c['cache_hits']}, cache rows {c['cache_rows']}, reconstructions"
@@ -158,12 +163,16 @@ def main(cases):
         run_case("ijcnn1 defaults", X, y, 1 / 22, 1, 100)
     if "usps" in cases:
         run_multiclass("usps 10 classes, defaults", "usps")
-    if "mnist20k" in cases:
+    if "mnist20k" in cases or "mnist20k_f64" in cases:
         X, y = load("mnist", 20000)
         X = X / 255.0
         X = X.tocsr()
         y = np.where(y <= 4, 1.0, -1.0)
-        run_case("mnist 0-4 vs 5-9 20k /255", X, y, 0.02, 10, 20, ("so", "hmg"))
+        storages = [s for s, case in (("auto", "mnist20k"), ("float64", "mnist20k_f64"))
+                    if case in cases]
+        for x_storage in storages:  # LIBSVM runs again beside each: ratios from one run
+            run_case(f"mnist 0-4 vs 5-9 20k /255 (--x-storage {x_storage})", X, y, 0.02, 10, 20,
+                     ("so", "hmg"), x_storage)
     for case in cases:
         if case in TYPE_CASES:
             run_type(*TYPE_CASES[case])

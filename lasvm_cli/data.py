@@ -10,6 +10,18 @@ Binary data (every stored value exactly 1) with at most MAX_BIT_WORDS x 64 colum
 their rows packed as bit sets (kernels.py: a popcount per word and a table lookup per kernel
 value). That is a third copy of the rows, and a small one: 16 bytes per row for adult.
 
+Large dense training sets are also kept in single precision (:attr:`KernelData.X32`): once X
+no longer fits in the caches a kernel row is bound by memory bandwidth, and half the bytes is
+about twice the rows (research/performance-limits.md section 2). Their values are rounded to
+float32 once, at reading; X then holds the rounded values in float64 and the squared norms are
+theirs, so training sees one consistent data set, summed in float64 as before. Results differ
+from float64 storage only through that rounding (objectives within 1e-6 relative, kernel values
+within a unit or two of their float32 cache rounding); data whose values float32 holds exactly
+(pixels, counts, binary data) give bit-identical results. ``x_storage`` chooses: "auto" (the
+rule below), "float32" (any dense training set) or "float64" (LIBSVM's arithmetic exactly).
+Models keep the values as read. Only training data are stored so; prediction and test sets keep
+float64.
+
 Memory follows the stored values, not the largest feature index. Kernels work on feature
 columns: normally column c is feature index c, but when the index range is wide and sparse
 (hashed or text features, indices up to 2^31 - 1) the distinct indices that occur are mapped in
@@ -24,11 +36,17 @@ exact, since no row of the reference data has them. Models and files keep the fi
 
 import numpy as np
 
-from .kernels import NO_BITS, NO_COLS, PRECOMPUTED, KernelData
+from .kernels import NO_BITS, NO_COLS, NO_X32, PRECOMPUTED, KernelData
 
 # Dense when the dense matrix is at most this many bytes and at least this fraction non-zero.
 DENSE_MAX_BYTES = 4 << 30
 DENSE_MIN_DENSITY = 0.25
+# x_storage "auto": single precision once the float64 dense matrix reaches this size (below it,
+# X stays in the CPU caches and float64 rows are as fast). Stored densely in single precision
+# from this density on (a float32 cell is a third of a CSR entry's 12 bytes; mnist, 19%, is
+# then 1.6-1.9x faster per row than its CSR scatter/gather: measured on 20,000 rows).
+SINGLE_MIN_BYTES = 32 << 20
+SINGLE_MIN_DENSITY = 0.125
 # Bit sets for binary data of at most this many 64-bit words per row (beyond, a CSR gather over
 # the few stored features costs less than a popcount over every word).
 MAX_BIT_WORDS = 16
@@ -89,11 +107,27 @@ def feature_columns(indices, width):
     return cols
 
 
-def kernel_data(indptr, indices, values, width=None, dense=None, kernel_type=None):
+def single_precision(n_rows, width, values, kernel_type, x_storage):
+    """Whether training rows are stored densely in float32 (module docstring): never for a
+    precomputed kernel, binary data (bit sets serve them) or values beyond float32's range."""
+    if x_storage == "float64" or kernel_type == PRECOMPUTED or values.size == 0:
+        return False
+    cells = max(n_rows * width, 1)
+    if cells * 4 > DENSE_MAX_BYTES or values.size / cells < SINGLE_MIN_DENSITY:
+        return False
+    if x_storage == "auto" and cells * 8 < SINGLE_MIN_BYTES:
+        return False
+    magnitude = np.abs(values)
+    return bool(magnitude.max() <= np.finfo(np.float32).max and np.any(values != 1.0))
+
+
+def kernel_data(indptr, indices, values, width=None, dense=None, kernel_type=None,
+                x_storage="float64"):
     """KernelData for CSR rows; ``width`` = number of indices (largest index + 1 by default).
 
     Wide, sparse index ranges get compacted columns (module docstring); a precomputed kernel
-    never does (its features are the serial numbers of the training rows)."""
+    never does (its features are the serial numbers of the training rows). ``x_storage``:
+    see the module docstring (training sets only)."""
     indptr = np.ascontiguousarray(indptr, np.int64)
     indices = np.ascontiguousarray(indices, np.int32)
     values = np.ascontiguousarray(values, np.float64)
@@ -103,12 +137,18 @@ def kernel_data(indptr, indices, values, width=None, dense=None, kernel_type=Non
     if cols.size:
         indices = np.searchsorted(cols, indices).astype(np.int32)
         width = cols.size
-    return _build(indptr, indices, values, width, dense, kernel_type, cols,
-                  squared_norms(indptr, values), kernel_type != PRECOMPUTED)
+    single = dense is not False and single_precision(indptr.shape[0] - 1, width, values,
+                                                     kernel_type, x_storage)
+    if single:
+        values = values.astype(np.float32).astype(np.float64)
+    return _build(indptr, indices, values, width, True if single else dense, kernel_type, cols,
+                  squared_norms(indptr, values), kernel_type != PRECOMPUTED, single)
 
 
-def _build(indptr, indices, values, width, dense, kernel_type, cols, x_sq, with_bits):
-    """KernelData of CSR rows whose indices are already columns (< width)."""
+def _build(indptr, indices, values, width, dense, kernel_type, cols, x_sq, with_bits,
+           single=False):
+    """KernelData of CSR rows whose indices are already columns (< width); ``single``: values
+    already rounded to float32, kept as X32 too."""
     n = indptr.shape[0] - 1
     if dense is None:
         dense = choose_dense(n, width, values.size, kernel_type)
@@ -122,7 +162,8 @@ def _build(indptr, indices, values, width, dense, kernel_type, cols, x_sq, with_
     if n == 0:
         X = np.zeros((0, 0))
     empty = _empty_csr()
-    return KernelData(X, empty[0], empty[1], empty[2], x_sq, bits, cols)
+    X32 = X.astype(np.float32) if single and n > 0 else NO_X32
+    return KernelData(X, empty[0], empty[1], empty[2], x_sq, bits, cols, X32)
 
 
 def n_columns(kd):
@@ -196,8 +237,9 @@ def subset(kd, rows):
     rows = np.asarray(rows, np.int64)
     if kd.X.shape[0] > 0:
         e = _empty_csr()
+        X32 = np.ascontiguousarray(kd.X32[rows]) if kd.X32.shape[0] > 0 else NO_X32
         return KernelData(np.ascontiguousarray(kd.X[rows]), e[0], e[1], e[2], kd.x_sq[rows].copy(),
-                          _rows_of(kd.bits, rows), kd.cols)
+                          _rows_of(kd.bits, rows), kd.cols, X32)
     starts, stops = kd.indptr[rows], kd.indptr[rows + 1]
     lengths = stops - starts
     indptr = np.zeros(rows.size + 1, np.int64)
@@ -228,19 +270,20 @@ class Problem:
     """A training set: labels, the rows as read (CSR with the file's indices, for writing SVs)
     and their kernel storage (columns compacted for wide index ranges, see the module)."""
 
-    def __init__(self, y, indptr, indices, values, max_index, kernel_type=None, dense=None):
+    def __init__(self, y, indptr, indices, values, max_index, kernel_type=None, dense=None,
+                 x_storage="auto"):
         self.y = np.asarray(y, np.float64)
         self.indptr = np.asarray(indptr, np.int64)
         self.indices = np.asarray(indices, np.int32)
         self.values = np.asarray(values, np.float64)
         self.max_index = int(max_index)
         self.kd = kernel_data(self.indptr, self.indices, self.values, width=self.max_index + 1,
-                              dense=dense, kernel_type=kernel_type)
+                              dense=dense, kernel_type=kernel_type, x_storage=x_storage)
 
     @classmethod
-    def from_svmlight(cls, data, kernel_type=None, dense=None):
+    def from_svmlight(cls, data, kernel_type=None, dense=None, x_storage="auto"):
         return cls(data.y, data.indptr, data.indices, data.values, data.max_index,
-                   kernel_type=kernel_type, dense=dense)
+                   kernel_type=kernel_type, dense=dense, x_storage=x_storage)
 
     @property
     def n(self):

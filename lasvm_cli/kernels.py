@@ -43,9 +43,10 @@ numba.get_num_threads()
 
 NO_BITS = np.zeros((0, 0), np.uint64)
 NO_COLS = np.zeros(0, np.int32)
+NO_X32 = np.zeros((0, 0), np.float32)
 
-KernelData = namedtuple("KernelData", "X indptr indices values x_sq bits cols",
-                        defaults=(NO_BITS, NO_COLS))
+KernelData = namedtuple("KernelData", "X indptr indices values x_sq bits cols X32",
+                        defaults=(NO_BITS, NO_COLS, NO_X32))
 KernelData.__doc__ = """Rows of a data set, dense or sparse.
 
 X        float64 [n, d] dense rows (column c holds feature column c), or shape (0, 0) when sparse
@@ -58,6 +59,10 @@ cols     int32 [d]: the file's feature index of each column, when the index spac
          (data.py: wide, sparse index ranges such as hashed features); NO_COLS (empty) when
          column c is feature index c. Kernels never read it: rows of two KernelData meet in one
          kernel row only when they share their columns (data.align).
+X32      float32 [n, d]: X in single precision, for large dense training sets whose kernel rows
+         are bound by memory bandwidth (data.py decides); X then holds these same values in
+         float64, so every path computes with one set of numbers. NO_X32 (shape (0, 0))
+         otherwise. Only the gather of a kernel row reads it; products are summed in float64.
 """
 
 KernelParams = namedtuple("KernelParams", "kind degree gamma coef0")
@@ -287,7 +292,15 @@ def _row_pre_exp(A, a, B, targets, kp, scatter, out, lo_t, hi_t):
         return
     # dot products first, kernel second: each loop without a branch per target (a dot loop with
     # nothing else in it: ijcnn1's 23 dense features 2x faster per row; CSR rows unchanged)
-    if b_dense:
+    if B.X32.shape[0] > 0:  # half the bytes per target row: twice the rows where X is in DRAM
+        d = min(scatter.shape[0], B.X32.shape[1])
+        for t in range(lo_t, hi_t):
+            b = targets[t]
+            s = 0.0
+            for c in range(d):
+                s += scatter[c] * np.float64(B.X32[b, c])
+            out[t] = s
+    elif b_dense:
         d = min(scatter.shape[0], B.X.shape[1])
         for t in range(lo_t, hi_t):
             b = targets[t]
@@ -385,14 +398,18 @@ def kernel_row(A, a, B, targets, kp, out):
 
 @numba.njit(**_NJIT)
 def kernel_diagonal(A, kp, out):
-    """out[i] = K(x_i, x_i) for every row of A.
-
-    RBF: exactly 1, as in LIBSVM, whose exp(-gamma (|x|^2 + |x|^2 - 2 x'x)) takes |x|^2 from the
-    same dot function, so that d = 0. Ours would not: _dot_dense contracts into FMA, x_sq does
-    not, and d came out a few ulps positive (QD = 1 - 2^-52 ...), which changes LIBSVM's SMO
-    path (quad_coef, hence the steps) from some hundred iterations on."""
+    """out[i] = K(x_i, x_i) for every row of A, as LIBSVM's QD: x_i'x_i is x_sq[i], the products
+    summed in stored order without FMA, as LIBSVM's dot sums them (the fastmath dot of kernel
+    rows contracts into FMA). A last-bit difference in QD changes quad_coef, hence the steps, and
+    SMO's path some hundred iterations on (banana's easy.py cell -c 0.5 -g 8: iteration 477 of
+    712). RBF is then exactly 1: LIBSVM's exp(-gamma (|x|^2 + |x|^2 - 2 x'x)) of d = 0."""
     for i in range(out.shape[0]):
-        out[i] = 1.0 if kp.kind == RBF else kernel_value(A, i, A, i, kp)
+        if kp.kind == PRECOMPUTED:
+            out[i] = kernel_value(A, i, A, i, kp)
+        elif kp.kind == RBF:
+            out[i] = 1.0
+        else:
+            out[i] = _finish(kp.kind, kp, A.x_sq[i], 0.0, 0.0)
 
 
 @numba.njit(parallel=True, **_NJIT)

@@ -17,6 +17,7 @@ NU_TYPES = (1, 4)  # Solver_NU (second-order selection only)
 SOLVERS = tuple(_solver_table) + ("online",)  # --solver names: the binary dispatch table's,
 # and the online S2DO solver of the all-in-one machines (train_allinone.ALLINONE_SOLVERS)
 WSS = ("mvp", "so", "hmg")  # --wss names, in the order of qp's WS_* codes
+X_STORAGES = ("auto", "float32", "float64")  # --x-storage (data.py: training rows)
 SELECTIONS = ("random", "gradient", "active", "autoactive")  # online_core's SEL_* order
 MULTICLASS = ("ovo", "ovr", "llw", "cs")
 ALL_IN_ONE = ("llw", "cs")  # all-in-one machines (train_allinone.py): --solver smo|online
@@ -50,6 +51,7 @@ class TrainParams:
     max_iter: int | None = None
     multiclass: str = "ovo"
     seed: int = 1  # glibc's rand() seed; 1 is what LIBSVM gets without srand
+    x_storage: str = "auto"  # training rows in float32 / float64 (data.py)
     # all-in-one machines (--multiclass llw|cs)
     llw_target: float = 1.0  # LLW target margin (the report's P1: 1 reproduces the thesis)
     strategy: str | None = None  # online S2DO; None: s2do-all (LLW), random-pattern-s2do-all (CS)
@@ -128,6 +130,8 @@ def check_parameter(p: TrainParams, class_counts=None):
                     return "specified nu is infeasible"
     if p.solver not in SOLVERS:
         return f"unknown solver '{p.solver}' (choose from {', '.join(SOLVERS)})"
+    if p.x_storage not in X_STORAGES:
+        return f"unknown --x-storage '{p.x_storage}' (choose from {', '.join(X_STORAGES)})"
     if p.wss not in WSS:
         return f"unknown working set selection '{p.wss}' (choose from {', '.join(WSS)})"
     if p.selection not in SELECTIONS:

@@ -193,3 +193,21 @@ def test_rbf_diagonal_is_exactly_one(dense):
     out = np.zeros(400)
     K.kernel_diagonal(A, K.make_params(K.RBF, 3, 8.0, 0.0), out)
     np.testing.assert_array_equal(out, 1.0)
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_diagonal_takes_xx_summed_as_libsvm(dense):
+    # LIBSVM's QD for the other kernels: its dot(x, x), products summed in order without FMA
+    rng = np.random.default_rng(6)
+    M, indptr, idx, val = random_csr(rng, 300, 9, 0.8)
+    A = kernel_data(indptr, idx, val, width=9, dense=dense)
+    xx = np.zeros(300)
+    for i in range(300):
+        for v in val[indptr[i]:indptr[i + 1]]:
+            xx[i] += v * v
+    out = np.zeros(300)
+    K.kernel_diagonal(A, K.make_params(K.LINEAR), out)
+    np.testing.assert_array_equal(out, xx)
+    K.kernel_diagonal(A, K.make_params(K.POLY, 3, 0.5, 1.0), out)
+    b = 0.5 * xx + 1.0
+    np.testing.assert_array_equal(out, b * (b * b))  # LIBSVM's powi(b, 3)

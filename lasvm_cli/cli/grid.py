@@ -106,7 +106,7 @@ def load(options):
     if err:
         raise ParameterError(f"ERROR: {err}")
     check_kernel_range(data, p)
-    problem = Problem.from_svmlight(data, kernel_type=p.kernel_type)
+    problem = Problem.from_svmlight(data, kernel_type=p.kernel_type, x_storage=p.x_storage)
     nr_fold = min(o.nr_fold, problem.n)
     return problem, p, nr_fold
 

@@ -51,6 +51,8 @@ lasvm-cli options (the online solvers and options: -s 0, C-SVC, only):
 	coordinate ascent (Usunier, Bordes & Bottou 2010), or (--multiclass llw|cs) the online
 	S2DO solver; bias-free models have rho 0
 --wss mvp|so|hmg : SMO working set selection (default so, as LIBSVM)
+--x-storage auto|float32|float64 : training rows in memory (default auto: float32 for dense
+	data over 32 MiB, where kernel rows are bound by memory; float64: LIBSVM's arithmetic)
 --final-kkt-check : HMG: finish with a LIBSVM-rule pass until the KKT violation < -e
 --max-iter n : iteration cap (default max(10000000, 100*l), as LIBSVM)
 --multiclass ovo|ovr|llw|cs : one-vs-one (default, LIBSVM model), one-vs-rest, or the
@@ -115,6 +117,7 @@ tracking solvers (--solver track1|track2|track2-lasvm|rcd):
 
 _LONG_VALUE = {
     "--solver": ("solver", str), "--wss": ("wss", str), "--max-iter": ("max_iter", int),
+    "--x-storage": ("x_storage", str),
     "--multiclass": ("multiclass", str), "--seed": ("seed", int),
     "--epochs": ("epochs", lambda v: float("inf") if v.lower() in ("inf", "infinity") else int(v)),
     "--strategy": ("strategy", str), "--llw-target": ("llw_target", float),
@@ -486,7 +489,7 @@ def main(argv):
     if err:
         _error(err)
     check_kernel_range(data, p)
-    problem = Problem.from_svmlight(data, kernel_type=p.kernel_type)
+    problem = Problem.from_svmlight(data, kernel_type=p.kernel_type, x_storage=p.x_storage)
     if precomputed:
         check_precomputed(problem)
     info = (lambda _m: None) if o.quiet else _stdout
