@@ -43,8 +43,15 @@ def test_rows_match_brute_force(kind, dense_a, dense_b, n):
     M, indptr, idx, val = random_csr(rng, n, d, 0.4)
     A = kernel_data(indptr, idx, val, width=d, dense=dense_a)
     B = kernel_data(indptr, idx, val, width=d, dense=dense_b)
+    assert_rows_match(A, B, M, M, kind, rng)
+
+
+def assert_rows_match(A, B, MA, MB, kind, rng):
+    """Rows 0..4 of A against all of B (dense matrices MA, MB) to 1e-13, serial and parallel,
+    and a few kernel_value entries."""
+    n = MB.shape[0]
     kp = K.make_params(kind, 3, 0.3, 0.5)
-    want = brute(M[:5], M, kind, 3, 0.3, 0.5)
+    want = brute(MA[:5], MB, kind, 3, 0.3, 0.5)
     targets = rng.permutation(n).astype(np.int64)
     out = np.empty(n)
     for a in range(5):
