@@ -20,7 +20,7 @@ import numba
 from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
-from ..cache import WIDTH, cache_get, cache_set_width
+from ..cache import WIDTH, cache_row_at, cache_set_width, held
 from . import (ACTIVE, ADAPT_WIDTH, COUNTER, EPS, ITER, LAST_KIND, LOWER, MAX_ITER,
                MAX_ITER_REACHED, N_SHRINK, N_SHRUNK_VARS, OPTIMAL, PREV_I, PREV_J, RUNNING,
                SHRINKING, UNSHRINK, UPPER, VIOL)
@@ -32,18 +32,14 @@ INF = np.inf
 
 
 @numba.njit(**_NJIT)
-def select_nu(st, c, kd, kp):
-    """Solver_NU::select_working_set; returns (i, j, violation), i = -1 when optimal."""
-    y, G, status, QD = st.y, st.G, st.status, st.QD
-    active = st.ist[ACTIVE]
+def _nu_max_violators(st, active):
+    """i within each sign: ip = argmax -G_t over y = +1 not at the upper bound (Gmaxp), inn =
+    argmax G_t over y = -1 not at the lower bound (Gmaxn); last index on ties, as LIBSVM."""
+    y, G, status = st.y, st.G, st.status
     Gmaxp = -INF
-    Gmaxp2 = -INF
     Gmaxn = -INF
-    Gmaxn2 = -INF
     ip = -1
     inn = -1
-    jmin = -1
-    obj_diff_min = INF
     for t in range(active):
         if y[t] > 0:
             if status[t] != UPPER and -G[t] >= Gmaxp:
@@ -53,12 +49,19 @@ def select_nu(st, c, kd, kp):
             if status[t] != LOWER and G[t] >= Gmaxn:
                 Gmaxn = G[t]
                 inn = t
-    st.ist[LAST_KIND] = 1
-    # Q_ip[j] = K_ip,j for y_j = +1 and Q_in[j] = K_in,j for y_j = -1 (same signs)
-    if ip == -1 and inn == -1:
-        return -1, -1, -INF  # LIBSVM: every grad_diff is -inf, max(...) < eps
-    Kp = cache_get(c, kd, kp, c.pex[ip if ip != -1 else inn], active)
-    Kn = cache_get(c, kd, kp, c.pex[inn if inn != -1 else ip], active)
+    return ip, Gmaxp, inn, Gmaxn
+
+
+@numba.njit(**_NJIT)
+def _nu_partner(st, c, bp, bn, ip, inn, Gmaxp, Gmaxn, active):
+    """(i, j): j minimising -(Gmax_y + y_j G_j)^2 / a over both signs, i taken from j's sign
+    (row ip is c.buf[bp + t], row inn c.buf[bn + t]: Q_ij = K_ij within a sign), and the
+    maxima Gmaxp2, Gmaxn2 of the stopping test."""
+    y, G, status, QD, K = st.y, st.G, st.status, st.QD, c.buf
+    Gmaxp2 = -INF
+    Gmaxn2 = -INF
+    jmin = -1
+    obj_diff_min = INF
     for t in range(active):
         if y[t] > 0:
             if status[t] != LOWER:
@@ -66,7 +69,7 @@ def select_nu(st, c, kd, kp):
                 if G[t] >= Gmaxp2:
                     Gmaxp2 = G[t]
                 if grad_diff > 0.0:
-                    quad_coef = QD[ip] + QD[t] - 2.0 * np.float64(Kp[t])
+                    quad_coef = QD[ip] + QD[t] - 2.0 * np.float64(K[bp + t])
                     if quad_coef > 0.0:
                         obj_diff = -(grad_diff * grad_diff) / quad_coef
                     else:
@@ -80,7 +83,7 @@ def select_nu(st, c, kd, kp):
                 if -G[t] >= Gmaxn2:
                     Gmaxn2 = -G[t]
                 if grad_diff > 0.0:
-                    quad_coef = QD[inn] + QD[t] - 2.0 * np.float64(Kn[t])
+                    quad_coef = QD[inn] + QD[t] - 2.0 * np.float64(K[bn + t])
                     if quad_coef > 0.0:
                         obj_diff = -(grad_diff * grad_diff) / quad_coef
                     else:
@@ -88,12 +91,33 @@ def select_nu(st, c, kd, kp):
                     if obj_diff <= obj_diff_min:
                         jmin = t
                         obj_diff_min = obj_diff
-    viol = max(Gmaxp + Gmaxp2, Gmaxn + Gmaxn2)
-    if viol < st.fst[EPS] or jmin == -1:
+    y_j = y[max(jmin, 0)]  # read on every path: a last use in one branch only keeps the pairs
+    i = ip if jmin >= 0 and y_j > 0 else inn
+    return i, jmin, Gmaxp2, Gmaxn2
+
+
+@numba.njit(**_NJIT)
+def select_nu(st, c, kd, kp):
+    """Solver_NU::select_working_set; returns (i, j, violation), i = -1 when optimal.
+
+    Shaped as select.select_so (leaf loops, rows as offsets into the cache's buffer, one last
+    use of the namedtuples): numba then prunes their reference-count pairs."""
+    active = st.ist[ACTIVE]
+    st.ist[LAST_KIND] = 1
+    ip, Gmaxp, inn, Gmaxn = _nu_max_violators(st, active)
+    if ip == -1 and inn == -1:
+        return -1, -1, -INF  # LIBSVM: every grad_diff is -inf, max(...) < eps
+    # the two most recently fetched rows stay cached together
+    bp = cache_row_at(c, kd, kp, c.pex[ip if ip != -1 else inn], active)
+    bn = cache_row_at(c, kd, kp, c.pex[inn if inn != -1 else ip], active)
+    i, j, Gmaxp2, Gmaxn2 = _nu_partner(st, c, bp, bn, ip, inn, Gmaxp, Gmaxn, active)
+    held(c, kd)  # one last use of both (cache.held says why)
+    viol_p = Gmaxp + Gmaxp2
+    viol_n = Gmaxn + Gmaxn2
+    viol = viol_n if viol_n > viol_p else viol_p  # max(): a builtin's call here kept the pairs
+    if viol < st.fst[EPS] or j == -1:
         return -1, -1, viol
-    if y[jmin] > 0:
-        return ip, jmin, viol
-    return inn, jmin, viol
+    return i, j, viol
 
 
 @numba.njit(**_NJIT)
