@@ -218,7 +218,7 @@ def cache_clear(c):
         _drop_slot(c, c.nxt[S])
 
 
-@numba.njit(inline="always", **_NJIT)
+@numba.njit(**_NJIT)
 def _lookup(c, k):
     """Slot of example k's row, made the most recent; a fresh empty slot (the least recent
     row evicted when none is free) if k has none. Returns (slot, cached length)."""
@@ -518,35 +518,53 @@ def _keep_prefix_columns(c, i, j, ki, kj):
 
 @numba.njit(**_NJIT)
 def _fill_symmetric(c, kd, kp, k, length, scratch):
-    """Slot of k's row over [0, length): cache_symmetric_at's miss path (its views and their
-    reference counts are paid on a miss only, beside the kernel values it computes)."""
+    """Slot of k's row over [0, length): cache_symmetric_at's miss path with the fill on. The
+    views that kernel_row takes, and their reference counts, only when it computes values."""
     s, have = _lookup(c, k)
     c.stats[MISSES] += 1
-    if c.meta[FILL] == 0:
-        _compute_tail(c, kd, kp, k, s, have, length)
-        return s
+    m = _copy_symmetric(c, k, s, have, length, scratch)
+    if m > 0:
+        _compute_missing(c, kd, kp, k, s, m, scratch)
+    c.length[s] = length
+    held(c, kd)  # one last use of the namedtuples on both paths
+    held(kp, scratch)
+    return s
+
+
+@numba.njit(**_NJIT)
+def _copy_symmetric(c, k, s, have, length, scratch):
+    """Entries [have, length) of k's row in slot s copied from the cached rows that cover k's
+    position (kcache.c:lasvm_kcache_query_row); the others listed in scratch.t_pos (position)
+    and scratch.t_ex (example). Returns how many are listed. Arrays taken before the loop, as
+    in _keep_prefix_columns."""
     t_pos, t_ex = scratch.t_pos, scratch.t_ex
+    buf, pex, slot_of, lengths = c.buf, c.pex, c.slot_of, c.length
     w = c.meta[WIDTH]
     base = s * w
     q = c.pos[k]
     m = 0
     for t in range(have, length):
-        j = c.pex[t]
-        sj = c.slot_of[j]
-        if j != k and sj >= 0 and c.length[sj] > q:
-            c.buf[base + t] = c.buf[sj * w + q]
+        j = pex[t]
+        sj = slot_of[j]
+        if j != k and sj >= 0 and lengths[sj] > q:
+            buf[base + t] = buf[sj * w + q]
         else:
             t_pos[m] = t
             t_ex[m] = j
             m += 1
-    if m > 0:
-        out = c.scratch[:m]
-        kernel_row(kd, k, kd, t_ex[:m], kp, out)  # serial or prange by row length
-        for r in range(m):
-            c.buf[base + t_pos[r]] = out[r]
-        c.stats[KERNEL_EVALS] += m
-    c.length[s] = length
-    return s
+    return m
+
+
+@numba.njit(**_NJIT)
+def _compute_missing(c, kd, kp, k, s, m, scratch):
+    """The m entries of k's row (slot s) that _copy_symmetric listed, computed."""
+    out = c.scratch[:m]
+    kernel_row(kd, k, kd, scratch.t_ex[:m], kp, out)  # serial or prange by row length
+    base = s * c.meta[WIDTH]
+    t_pos = scratch.t_pos
+    for r in range(m):
+        c.buf[base + t_pos[r]] = out[r]
+    c.stats[KERNEL_EVALS] += m
 
 
 @numba.njit(**_NJIT)
@@ -566,7 +584,10 @@ def cache_symmetric_at(c, kd, kp, k, length, scratch):
         raise ValueError("kernel row longer than the cache width")
     s = _hit(c, k, length)
     if s < 0:
-        s = _fill_symmetric(c, kd, kp, k, length, scratch)
+        if c.meta[FILL] == 0:
+            s = _fill(c, kd, kp, k, length)  # every missing entry computed
+        else:
+            s = _fill_symmetric(c, kd, kp, k, length, scratch)
     held(c, kd)
     held(kp, scratch)
     return s * w
