@@ -47,6 +47,8 @@ API (all jitted, ``@njit(cache=True, nogil=True)``, one signature each)
     make_cache(n, cache_mb, dtype=np.float32, var_example=None) -> KernelCache   (Python)
     cache_row_at(c, kd, kp, k, length) -> base: the row is c.buf[base:base + length] (what
         cache_get views; hot loops index the buffer, see the function)
+    cache_symmetric_at(c, kd, kp, k, length, scratch) -> base: cache_row_at with LaSVM 1.1's
+        symmetric fill (the online solvers; cache_get_symmetric gives the view)
     cache_get(c, kd, kp, k, length) -> row view [length] (positions 0..length-1)
         row of example id ``k``; hit when ``cached_len(k) >= length``, otherwise a miss that
         computes entries [cached_len, length) with kernels.kernel_row(kd, k, kd, pex[...]).
@@ -216,7 +218,7 @@ def cache_clear(c):
         _drop_slot(c, c.nxt[S])
 
 
-@numba.njit(inline="always", **_NJIT)
+@numba.njit(**_NJIT)
 def _lookup(c, k):
     """Slot of example k's row, made the most recent; a fresh empty slot (the least recent
     row evicted when none is free) if k has none. Returns (slot, cached length)."""
@@ -328,7 +330,7 @@ def cache_row_into(c, kd, kp, k, length, out):
         out[t] = tmp[0]
 
 
-@numba.njit(inline="always", **_NJIT)
+@numba.njit(**_NJIT)
 def _swap_positions(c, i, j):
     """Swap positions i != j in perm/pos/pex; returns (min, max, variable now at max, variable
     now at min)."""
@@ -466,7 +468,7 @@ def fill_pays(kd, kp):
     return bool(row_work(kd, kd, kp, 1) > FILL_MIN_WORK)
 
 
-@numba.njit(inline="always", **_NJIT)
+@numba.njit(**_NJIT)
 def cache_swap_keep_prefix(c, i, j):
     """cache_swap, except that a row covering position min(i, j) but not max(i, j) gets its new
     entry by symmetry or is cut to the prefix [0, min(i, j)), instead of being dropped (LaSVM
@@ -478,71 +480,125 @@ def cache_swap_keep_prefix(c, i, j):
     if i == j:
         return
     i, j, ki, kj = _swap_positions(c, i, j)
+    _keep_prefix_columns(c, i, j, ki, kj)
+
+
+@numba.njit(**_NJIT)
+def _keep_prefix_columns(c, i, j, ki, kj):
+    """cache_swap_keep_prefix's walk over the rows, after positions i < j were swapped (ki, kj:
+    the variables now at j and i). A leaf with no early exit, its arrays taken once before the
+    loop: c.buf read in a branch is a new reference each time, and an exit that skips the loop
+    joins the paths through a phi; either keeps numba's reference counts (cache_row_at)."""
     w = c.meta[WIDTH]
+    buf, key, length, slot_of, pos = c.buf, c.key, c.length, c.slot_of, c.pos
     # walk the slots in index order (sequential reads of key/length; the LRU list order does
     # not matter here and chasing its links costs a cache miss per row)
     for s in range(c.meta[N_SLOTS]):
-        if c.key[s] < 0:
+        if key[s] < 0:
             continue
-        ln = c.length[s]
+        ln = length[s]
         if ln <= i:
             continue
         if ln > j:
             b = s * w
-            t = c.buf[b + i]
-            c.buf[b + i] = c.buf[b + j]
-            c.buf[b + j] = t
+            t = buf[b + i]
+            buf[b + i] = buf[b + j]
+            buf[b + j] = t
         elif ln > i:
             # the entry at i is now K(e, kj): copy it from kj's row by symmetry when that row
             # covers e's position (kcache.c:xswap), otherwise keep the prefix [0, i)
-            e = c.key[s]
-            sj = c.slot_of[kj]
-            pe = c.pos[e]
-            if e != ki and e != kj and sj >= 0 and c.length[sj] > pe:
-                c.buf[s * w + i] = c.buf[sj * w + pe]
+            e = key[s]
+            sj = slot_of[kj]
+            pe = pos[e]
+            if e != ki and e != kj and sj >= 0 and length[sj] > pe:
+                buf[s * w + i] = buf[sj * w + pe]
             else:
-                c.length[s] = i
+                length[s] = i
 
 
 @numba.njit(**_NJIT)
-def cache_get_symmetric(c, kd, kp, k, length, t_pos, t_ex):
-    """K(x_k, x_perm[t]) for t < length: a float32 view into the shared cache.
-
-    Same contract and bookkeeping as cache_get, plus LaSVM 1.1's symmetric
-    fill (kcache.c:lasvm_kcache_query_row): a missing entry K(k, j) is copied from the cached
-    row of j when that row covers k's position, and only the rest is computed (one
-    kernel_row call over the gathered targets). ``t_pos``/``t_ex`` are int64 [l] scratch.
-    Raises when ``length`` exceeds the row width (cache_get caps it).
-    The fill is on while ``c.meta[FILL]`` is 1 (the default; :func:`fill_pays` tells when it
-    is worth it); with 0 every missing entry is computed."""
-    w = c.meta[WIDTH]
-    if length > w:
-        raise ValueError("kernel row longer than the cache width")
+def _fill_symmetric(c, kd, kp, k, length, scratch):
+    """Slot of k's row over [0, length): cache_symmetric_at's miss path with the fill on. The
+    views that kernel_row takes, and their reference counts, only when it computes values."""
     s, have = _lookup(c, k)
-    if have >= length:
-        c.stats[HITS] += 1
-        return c.buf[s * w:s * w + length]
     c.stats[MISSES] += 1
-    if c.meta[FILL] == 0:
-        _compute_tail(c, kd, kp, k, s, have, length)
-        return c.buf[s * w:s * w + length]
+    m = _copy_symmetric(c, k, s, have, length, scratch)
+    if m > 0:
+        _compute_missing(c, kd, kp, k, s, m, scratch)
+    c.length[s] = length
+    held(c, kd)  # one last use of the namedtuples on both paths
+    held(kp, scratch)
+    return s
+
+
+@numba.njit(**_NJIT)
+def _copy_symmetric(c, k, s, have, length, scratch):
+    """Entries [have, length) of k's row in slot s copied from the cached rows that cover k's
+    position (kcache.c:lasvm_kcache_query_row); the others listed in scratch.t_pos (position)
+    and scratch.t_ex (example). Returns how many are listed. Arrays taken before the loop, as
+    in _keep_prefix_columns."""
+    t_pos, t_ex = scratch.t_pos, scratch.t_ex
+    buf, pex, slot_of, lengths = c.buf, c.pex, c.slot_of, c.length
+    w = c.meta[WIDTH]
     base = s * w
     q = c.pos[k]
     m = 0
     for t in range(have, length):
-        j = c.pex[t]
-        sj = c.slot_of[j]
-        if j != k and sj >= 0 and c.length[sj] > q:
-            c.buf[base + t] = c.buf[sj * w + q]
+        j = pex[t]
+        sj = slot_of[j]
+        if j != k and sj >= 0 and lengths[sj] > q:
+            buf[base + t] = buf[sj * w + q]
         else:
             t_pos[m] = t
             t_ex[m] = j
             m += 1
-    if m > 0:
-        out = c.scratch[:m]
-        kernel_row(kd, k, kd, t_ex[:m], kp, out)  # serial or prange by row length
-        for r in range(m):
-            c.buf[base + t_pos[r]] = out[r]
-        c.stats[KERNEL_EVALS] += m
-    c.length[s] = length
+    return m
+
+
+@numba.njit(**_NJIT)
+def _compute_missing(c, kd, kp, k, s, m, scratch):
+    """The m entries of k's row (slot s) that _copy_symmetric listed, computed."""
+    out = c.scratch[:m]
+    kernel_row(kd, k, kd, scratch.t_ex[:m], kp, out)  # serial or prange by row length
+    base = s * c.meta[WIDTH]
+    t_pos = scratch.t_pos
+    for r in range(m):
+        c.buf[base + t_pos[r]] = out[r]
+    c.stats[KERNEL_EVALS] += m
+
+
+@numba.njit(**_NJIT)
+def cache_symmetric_at(c, kd, kp, k, length, scratch):
+    """Offset in ``c.buf`` of K(x_k, x_perm[t]) for t < length: entry t is ``c.buf[base + t]``.
+
+    Same contract and bookkeeping as cache_row_at, plus LaSVM 1.1's symmetric
+    fill (kcache.c:lasvm_kcache_query_row): a missing entry K(k, j) is copied from the cached
+    row of j when that row covers k's position, and only the rest is computed (one
+    kernel_row call over the gathered targets). ``scratch``: any namedtuple with int64 [l]
+    arrays ``t_pos`` and ``t_ex`` (the online solvers' state), passed whole so that the hot
+    hit path keeps no reference count (see cache_row_at). Raises when ``length`` exceeds the
+    row width (cache_get caps it). The fill is on while ``c.meta[FILL]`` is 1 (the default;
+    :func:`fill_pays` tells when it is worth it); with 0 every missing entry is computed."""
+    w = c.meta[WIDTH]
+    if length > w:
+        raise ValueError("kernel row longer than the cache width")
+    s = _hit(c, k, length)
+    if s < 0:
+        if c.meta[FILL] == 0:
+            s = _fill(c, kd, kp, k, length)  # every missing entry computed
+        else:
+            s = _fill_symmetric(c, kd, kp, k, length, scratch)
+    held(c, kd)
+    held(kp, scratch)
+    return s * w
+
+
+SymmetricScratch = namedtuple("SymmetricScratch", "t_pos t_ex")
+
+
+@numba.njit(inline="always", **_NJIT)
+def cache_get_symmetric(c, kd, kp, k, length, t_pos, t_ex):
+    """cache_symmetric_at's row as a float32 view into the shared cache (``t_pos``/``t_ex``
+    int64 [l] scratch)."""
+    base = cache_symmetric_at(c, kd, kp, k, length, SymmetricScratch(t_pos, t_ex))
     return c.buf[base:base + length]

@@ -39,7 +39,7 @@ import numba
 from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
-from ..cache import cache_discard, cache_get_symmetric
+from ..cache import cache_discard, cache_symmetric_at, held
 from .online_core import (F_DELTA, I_INSERTED, I_LABELS, I_NS, I_POOL, I_PROCESSED,
                           I_REPROCESS, I_STEPS, clipped_newton, expansion_at, max_violator,
                           new_epoch, newton_step, rand_below, swap_positions, take_from_pool)
@@ -160,14 +160,16 @@ def step_scan(st, kc, kd, kp, k):
     mu = clip(g_k / K_kk, [A_k, B_k] - alpha_k), landing exactly on a bound), its gradient
     update fused with the next :func:`scan` (one pass over S instead of three)."""
     n = st.ist[I_NS]
-    rk = cache_get_symmetric(kc, kd, kp, st.pos2ex[k], n, st.t_pos, st.t_ex)
-    mu = clipped_newton(st, k, rk)
+    # row k as an offset into the cache's buffer, not a view (online_core._direction_search)
+    bk = cache_symmetric_at(kc, kd, kp, st.pos2ex[k], n, st)
+    K = kc.buf
+    mu = clipped_newton(st, k, np.float64(K[bk + k]))
     st.ist[I_STEPS] += 1
     s = 0.0
     j = -1
     best = 0.0
     for p in range(n):
-        st.g[p] -= mu * np.float64(rk[p])
+        st.g[p] -= mu * np.float64(K[bk + p])
         g = st.g[p]
         a = st.alpha[p]
         s += _gap_term(st, p)

@@ -53,8 +53,8 @@ from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from .. import params
-from ..cache import WIDTH, cache_discard, cache_set_width
-from ..cache import cache_get_symmetric as _row  # LaSVM 1.1's rows: symmetric fill
+from ..cache import WIDTH, cache_discard, cache_set_width, held
+from ..cache import cache_symmetric_at as _row_at  # LaSVM 1.1's rows: symmetric fill
 from ..cache import cache_swap_keep_prefix as _swap_keep_prefix
 from ..qp.steps import TAU, step_pair  # the pure two-variable step shared with SMO
 from ..rand import glibc_table
@@ -138,6 +138,13 @@ def _rand(rng, n):
     return np.int64(z % np.uint64(n))
 
 
+@numba.njit(**_NJIT)
+def _draw(st, n):
+    """_rand on the state's generator, in a function of its own: st.rng passed as an argument
+    would be a new reference (see _swap_pos)."""
+    return _rand(st.rng, n)
+
+
 # ---------------------------------------------------------------------------------------------
 # Violations: the maximal violating pair (with a bias) or variable (without)
 
@@ -179,7 +186,7 @@ def _max_violator(st, n):
     return k, best
 
 
-@numba.njit(inline="always", **_NJIT)
+@numba.njit(**_NJIT)
 def _violation(st, n):
     """(i, j, delta) over [0, n): the maximal violating pair and g_i - g_j with a bias; the
     maximal violating variable (i, -1) and its violation without one. delta = 0 when none."""
@@ -192,7 +199,7 @@ def _violation(st, n):
     return i, j, 0.0
 
 
-@numba.njit(inline="always", **_NJIT)
+@numba.njit(**_NJIT)
 def _thresholds(st, n):
     """(g_up, g_down): a variable at alpha = 0 that can only decrease (increase) cannot move
     when its gradient is at least g_up (at most g_down): (g_max, g_min) of _minmax's pair with
@@ -200,18 +207,31 @@ def _thresholds(st, n):
     if st.ist[I_NOBIAS] != 0:
         return 0.0, 0.0
     i, j = _minmax(st, n)
-    return (st.g[i] if i >= 0 else np.inf), (st.g[j] if j >= 0 else -np.inf)
+    # read both unconditionally (g has l >= 1 entries), then choose: reading st.g in a branch
+    # leaves a reference count numba cannot prune (exception_exits.py)
+    g_i = st.g[max(i, 0)]
+    g_j = st.g[max(j, 0)]
+    return (g_i if i >= 0 else np.inf), (g_j if j >= 0 else -np.inf)
+
+
+@numba.njit(**_NJIT)
+def _swap_pos(st, kc, p1, p2):
+    # one array at a time, no tuple of them: a tuple of arrays is new references, whose
+    # atomic reference counts stop numba's pruning of the arguments' (exception_exits.py)
+    if p1 == p2:
+        return
+    _swap2(st.alpha, p1, p2)
+    _swap2(st.g, p1, p2)
+    _swap2(st.A, p1, p2)
+    _swap2(st.B, p1, p2)
+    _swap_keep_prefix(kc, p1, p2)
 
 
 @numba.njit(inline="always", **_NJIT)
-def _swap_pos(st, kc, p1, p2):
-    if p1 == p2:
-        return
-    for arr in (st.alpha, st.g, st.A, st.B):
-        t = arr[p1]
-        arr[p1] = arr[p2]
-        arr[p2] = t
-    _swap_keep_prefix(kc, p1, p2)
+def _swap2(arr, p1, p2):
+    t = arr[p1]
+    arr[p1] = arr[p2]
+    arr[p2] = t
 
 
 # ---------------------------------------------------------------------------------------------
@@ -237,17 +257,32 @@ def _direction_search(st, kc, kd, kp, i, j, tau):
     if st.g[i] - st.g[j] <= tau:
         return 0
     n = st.ist[I_NS]
-    ri = _row(kc, kd, kp, st.pos2ex[i], n, st.t_pos, st.t_ex)
-    rj = _row(kc, kd, kp, st.pos2ex[j], n, st.t_pos, st.t_ex)
-    curv = np.float64(ri[i]) + np.float64(rj[j]) - 2.0 * np.float64(ri[j])
+    # rows as offsets into the cache's buffer, not views (a view's reference count keeps
+    # those of every argument: exception_exits.py)
+    bi = _row_at(kc, kd, kp, st.pos2ex[i], n, st)
+    bj = _row_at(kc, kd, kp, st.pos2ex[j], n, st)
+    _pair_step(st, kc, n, i, j, bi, bj)
+    held(kc, kd)  # one last use of the namedtuples, together (cache.held says why)
+    held(kp, st)
+    return 1
+
+
+@numba.njit(**_NJIT)
+def _pair_step(st, kc, n, i, j, bi, bj):
+    """alpha_i += lambda, alpha_j -= lambda and the gradient over [0, n) (rows i and j are
+    kc.buf[bi + p], kc.buf[bj + p])."""
+    K = kc.buf
+    curv = np.float64(K[bi + i]) + np.float64(K[bj + j]) - 2.0 * np.float64(K[bi + j])
     room_i = st.B[i] - st.alpha[i]
     room_j = st.alpha[j] - st.A[j]
     lam = step_pair(st.g[i], st.g[j], st.alpha[i], st.alpha[j], st.B[i], st.A[j], curv)
     st.alpha[i] = _land(st.alpha[i], st.B[i], lam, room_i)
     st.alpha[j] = _land(st.alpha[j], st.A[j], -lam, -room_j)
-    _update_gradient(st, n, lam, ri, rj, True)
+    # the one gradient update of the online core after a pair step: g_p -= d (K_ip - K_jp)
+    g = st.g
+    for p in range(n):
+        g[p] -= lam * (np.float64(K[bi + p]) - np.float64(K[bj + p]))
     st.ist[I_STEPS] += 1
-    return 1
 
 
 @numba.njit(**_NJIT)
@@ -260,18 +295,29 @@ def _newton_step(st, kc, kd, kp, k, tau):
     if not ((gk > tau and st.alpha[k] < st.B[k]) or (gk < -tau and st.alpha[k] > st.A[k])):
         return 0
     n = st.ist[I_NS]
-    rk = _row(kc, kd, kp, st.pos2ex[k], n, st.t_pos, st.t_ex)
-    mu = _clipped_newton(st, k, rk)
-    _update_gradient(st, n, mu, rk, rk, False)
-    st.ist[I_STEPS] += 1
+    bk = _row_at(kc, kd, kp, st.pos2ex[k], n, st)  # an offset, as in _direction_search
+    _newton_update(st, kc, n, k, bk)
+    held(kc, kd)
+    held(kp, st)
     return 1
 
 
 @numba.njit(**_NJIT)
-def _clipped_newton(st, k, rk):
+def _newton_update(st, kc, n, k, bk):
+    """The clipped Newton step on k and the gradient over [0, n) (row k is kc.buf[bk + p])."""
+    K = kc.buf
+    mu = _clipped_newton(st, k, np.float64(K[bk + k]))
+    # the one gradient update of the online core after a one-variable step: g_p -= d K_kp
+    g = st.g
+    for p in range(n):
+        g[p] -= mu * np.float64(K[bk + p])
+    st.ist[I_STEPS] += 1
+
+
+@numba.njit(**_NJIT)
+def _clipped_newton(st, k, curv):
     """alpha_k += mu, mu = g_k / K_kk clipped to [A_k - alpha_k, B_k - alpha_k] (K_kk <= TAU
-    counts as TAU; rk: k's kernel row over S); returns mu. The gradient is not updated."""
-    curv = np.float64(rk[k])
+    counts as TAU; curv: K_kk, float64); returns mu. The gradient is not updated."""
     mu = st.g[k] / (curv if curv > TAU else TAU)
     up = st.B[k] - st.alpha[k]
     down = st.A[k] - st.alpha[k]
@@ -281,19 +327,6 @@ def _clipped_newton(st, k, rk):
         mu = down
     st.alpha[k] = _land(st.alpha[k], st.B[k] if mu > 0 else st.A[k], mu, up if mu > 0 else down)
     return mu
-
-
-@numba.njit(inline="always", **_NJIT)
-def _update_gradient(st, n, d, ri, rj, pair):
-    """The one gradient update of the online core, over positions [0, n): g_p -= d (K_ip - K_jp)
-    after a pair step (alpha_i += d, alpha_j -= d), g_p -= d K_ip after a one-variable step."""
-    g = st.g
-    if pair:
-        for p in range(n):
-            g[p] -= d * (np.float64(ri[p]) - np.float64(rj[p]))
-    else:
-        for p in range(n):
-            g[p] -= d * np.float64(ri[p])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -318,7 +351,7 @@ def _evict(st, kc):
     st.ist[I_NS] = n
 
 
-@numba.njit(inline="always", **_NJIT)
+@numba.njit(**_NJIT)
 def _update_delta(st):
     st.fst[F_DELTA] = _violation(st, st.ist[I_NS])[2]
 
@@ -332,6 +365,8 @@ def reprocess(st, kc, kd, kp, tau):
     status = _direction_search(st, kc, kd, kp, i, j, tau)
     _evict(st, kc)
     _update_delta(st)
+    held(kc, kd)  # one last use of the namedtuples, together (cache.held says why)
+    held(kp, st)
     return status
 
 
@@ -341,9 +376,11 @@ def _expansion_at(st, kc, kd, kp, ex):
     n = st.ist[I_NS]
     s = 0.0
     if n > 0:
-        row = _row(kc, kd, kp, ex, n, st.t_pos, st.t_ex)
+        b = _row_at(kc, kd, kp, ex, n, st)  # an offset, as in _direction_search
         for p in range(n):
-            s += st.alpha[p] * np.float64(row[p])
+            s += st.alpha[p] * np.float64(kc.buf[b + p])
+    held(kc, kd)
+    held(kp, st)
     return s
 
 
@@ -365,32 +402,40 @@ def process(st, kc, kd, kp, ex, tau):
     # deviation from paper: reject before inserting when k cannot move (cannot form a violating
     # pair with a partner, with a bias) and drop the row just computed (LaSVM 1.1,
     # lasvm_process); the paper inserts k and lets the next REPROCESS evict it by the same test.
-    i, j = -1, -1
     if st.ist[I_NOBIAS] != 0:
-        if (up_only and gk <= 0.0) or (down_only and gk >= 0.0):
-            cache_discard(kc, ex)
-            return 0
+        reject = (up_only and gk <= 0.0) or (down_only and gk >= 0.0)
+        i, j = n, -1  # step 5 without a bias: a Newton step on k
     else:
         i, j = _minmax(st, n)
-        if i >= 0 and j >= 0 and st.g[j] < st.g[i]:
-            if (up_only and gk < st.g[j]) or (down_only and gk > st.g[i]):
-                cache_discard(kc, ex)
-                return 0
-    # step 2: insert at position n
+        reject = (i >= 0 and j >= 0 and st.g[j] < st.g[i] and
+                  ((up_only and gk < st.g[j]) or (down_only and gk > st.g[i])))
+        # step 5 with i, j computed over S before k was added (k cannot be the partner)
+        if up_only:
+            i = n
+        else:
+            j = n
+    status = 0
+    if reject:
+        cache_discard(kc, ex)
+    else:
+        _insert(st, kc, pk, n, gk)  # step 2
+        status = _direction_search(st, kc, kd, kp, i, j, tau)  # steps 3-5
+    held(kc, kd)  # one last use of the namedtuples on both paths (cache.held says why)
+    held(kp, st)
+    return status
+
+
+@numba.njit(**_NJIT)
+def _insert(st, kc, pk, n, gk):
+    """PROCESS step 2: the example at position pk enters S at position n, alpha 0, gradient gk."""
     _swap_pos(st, kc, pk, n)
     st.alpha[n] = 0.0
     st.g[n] = gk
     st.ist[I_NS] = n + 1
     st.ist[I_INSERTED] += 1
-    # steps 3-5 (i, j were computed over S before k was added; k cannot be the partner)
-    if st.ist[I_NOBIAS] != 0:
-        return _direction_search(st, kc, kd, kp, n, -1, tau)
-    if up_only:
-        return _direction_search(st, kc, kd, kp, n, j, tau)
-    return _direction_search(st, kc, kd, kp, i, n, tau)
 
 
-@numba.njit(inline="always", **_NJIT)
+@numba.njit(**_NJIT)
 def _bias_now(st, n):
     """b over [0, n): (g_i + g_j)/2 of the maximal violating pair with a bias (0 when a side
     is empty, as LaSVM 1.1's decision), 0 without one."""
@@ -405,7 +450,11 @@ def _bias_now(st, n):
 @numba.njit(**_NJIT)
 def _decision(st, kc, kd, kp, ex):
     """Current y_hat(x_ex) = sum_S alpha_s K(x_ex, x_s) + b (reads no label)."""
-    return _expansion_at(st, kc, kd, kp, ex) + _bias_now(st, st.ist[I_NS])
+    f = _expansion_at(st, kc, kd, kp, ex)
+    b = _bias_now(st, st.ist[I_NS])
+    held(kc, kd)  # one last use of the namedtuples, together (cache.held says why)
+    held(kp, st)
+    return f + b
 
 
 @numba.njit(**_NJIT)
@@ -460,7 +509,7 @@ def online_step(st, kc, kd, kp, ex, tau, delta_max):
 # In-memory example selection (the streaming driver selects from its window instead)
 
 
-@numba.njit(inline="always", **_NJIT)
+@numba.njit(**_NJIT)
 def _take(st, r):
     """Remove pool[r] from the pool of unseen examples (swap with the last, as LaSVM 1.1)."""
     m = st.ist[I_POOL] - 1
@@ -477,14 +526,28 @@ def _select(st, kc, kd, kp, selection, candidates, label_budget):
     (smallest y f(x) of ``candidates`` random ones), ACTIVE (smallest |f(x)|), AUTOACTIVE (sample
     until AUTO_NEAR candidates lie within 1 + delta/2 of the boundary, at most AUTO_MAX).
     Candidates are drawn with replacement (LaSVM 1.1, la_svm.cpp:select)."""
-    m = st.ist[I_POOL]
     if selection == SEL_RANDOM:
-        return _take(st, _rand(st.rng, m))
+        r = _draw(st, st.ist[I_POOL])
+    else:
+        r = _scan_pool(st, kc, kd, kp, selection, candidates, label_budget)
+    ex = -1
+    if r >= 0:
+        ex = _take(st, r)
+    held(kc, kd)  # one last use of the namedtuples on every path (cache.held says why)
+    held(kp, st)
+    return ex
+
+
+@numba.njit(**_NJIT)
+def _scan_pool(st, kc, kd, kp, selection, candidates, label_budget):
+    """_select's GRADIENT, ACTIVE and AUTOACTIVE: the pool index of the best candidate, -1
+    when none (a function of its own: the scan array's reference count stays here)."""
+    m = st.ist[I_POOL]
     n_cand = AUTO_MAX if selection == SEL_AUTOACTIVE else candidates
     n_cand = min(n_cand, m)
     scan = new_scan(st)
     for c in range(n_cand):
-        r = _rand(st.rng, m)
+        r = _draw(st, m)
         ex = st.pool[r]
         if selection == SEL_GRADIENT and st.labeled[ex] == 0:
             if st.ist[I_LABELS] >= label_budget:
@@ -495,7 +558,7 @@ def _select(st, kc, kd, kp, selection, candidates, label_budget):
             break
     if scan[1] < 0:
         return -1
-    return _take(st, np.int64(scan[1]))
+    return np.int64(scan[1])
 
 
 @numba.njit(**_NJIT)
