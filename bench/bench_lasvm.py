@@ -79,7 +79,9 @@ def sample(d, rows):
 
 def run_case(name, tr, te, y_tr, y_te, C, gamma, cache_mb, rows, dense=None, seeds=1):
     width = int(max(tr.max_index, te.max_index)) + 1
-    kd = kernel_data(tr.indptr, tr.indices, tr.values, width=width, dense=dense)
+    # training rows stored as svm-train stores them (float32 for large dense data, data.py)
+    kd = kernel_data(tr.indptr, tr.indices, tr.values, width=width, dense=dense,
+                     x_storage="auto")
     kd_te = kernel_data(te.indptr, te.indices, te.values, width=width, dense=dense)
     kp = make_params(RBF, gamma=gamma)
     # warm the JIT outside the timings
