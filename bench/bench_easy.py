@@ -7,7 +7,8 @@ easy.py calls its programs as ../svm-scale, ../svm-train and ../svm-predict: eac
 folder whose parent holds links to its binaries (LIBSVM's from /usr/bin; ours the installed
 console scripts, with the warm server as users get it: started by the first command).
 Reports the wall time of the whole easy.py run, the best (c, g) and CV rate grid.py chose and
-the test accuracy, for each side. Usage: ``python bench/bench_easy.py [banana] [usps]``;
+the test accuracy, for each side, and how many of grid.py's cells got the same CV rate on both
+sides (the differing ones are printed). Usage: ``python bench/bench_easy.py [banana] [usps]``;
 data from LASVM_DATA. Writes bench/results/easy.md.
 """
 
@@ -66,6 +67,23 @@ def easy(run, train, test, env):
     return seconds, best.groups() if best else None, accuracy.group(1) if accuracy else None
 
 
+def grid_cells(run):
+    """{(log2c, log2g): CV rate} from grid.py's .out file in the run folder."""
+    cells = {}
+    for out in run.glob("*.out"):
+        for line in out.read_text().splitlines():
+            m = re.match(r"log2c=(\S+) log2g=(\S+) rate=(\S+)", line)
+            if m:
+                cells[(m.group(1), m.group(2))] = m.group(3)
+    return cells
+
+
+def differing_cells(theirs, ours):
+    """Cells whose rates differ, as 'c, g: LIBSVM / ours' strings."""
+    return [f"log2c={c} log2g={g}: {theirs[c, g]} / {ours.get((c, g))}"
+            for c, g in sorted(theirs) if ours.get((c, g)) != theirs[c, g]]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("data", nargs="*", default=["banana", "usps"])
@@ -74,16 +92,23 @@ def main():
         raise SystemExit("needs Debian's libsvm-tools (apt-get install libsvm-tools)")
     RESULTS.mkdir(parents=True, exist_ok=True)
     lines = ["| data | LIBSVM 3.24 binaries (s) | ours (s) | ratio | best c, g, CV rate "
-             "(LIBSVM / ours) | test accuracy (LIBSVM / ours) |", "|---|---|---|---|---|---|"]
+             "(LIBSVM / ours) | test accuracy (LIBSVM / ours) | grid cells with equal CV rates |",
+             "|---|---|---|---|---|---|---|"]
     for name in args.data:
         root = Path(tempfile.mkdtemp(prefix="bench-easy-"))
         train, test = unpacked(name, "train", root), unpacked(name, "test", root)
         env = dict(os.environ, LASVM_RUNTIME_DIR=str(root / "runtime"))
-        theirs = easy(side(root, LIBSVM, "libsvm"), train, test, env)
-        ours = easy(side(root, BIN, "ours"), train, test, env)
+        run_theirs, run_ours = side(root, LIBSVM, "libsvm"), side(root, BIN, "ours")
+        theirs = easy(run_theirs, train, test, env)
+        ours = easy(run_ours, train, test, env)
+        cells_theirs, cells_ours = grid_cells(run_theirs), grid_cells(run_ours)
+        differ = differing_cells(cells_theirs, cells_ours)
         lines.append(f"| {name} | {theirs[0]:.1f} | {ours[0]:.1f} | {ours[0] / theirs[0]:.2f} | "
-                     f"{theirs[1]} / {ours[1]} | {theirs[2]} / {ours[2]} |")
+                     f"{theirs[1]} / {ours[1]} | {theirs[2]} / {ours[2]} | "
+                     f"{len(cells_theirs) - len(differ)} of {len(cells_theirs)} |")
         print(lines[-1], flush=True)
+        for cell in differ:
+            print(f"  differs: {cell}", flush=True)
         for lock in (root / "runtime").glob("*/*.sock.lock"):
             try:
                 os.kill(int(lock.read_text()), 15)
