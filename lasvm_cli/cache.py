@@ -37,7 +37,7 @@ State
     prev, nxt int64 [n+1]  doubly linked LRU list over slots; sentinel at index n;
                          nxt[n] is the least recently used slot, prev[n] the most recent
     free     int64 [n]   stack of free slots (slots in use never move, so views stay valid)
-    meta     int64 [5]   N_SLOTS, WIDTH, N_USED, N_FREE, FILL (cache_get_symmetric's fill: 0/1)
+    meta     int64 [5]   N_SLOTS, WIDTH, N_USED, N_FREE, FILL (cache_symmetric_at's fill: 0/1)
     stats    int64 [4]   HITS, MISSES, KERNEL_EVALS, ROWS_DROPPED
     scratch  float64 [n] row buffer for kernel_row (kernel values are computed in float64
                          and rounded once, as LIBSVM casts double -> Qfloat)
@@ -48,7 +48,7 @@ API (all jitted, ``@njit(cache=True, nogil=True)``, one signature each)
     cache_row_at(c, kd, kp, k, length) -> base: the row is c.buf[base:base + length] (what
         cache_get views; hot loops index the buffer, see the function)
     cache_symmetric_at(c, kd, kp, k, length, scratch) -> base: cache_row_at with LaSVM 1.1's
-        symmetric fill (the online solvers; cache_get_symmetric gives the view)
+        symmetric fill (the online solvers)
     cache_get(c, kd, kp, k, length) -> row view [length] (positions 0..length-1)
         row of example id ``k``; hit when ``cached_len(k) >= length``, otherwise a miss that
         computes entries [cached_len, length) with kernels.kernel_row(kd, k, kd, pex[...]).
@@ -459,7 +459,7 @@ FILL_MIN_WORK = 32  # symmetric fill only for kernels costing more per entry
 
 
 def fill_pays(kd, kp):
-    """Whether cache_get_symmetric's fill pays for these data: looking an entry up in another
+    """Whether cache_symmetric_at's fill pays for these data: looking an entry up in another
     row is a random read of the row storage (~100 ns when it misses the CPU cache), more than
     a kernel value of at most FILL_MIN_WORK gathered features (kernels.row_work per entry):
     bit-set rows (a popcount, ~5 ns), adult as CSR (14 features), ijcnn1 (22). Measured, LASVM
@@ -593,12 +593,5 @@ def cache_symmetric_at(c, kd, kp, k, length, scratch):
     return s * w
 
 
+# scratch for cache_symmetric_at outside the online solvers (whose state carries t_pos, t_ex)
 SymmetricScratch = namedtuple("SymmetricScratch", "t_pos t_ex")
-
-
-@numba.njit(inline="always", **_NJIT)
-def cache_get_symmetric(c, kd, kp, k, length, t_pos, t_ex):
-    """cache_symmetric_at's row as a float32 view into the shared cache (``t_pos``/``t_ex``
-    int64 [l] scratch)."""
-    base = cache_symmetric_at(c, kd, kp, k, length, SymmetricScratch(t_pos, t_ex))
-    return c.buf[base:base + length]

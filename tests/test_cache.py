@@ -161,11 +161,12 @@ def test_symmetric_rows_fill_from_cached_rows(fill):
     kp = make_params(RBF, gamma=0.2)
     c = kc.make_cache(30, 1.0)
     c.meta[kc.FILL] = fill
-    t_pos, t_ex = np.zeros(30, np.int64), np.zeros(30, np.int64)
-    kc.cache_get_symmetric(c, kd, kp, 3, 30, t_pos, t_ex)
-    kc.cache_get_symmetric(c, kd, kp, 8, 30, t_pos, t_ex)
+    scratch = kc.SymmetricScratch(np.zeros(30, np.int64), np.zeros(30, np.int64))
+    kc.cache_symmetric_at(c, kd, kp, 3, 30, scratch)
+    kc.cache_symmetric_at(c, kd, kp, 8, 30, scratch)
     before = kc.cache_stats(c)["kernel_evals"]
-    row = np.array(kc.cache_get_symmetric(c, kd, kp, 11, 30, t_pos, t_ex), np.float64)
+    base = kc.cache_symmetric_at(c, kd, kp, 11, 30, scratch)
+    row = np.array(c.buf[base:base + 30], np.float64)
     d = ((M[11] - M) ** 2).sum(1)
     np.testing.assert_allclose(row, np.exp(-0.2 * d), rtol=1e-6)
     # entries 3 and 8 come from rows 3 and 8 with the fill

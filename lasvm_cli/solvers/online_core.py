@@ -41,7 +41,7 @@ Deviations from the paper (each also marked in the code):
   rule (delta < tau), fewer steps.
 
 Kernel rows: the shared cache (lasvm_cli/cache.py) with LaSVM 1.1's policy: :func:`_row`
-(cache_get_symmetric: a missing entry is copied from the cached row of the other example when
+(cache_symmetric_at: a missing entry is copied from the cached row of the other example when
 that pays, see cache.fill_pays) and :func:`_swap_keep_prefix` (a swap truncates or fills a
 row instead of dropping it).
 """
