@@ -68,62 +68,126 @@ def select_mvp(st, c, kd, kp):
     return imax, jmax, viol
 
 
+# SO's two scans in branch-free form: LIBSVM's loops branch on the sign and the status of every
+# position, which the processor mispredicts when they are mixed (SVR's bounded half, shrunk
+# problems): each scan writes one candidate value per position (-INF or INF where a position is
+# not eligible) in a loop the compiler vectorises, then an unrolled max / min finds the best
+# value and a backward search its last index: LIBSVM's ">=" / "<=" tie rule, bit for bit.
+
+
+@numba.njit(**_NJIT)
+def _violations(st, active, up, low):
+    """up[t] = -y_t G_t on I_up and low[t] = y_t G_t on I_low, -INF elsewhere."""
+    y, G, status = st.y, st.G, st.status
+    for t in range(active):
+        yG = y[t] * G[t]  # y = +-1: exact
+        pos = y[t] > 0
+        in_up = status[t] != UPPER if pos else status[t] != LOWER
+        in_low = status[t] != LOWER if pos else status[t] != UPPER
+        up[t] = -yG if in_up else -INF
+        low[t] = yG if in_low else -INF
+
+
+@numba.njit(**_NJIT)
+def _so_objectives(st, c, bi, i, Gmax, active, out):
+    """out[t] = WSS2's -(m + y_t G_t)^2 / a_it for t in I_low with m + y_t G_t > 0, else INF
+    (row i is c.buf[bi + t]); LIBSVM's arithmetic, term for term."""
+    y, G, status, QD, K = st.y, st.G, st.status, st.QD, c.buf
+    QDi = QD[i]
+    for t in range(active):
+        grad_diff = Gmax + y[t] * G[t]
+        in_low = status[t] != LOWER if y[t] > 0 else status[t] != UPPER
+        quad_coef = QDi + QD[t] - 2.0 * np.float64(K[bi + t])
+        if not quad_coef > 0.0:
+            quad_coef = TAU
+        obj_diff = -(grad_diff * grad_diff) / quad_coef
+        out[t] = obj_diff if in_low and grad_diff > 0.0 else INF
+
+
+@numba.njit(**_NJIT)
+def _max_of(v, n):
+    """max(v[:n]) (-INF when n = 0), over eight independent lanes: a single running maximum is
+    a chain of dependent instructions the compiler does not vectorise."""
+    m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = -INF
+    t = 0
+    while t + 8 <= n:
+        m0 = v[t] if v[t] > m0 else m0
+        m1 = v[t + 1] if v[t + 1] > m1 else m1
+        m2 = v[t + 2] if v[t + 2] > m2 else m2
+        m3 = v[t + 3] if v[t + 3] > m3 else m3
+        m4 = v[t + 4] if v[t + 4] > m4 else m4
+        m5 = v[t + 5] if v[t + 5] > m5 else m5
+        m6 = v[t + 6] if v[t + 6] > m6 else m6
+        m7 = v[t + 7] if v[t + 7] > m7 else m7
+        t += 8
+    while t < n:
+        m0 = v[t] if v[t] > m0 else m0
+        t += 1
+    m0 = m1 if m1 > m0 else m0
+    m2 = m3 if m3 > m2 else m2
+    m4 = m5 if m5 > m4 else m4
+    m6 = m7 if m7 > m6 else m6
+    m0 = m2 if m2 > m0 else m0
+    m4 = m6 if m6 > m4 else m4
+    return m4 if m4 > m0 else m0
+
+
+@numba.njit(**_NJIT)
+def _min_of(v, n):
+    """min(v[:n]) (INF when n = 0); as _max_of."""
+    m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = INF
+    t = 0
+    while t + 8 <= n:
+        m0 = v[t] if v[t] < m0 else m0
+        m1 = v[t + 1] if v[t + 1] < m1 else m1
+        m2 = v[t + 2] if v[t + 2] < m2 else m2
+        m3 = v[t + 3] if v[t + 3] < m3 else m3
+        m4 = v[t + 4] if v[t + 4] < m4 else m4
+        m5 = v[t + 5] if v[t + 5] < m5 else m5
+        m6 = v[t + 6] if v[t + 6] < m6 else m6
+        m7 = v[t + 7] if v[t + 7] < m7 else m7
+        t += 8
+    while t < n:
+        m0 = v[t] if v[t] < m0 else m0
+        t += 1
+    m0 = m1 if m1 < m0 else m0
+    m2 = m3 if m3 < m2 else m2
+    m4 = m5 if m5 < m4 else m4
+    m6 = m7 if m7 < m6 else m6
+    m0 = m2 if m2 < m0 else m0
+    m4 = m6 if m6 < m4 else m4
+    return m4 if m4 < m0 else m0
+
+
+@numba.njit(**_NJIT)
+def _last_index_of(v, n, m):
+    """The last t < n with v[t] == m (-1 if none)."""
+    t = n - 1
+    while t >= 0 and v[t] != m:
+        t -= 1
+    return t
+
+
 @numba.njit(**_NJIT)
 def _max_violator(st, active):
-    """i = argmax over I_up of -y_t G_t and that maximum m (last index on ties, as LIBSVM)."""
-    y, G, status = st.y, st.G, st.status
-    Gmax = -INF
-    imax = -1
-    for t in range(active):
-        if y[t] > 0:
-            if status[t] != UPPER and -G[t] >= Gmax:
-                Gmax = -G[t]
-                imax = t
-        else:
-            if status[t] != LOWER and G[t] >= Gmax:
-                Gmax = G[t]
-                imax = t
-    return imax, Gmax
+    """i = argmax over I_up of -y_t G_t, that maximum m, and -M = max over I_low of y_t G_t
+    (st.work holds the candidates; last index on ties, as LIBSVM)."""
+    up = st.work[:active]
+    low = st.work[active:2 * active]
+    _violations(st, active, up, low)
+    Gmax = _max_of(up, active)
+    Gmax2 = _max_of(low, active)
+    i = _last_index_of(up, active, Gmax) if Gmax > -INF else -1
+    return i, Gmax, Gmax2
 
 
 @numba.njit(**_NJIT)
 def _so_partner(st, c, bi, i, Gmax, active):
-    """WSS2's j for i (row i is c.buf[bi + t]) and -M = max over I_low of y_t G_t."""
-    y, G, status, QD, K = st.y, st.G, st.status, st.QD, c.buf
-    Gmax2 = -INF
-    jmin = -1
-    obj_diff_min = INF
-    QDi = QD[i]
-    for t in range(active):
-        if y[t] > 0:
-            if status[t] != LOWER:
-                grad_diff = Gmax + G[t]
-                if G[t] >= Gmax2:
-                    Gmax2 = G[t]
-                if grad_diff > 0.0:
-                    quad_coef = QDi + QD[t] - 2.0 * np.float64(K[bi + t])
-                    if quad_coef > 0.0:
-                        obj_diff = -(grad_diff * grad_diff) / quad_coef
-                    else:
-                        obj_diff = -(grad_diff * grad_diff) / TAU
-                    if obj_diff <= obj_diff_min:
-                        jmin = t
-                        obj_diff_min = obj_diff
-        else:
-            if status[t] != UPPER:
-                grad_diff = Gmax - G[t]
-                if -G[t] >= Gmax2:
-                    Gmax2 = -G[t]
-                if grad_diff > 0.0:
-                    quad_coef = QDi + QD[t] - 2.0 * np.float64(K[bi + t])
-                    if quad_coef > 0.0:
-                        obj_diff = -(grad_diff * grad_diff) / quad_coef
-                    else:
-                        obj_diff = -(grad_diff * grad_diff) / TAU
-                    if obj_diff <= obj_diff_min:
-                        jmin = t
-                        obj_diff_min = obj_diff
-    return jmin, Gmax2
+    """WSS2's j for i (row i is c.buf[bi + t]); -1 when no t in I_low has m + y_t G_t > 0."""
+    obj = st.work[:active]
+    _so_objectives(st, c, bi, i, Gmax, active, obj)
+    best = _min_of(obj, active)
+    return _last_index_of(obj, active, best) if best < INF else -1
 
 
 @numba.njit(**_NJIT)
@@ -133,11 +197,11 @@ def select_so(st, c, kd, kp):
     # arguments (36 atomic pairs an iteration otherwise; see exception_exits.py for the rules).
     active = st.ist[ACTIVE]
     st.ist[LAST_KIND] = 1
-    i, Gmax = _max_violator(st, active)
+    i, Gmax, Gmax2 = _max_violator(st, active)
     if i < 0:
         return -1, -1, -INF
     bi = cache_row_at(c, kd, kp, c.pex[i], active)
-    j, Gmax2 = _so_partner(st, c, bi, i, Gmax, active)
+    j = _so_partner(st, c, bi, i, Gmax, active)
     held(c, kd)  # one last use of both (cache.held says why)
     viol = Gmax + Gmax2
     if viol < st.fst[EPS] or j < 0:

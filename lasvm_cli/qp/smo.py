@@ -49,7 +49,7 @@ def make_state(kd, kp, y, p, C, alpha0=None, *, ws=1, eps=1e-3, shrinking=True, 
         status=np.zeros(l, np.int8),
         ist=np.zeros(N_IST, np.int64),
         fst=np.zeros(N_FST, np.float64),
-        work=np.zeros(l, np.float64),
+        work=np.zeros(2 * l, np.float64),  # scratch: selection's candidates, G_bar's rows
     )
     if var_example is None:
         kernel_diagonal(kd, kp, st.QD)

@@ -122,12 +122,13 @@ class SmoFinish(_Finishing):
     # -- save / restore ------------------------------------------------------------------------
 
     def arrays(self):
-        return {PREFIX + f: np.array(getattr(self.smo, f)) for f in SmoState._fields}
+        return {PREFIX + f: np.array(getattr(self.smo, f)) for f in SmoState._fields if f != "work"}
 
     @classmethod
     def load(cls, st, kc, kd, kp, tau, d):
         """The finishing run saved by :meth:`arrays` (None when ``d`` holds none)."""
         if PREFIX + "alpha" not in d:
             return None
-        smo = SmoState(**{f: np.array(d[PREFIX + f]) for f in SmoState._fields})
+        smo = SmoState(**{f: np.array(d[PREFIX + f]) for f in SmoState._fields if f != "work"},
+                       work=np.zeros(2 * len(d[PREFIX + "y"])))  # scratch, sized by this version
         return cls(st, kc, kd, kp, tau, smo)

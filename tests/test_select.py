@@ -1,0 +1,79 @@
+"""SO's working-set selection (qp/select.py, branch-free scans) against LIBSVM's
+``Solver::select_working_set`` written out as its loops, on states full of ties."""
+
+import numpy as np
+import pytest
+
+from lasvm_cli import cache as kc
+from lasvm_cli.kernels import PRECOMPUTED, KernelData, make_params
+from lasvm_cli.qp import ACTIVE, EPS, FREE, LOWER, UPPER
+from lasvm_cli.qp import select as sel
+from lasvm_cli.qp.smo import make_state
+
+INF = float("inf")
+TAU = 1e-12
+
+
+def precomputed(M):
+    n = M.shape[0]
+    X = np.zeros((n, n + 1))
+    X[:, 0] = np.arange(1, n + 1)
+    X[:, 1:] = M
+    e = np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float64)
+    return KernelData(X, e[0], e[1], e[2], np.zeros(n)), make_params(PRECOMPUTED)
+
+
+def libsvm_wss2(y, G, status, QD, K, active, eps):
+    """svm.cpp's select_working_set (Q_ij = y_i y_j K_ij), loop for loop, ties included."""
+    Gmax, Gmax_idx = -INF, -1
+    for t in range(active):
+        if y[t] == 1:
+            if status[t] != UPPER and -G[t] >= Gmax:
+                Gmax, Gmax_idx = -G[t], t
+        elif status[t] != LOWER and G[t] >= Gmax:
+            Gmax, Gmax_idx = G[t], t
+    i = Gmax_idx
+    if i == -1:
+        return -1, -1
+    Gmax2, Gmin_idx, obj_diff_min = -INF, -1, INF
+    for j in range(active):
+        if y[j] == 1:
+            if status[j] == LOWER:
+                continue
+            grad_diff = Gmax + G[j]
+            if G[j] >= Gmax2:
+                Gmax2 = G[j]
+        else:
+            if status[j] == UPPER:
+                continue
+            grad_diff = Gmax - G[j]
+            if -G[j] >= Gmax2:
+                Gmax2 = -G[j]
+        if grad_diff > 0:
+            quad_coef = QD[i] + QD[j] - 2.0 * K[i, j]
+            obj_diff = -(grad_diff * grad_diff) / (quad_coef if quad_coef > 0 else TAU)
+            if obj_diff <= obj_diff_min:
+                Gmin_idx, obj_diff_min = j, obj_diff
+    if Gmax + Gmax2 < eps or Gmin_idx == -1:
+        return -1, -1
+    return i, Gmin_idx
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_so_selection_is_libsvms_including_ties(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 70))
+    M = rng.choice([0.25, 0.5, 1.0], size=(n, n))  # few distinct values: many equal gains
+    M = (M + M.T) / 2
+    np.fill_diagonal(M, 1.0)
+    kd, kp = precomputed(M)
+    y = rng.choice([-1.0, 1.0], n)
+    st = make_state(kd, kp, y, -np.ones(n), np.ones(n))
+    c = kc.make_cache(n, 1)
+    st.G[:] = rng.choice([-1.0, -0.5, 0.0, 0.5, 1.0], n)  # ties in the maximal violation too
+    st.status[:] = rng.choice([LOWER, UPPER, FREE], n)
+    active = int(rng.integers(1, n + 1))
+    st.ist[ACTIVE] = active
+    K32 = M.astype(np.float32).astype(np.float64)  # the cache's float32 rows
+    i, j, _ = sel.select_so(st, c, kd, kp)
+    assert (i, j) == libsvm_wss2(st.y, st.G, st.status, st.QD, K32, active, st.fst[EPS])
