@@ -81,7 +81,7 @@ import numba
 from . import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
-from .kernels import kernel_row, row_work
+from .kernels import kernel_row, kernel_row_all, row_work
 
 KernelCache = namedtuple(
     "KernelCache", "buf perm pos vex pex slot_of key length prev nxt free meta stats scratch")
@@ -242,13 +242,30 @@ def _lookup(c, k):
 @numba.njit(inline="always", **_NJIT)
 def _compute_tail(c, kd, kp, k, s, have, length):
     """Compute entries [have, length) of k's row in slot s."""
-    c.stats[KERNEL_EVALS] += length - have
-    out = c.scratch[have:length]
-    kernel_row(kd, k, kd, c.pex[have:length], kp, out)
+    n_ex = c.slot_of.shape[0]
     base = s * c.meta[WIDTH]
-    for t in range(have, length):
-        c.buf[base + t] = out[t - have]
+    if length - have > n_ex:
+        _compute_tail_by_example(c, kd, kp, k, base, have, length)
+    else:
+        c.stats[KERNEL_EVALS] += length - have
+        out = c.scratch[have:length]
+        kernel_row(kd, k, kd, c.pex[have:length], kp, out)
+        for t in range(have, length):
+            c.buf[base + t] = out[t - have]
     c.length[s] = length
+
+
+@numba.njit(**_NJIT)
+def _compute_tail_by_example(c, kd, kp, k, base, have, length):
+    """More positions than examples (SVR's 2l variables, all-in-one machines): each example's
+    value once, then copied to its positions (LIBSVM's SVR_Q computes l values per row)."""
+    n_ex = c.slot_of.shape[0]
+    c.stats[KERNEL_EVALS] += n_ex
+    by_example = c.scratch[:n_ex]
+    kernel_row_all(kd, k, kp, by_example)
+    pex = c.pex
+    for t in range(have, length):
+        c.buf[base + t] = by_example[pex[t]]
 
 
 @numba.njit(**_NJIT)

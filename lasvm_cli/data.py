@@ -36,7 +36,7 @@ exact, since no row of the reference data has them. Models and files keep the fi
 
 import numpy as np
 
-from .kernels import NO_BITS, NO_COLS, NO_X32, PRECOMPUTED, KernelData
+from .kernels import NO_BITS, NO_COLS, NO_X32, NO_XT, PRECOMPUTED, KernelData
 
 # Dense when the dense matrix is at most this many bytes and at least this fraction non-zero.
 DENSE_MAX_BYTES = 4 << 30
@@ -47,6 +47,11 @@ DENSE_MIN_DENSITY = 0.25
 # then 1.6-1.9x faster per row than its CSR scatter/gather: measured on 20,000 rows).
 SINGLE_MIN_BYTES = 32 << 20
 SINGLE_MIN_DENSITY = 0.125
+
+# Dense data of at most this many columns also keep X transposed (KernelData.XT), for rows
+# against every example (kernels.kernel_row_all): a multiply-add down each column beats a dot
+# of a few features per example.
+XT_MAX_COLUMNS = 16
 # Bit sets for binary data of at most this many 64-bit words per row (beyond, a CSR gather over
 # the few stored features costs less than a popcount over every word).
 MAX_BIT_WORDS = 16
@@ -163,7 +168,15 @@ def _build(indptr, indices, values, width, dense, kernel_type, cols, x_sq, with_
         X = np.zeros((0, 0))
     empty = _empty_csr()
     X32 = X.astype(np.float32) if single and n > 0 else NO_X32
-    return KernelData(X, empty[0], empty[1], empty[2], x_sq, bits, cols, X32)
+    return KernelData(X, empty[0], empty[1], empty[2], x_sq, bits, cols, X32,
+                      _transposed(X, kernel_type))
+
+
+def _transposed(X, kernel_type):
+    """KernelData.XT for dense rows X (NO_XT when not worth it, or for a precomputed kernel)."""
+    if kernel_type == PRECOMPUTED or X.shape[0] == 0 or X.shape[1] > XT_MAX_COLUMNS:
+        return NO_XT
+    return np.ascontiguousarray(X.T)
 
 
 def n_columns(kd):
@@ -238,8 +251,9 @@ def subset(kd, rows):
     if kd.X.shape[0] > 0:
         e = _empty_csr()
         X32 = np.ascontiguousarray(kd.X32[rows]) if kd.X32.shape[0] > 0 else NO_X32
+        XT = np.ascontiguousarray(kd.XT[:, rows]) if kd.XT.shape[0] > 0 else NO_XT
         return KernelData(np.ascontiguousarray(kd.X[rows]), e[0], e[1], e[2], kd.x_sq[rows].copy(),
-                          _rows_of(kd.bits, rows), kd.cols, X32)
+                          _rows_of(kd.bits, rows), kd.cols, X32, XT)
     starts, stops = kd.indptr[rows], kd.indptr[rows + 1]
     lengths = stops - starts
     indptr = np.zeros(rows.size + 1, np.int64)

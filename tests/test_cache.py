@@ -190,3 +190,26 @@ def test_fill_pays_for_costly_kernels_only():
     assert not kc.fill_pays(data(120, 0.1, False), kp)    # CSR, 12 features a row
     assert not kc.fill_pays(data(22, 0.9, False), kp)     # dense, 22 columns (ijcnn1)
     assert kc.fill_pays(data(784, 0.2, False), kp)        # CSR, ~150 features a row (mnist)
+
+
+def test_rows_by_example_when_positions_outnumber_examples():
+    """SVR's layout (variables i and i + n on example i): a row longer than the number of
+    examples computes each example's value once (n evaluations, not 2n) and copies it to both
+    positions, after any position swaps."""
+    from lasvm_cli.data import kernel_data
+    from lasvm_cli.kernels import RBF, kernel_value
+    rng = np.random.default_rng(3)
+    n, d = 50, 5
+    X = rng.normal(size=(n, d))
+    indptr = np.arange(0, n * d + 1, d, dtype=np.int64)
+    kd = kernel_data(indptr, np.tile(np.arange(d, dtype=np.int32), n), X.ravel(), width=d,
+                     dense=True)
+    kp = make_params(RBF, 3, 0.2, 0.0)
+    c = kc.make_cache(2 * n, 10, var_example=np.concatenate([np.arange(n), np.arange(n)]))
+    for i, j in ((0, 2 * n - 1), (3, 60), (10, 11)):
+        kc.cache_swap(c, i, j)
+    for k in (0, 7, 49):
+        row = kc.cache_get(c, kd, kp, k, 2 * n)
+        want = [kernel_value(kd, k, kd, int(c.pex[t]), kp) for t in range(2 * n)]
+        np.testing.assert_allclose(row, np.float32(want), rtol=2e-7)
+    assert kc.cache_stats(c)["kernel_evals"] == 3 * n

@@ -218,3 +218,51 @@ def test_diagonal_takes_xx_summed_as_libsvm(dense):
     K.kernel_diagonal(A, K.make_params(K.POLY, 3, 0.5, 1.0), out)
     b = 0.5 * xx + 1.0
     np.testing.assert_array_equal(out, b * (b * b))  # LIBSVM's powi(b, 3)
+
+
+# ---------------------------------------------------------------------------------------------
+# whole rows by column (KernelData.XT: dense data of few columns)
+
+
+@pytest.mark.parametrize("kind", [K.LINEAR, K.POLY, K.RBF, K.SIGMOID])
+@pytest.mark.parametrize("d", [2, 7, 16])
+def test_whole_rows_by_column_match_rows(kind, d):
+    rng = np.random.default_rng(d + kind)
+    M, indptr, idx, val = random_csr(rng, 300, d, 0.7)
+    kd = kernel_data(indptr, idx, val, width=d, dense=True)
+    assert kd.XT.shape == (d, 300)
+    kp = K.make_params(kind, 3, 0.3, 0.5)
+    out = np.empty(300)
+    ref = np.empty(300)
+    for a in (0, 1, 17, 299):
+        K.kernel_row_all(kd, a, kp, out)
+        K.kernel_row(kd, a, kd, np.arange(300), kp, ref)
+        np.testing.assert_allclose(out, ref, rtol=1e-13, atol=1e-15)
+
+
+def test_whole_row_dots_are_summed_in_column_order():
+    """x_a'x_b as LIBSVM's dot sums it: products in column order, no FMA, no reassociation."""
+    rng = np.random.default_rng(5)
+    M, indptr, idx, val = random_csr(rng, 200, 12, 0.9)
+    kd = kernel_data(indptr, idx, val, width=12, dense=True)
+    out = np.empty(200)
+    K.kernel_row_all(kd, 3, K.make_params(K.LINEAR), out)
+    for b in range(200):
+        s = 0.0
+        for c in range(12):
+            if M[3, c] != 0.0:
+                s += M[3, c] * M[b, c]
+        assert out[b] == s
+
+
+def test_transposed_rows_only_for_few_dense_columns():
+    from lasvm_cli.data import XT_MAX_COLUMNS
+    rng = np.random.default_rng(1)
+    for d, dense, has in ((XT_MAX_COLUMNS, True, True), (XT_MAX_COLUMNS + 1, True, False),
+                          (8, False, False)):
+        M, indptr, idx, val = random_csr(rng, 40, d, 0.8)
+        kd = kernel_data(indptr, idx, val, width=d, dense=dense)
+        assert (kd.XT.shape[0] > 0) == has
+        if has:
+            sub = subset(kd, [5, 0, 9])
+            np.testing.assert_array_equal(sub.XT, sub.X.T)
