@@ -213,3 +213,26 @@ def test_rows_by_example_when_positions_outnumber_examples():
         want = [kernel_value(kd, k, kd, int(c.pex[t]), kp) for t in range(2 * n)]
         np.testing.assert_allclose(row, np.float32(want), rtol=2e-7)
     assert kc.cache_stats(c)["kernel_evals"] == 3 * n
+
+
+def test_long_tails_by_example_for_few_dense_columns():
+    """A tail over more than half the examples, on data kept transposed (KernelData.XT), is
+    computed for every example and copied to its positions (n evaluations); a shorter one,
+    or any tail without XT, only over its positions."""
+    from lasvm_cli.data import kernel_data
+    from lasvm_cli.kernels import RBF, kernel_value
+    rng = np.random.default_rng(4)
+    n, d = 60, 5
+    X = rng.normal(size=(n, d))
+    indptr = np.arange(0, n * d + 1, d, dtype=np.int64)
+    for dense, full_row_evals in ((True, n), (False, n - n // 3)):
+        kd = kernel_data(indptr, np.tile(np.arange(d, dtype=np.int32), n), X.ravel(), width=d,
+                         dense=dense)
+        kp = make_params(RBF, 3, 0.2, 0.0)
+        c = kc.make_cache(n, 10)
+        kc.cache_swap(c, 0, n - 1)
+        kc.cache_get(c, kd, kp, 5, n // 3)
+        row = kc.cache_get(c, kd, kp, 5, n)
+        want = [kernel_value(kd, 5, kd, int(c.pex[t]), kp) for t in range(n)]
+        np.testing.assert_allclose(row, np.float32(want), rtol=2e-7)
+        assert kc.cache_stats(c)["kernel_evals"] == n // 3 + full_row_evals
