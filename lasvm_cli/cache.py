@@ -241,16 +241,10 @@ def _lookup(c, k):
 
 @numba.njit(inline="always", **_NJIT)
 def _compute_tail(c, kd, kp, k, s, have, length):
-    """Compute entries [have, length) of k's row in slot s: over those positions, or for
-    every example and copied (_compute_tail_by_example) when the positions outnumber the
-    examples, or cover more than half of them on data kept transposed (KernelData.XT: a whole
-    row there costs about 8 ns an example against 13-20 ns a position for ijcnn1's 22
-    features)."""
-    n_ex = c.slot_of.shape[0]
+    """Compute entries [have, length) of k's row in slot s."""
     base = s * c.meta[WIDTH]
-    m = length - have
-    if m > n_ex or (2 * m > n_ex and kd.XT.shape[0] > 0):
-        _compute_tail_by_example(c, kd, kp, k, base, have, length)
+    if _by_example(c, kd, length - have):
+        _copy_by_example(c, kd, kp, k, c.buf, base, have, length)
     else:
         c.stats[KERNEL_EVALS] += length - have
         out = c.scratch[have:length]
@@ -260,17 +254,29 @@ def _compute_tail(c, kd, kp, k, s, have, length):
     c.length[s] = length
 
 
+@numba.njit(inline="always", **_NJIT)
+def _by_example(c, kd, m):
+    """Whether m entries of a row are computed for every example and copied to their positions
+    (_copy_by_example): when the positions outnumber the examples (SVR's 2l variables, the
+    all-in-one machines), or cover more than half of them on data kept transposed
+    (KernelData.XT: a whole row there costs about 8 ns an example against 13-20 ns a position
+    for ijcnn1's 22 features)."""
+    n_ex = c.slot_of.shape[0]
+    return m > n_ex or (2 * m > n_ex and kd.XT.shape[0] > 0)
+
+
 @numba.njit(**_NJIT)
-def _compute_tail_by_example(c, kd, kp, k, base, have, length):
-    """Each example's value once (kernels.kernel_row_all), then copied to the positions
-    [have, length): LIBSVM's SVR_Q computes l values per row of its 2l variables too."""
+def _copy_by_example(c, kd, kp, k, dest, base, have, length):
+    """dest[base + t] = K(x_k, x_pex[t]) for t in [have, length), each example's value computed
+    once (kernels.kernel_row_all): LIBSVM's SVR_Q computes l values per row of its 2l
+    variables too."""
     n_ex = c.slot_of.shape[0]
     c.stats[KERNEL_EVALS] += n_ex
     by_example = c.scratch[:n_ex]
     kernel_row_all(kd, k, kp, by_example)
     pex = c.pex
     for t in range(have, length):
-        c.buf[base + t] = by_example[pex[t]]
+        dest[base + t] = by_example[pex[t]]
 
 
 @numba.njit(**_NJIT)
@@ -344,8 +350,11 @@ def cache_row_into(c, kd, kp, k, length, out):
         c.stats[HITS] += 1
         return
     c.stats[MISSES] += 1
-    c.stats[KERNEL_EVALS] += length - have
-    kernel_row(kd, k, kd, c.pex[have:length], kp, out[have:length])
+    if _by_example(c, kd, length - have):
+        _copy_by_example(c, kd, kp, k, out, 0, have, length)
+    else:
+        c.stats[KERNEL_EVALS] += length - have
+        kernel_row(kd, k, kd, c.pex[have:length], kp, out[have:length])
     tmp = np.empty(1, c.buf.dtype)
     for t in range(have, length):
         tmp[0] = out[t]
