@@ -19,6 +19,18 @@ REPO = Path(__file__).resolve().parent.parent
 HEART = REPO / "data" / "heart_scale"
 
 
+def precomputed(M):
+    """KernelData whose precomputed kernel is exactly M (LIBSVM layout: column 0 = serial),
+    and its KernelParams."""
+    from lasvm_cli.kernels import PRECOMPUTED, KernelData, make_params
+    n = M.shape[0]
+    X = np.zeros((n, n + 1))
+    X[:, 0] = np.arange(1, n + 1)
+    X[:, 1:] = M
+    e = np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float64)
+    return KernelData(X, e[0], e[1], e[2], np.zeros(n)), make_params(PRECOMPUTED)
+
+
 def shared_data_dir():
     return Path(os.environ.get("LASVM_DATA", REPO.parent / "shared" / "data"))
 

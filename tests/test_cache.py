@@ -6,17 +6,9 @@ import numpy as np
 import pytest
 
 from lasvm_cli import cache as kc
-from lasvm_cli.kernels import PRECOMPUTED, KernelData, make_params
+from lasvm_cli.kernels import make_params
 
-
-def precomputed(M):
-    """KernelData whose precomputed kernel is exactly M (LIBSVM layout: column 0 = serial)."""
-    n = M.shape[0]
-    X = np.zeros((n, n + 1))
-    X[:, 0] = np.arange(1, n + 1)
-    X[:, 1:] = M
-    e = np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float64)
-    return KernelData(X, e[0], e[1], e[2], np.zeros(n)), make_params(PRECOMPUTED)
+from .conftest import precomputed
 
 
 class Model:

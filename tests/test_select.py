@@ -5,22 +5,14 @@ import numpy as np
 import pytest
 
 from lasvm_cli import cache as kc
-from lasvm_cli.kernels import PRECOMPUTED, KernelData, make_params
 from lasvm_cli.qp import ACTIVE, EPS, FREE, LOWER, UPPER
 from lasvm_cli.qp import select as sel
 from lasvm_cli.qp.smo import make_state
 
+from .conftest import precomputed
+
 INF = float("inf")
 TAU = 1e-12
-
-
-def precomputed(M):
-    n = M.shape[0]
-    X = np.zeros((n, n + 1))
-    X[:, 0] = np.arange(1, n + 1)
-    X[:, 1:] = M
-    e = np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float64)
-    return KernelData(X, e[0], e[1], e[2], np.zeros(n)), make_params(PRECOMPUTED)
 
 
 def libsvm_wss2(y, G, status, QD, K, active, eps):

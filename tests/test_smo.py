@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 
 from lasvm_cli.data import kernel_data
-from lasvm_cli.kernels import LINEAR, POLY, PRECOMPUTED, RBF, KernelData, make_params
+from lasvm_cli.kernels import LINEAR, POLY, RBF, make_params
 from lasvm_cli.qp import PREV_I, PREV_J, WS_HMG
 from lasvm_cli.qp import select as sel
 from lasvm_cli.qp.smo import make_state, objective, smo_init, smo_run
 from lasvm_cli import cache as kc
 from lasvm_cli.solvers.csvc import solve_binary
 
-from .conftest import libsvm_train_stdout
+from .conftest import libsvm_train_stdout, precomputed
 
 ROOT = Path(__file__).resolve().parents[1]
 HEART = ROOT / "data" / "heart_scale"
@@ -54,15 +54,6 @@ def libsvm_train(X, y, opts):
 
 def binary_y(y):
     return np.where(y == y[0], 1.0, -1.0)  # +1 = first label seen, LIBSVM's order
-
-
-def precomputed(M):
-    n = M.shape[0]
-    X = np.zeros((n, n + 1))
-    X[:, 0] = np.arange(1, n + 1)
-    X[:, 1:] = M
-    e = np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float64)
-    return KernelData(X, e[0], e[1], e[2], np.zeros(n)), make_params(PRECOMPUTED)
 
 
 @pytest.fixture(scope="module")
