@@ -1,5 +1,6 @@
-"""SO's working-set selection (qp/select.py, branch-free scans) against LIBSVM's
-``Solver::select_working_set`` written out as its loops, on states full of ties."""
+"""SO's and Solver_NU's working-set selections (branch-free scans) against LIBSVM's
+``Solver::select_working_set`` and ``Solver_NU::select_working_set`` written out as their
+loops, on states full of ties."""
 
 import numpy as np
 import pytest
@@ -69,3 +70,60 @@ def test_so_selection_is_libsvms_including_ties(seed):
     K32 = M.astype(np.float32).astype(np.float64)  # the cache's float32 rows
     i, j, _ = sel.select_so(st, c, kd, kp)
     assert (i, j) == libsvm_wss2(st.y, st.G, st.status, st.QD, K32, active, st.fst[EPS])
+
+
+def libsvm_nu_wss(y, G, status, QD, K, active, eps):
+    """svm.cpp's Solver_NU::select_working_set, loop for loop, ties included."""
+    Gmaxp, Gmaxp_idx, Gmaxn, Gmaxn_idx = -INF, -1, -INF, -1
+    for t in range(active):
+        if y[t] == 1:
+            if status[t] != UPPER and -G[t] >= Gmaxp:
+                Gmaxp, Gmaxp_idx = -G[t], t
+        elif status[t] != LOWER and G[t] >= Gmaxn:
+            Gmaxn, Gmaxn_idx = G[t], t
+    ip, inn = Gmaxp_idx, Gmaxn_idx
+    Gmaxp2, Gmaxn2, Gmin_idx, obj_diff_min = -INF, -INF, -1, INF
+    for j in range(active):
+        if y[j] == 1:
+            if status[j] == LOWER:
+                continue
+            grad_diff = Gmaxp + G[j]
+            if G[j] >= Gmaxp2:
+                Gmaxp2 = G[j]
+            i = ip
+        else:
+            if status[j] == UPPER:
+                continue
+            grad_diff = Gmaxn - G[j]
+            if -G[j] >= Gmaxn2:
+                Gmaxn2 = -G[j]
+            i = inn
+        if grad_diff > 0:
+            quad_coef = QD[i] + QD[j] - 2.0 * K[i, j]
+            obj_diff = -(grad_diff * grad_diff) / (quad_coef if quad_coef > 0 else TAU)
+            if obj_diff <= obj_diff_min:
+                Gmin_idx, obj_diff_min = j, obj_diff
+    if max(Gmaxp + Gmaxp2, Gmaxn + Gmaxn2) < eps or Gmin_idx == -1:
+        return -1, -1
+    return (ip if y[Gmin_idx] == 1 else inn), Gmin_idx
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_nu_selection_is_libsvms_including_ties(seed):
+    from lasvm_cli.qp.smo_nu import select_nu
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(2, 70))
+    M = rng.choice([0.25, 0.5, 1.0], size=(n, n))
+    M = (M + M.T) / 2
+    np.fill_diagonal(M, 1.0)
+    kd, kp = precomputed(M)
+    y = rng.choice([-1.0, 1.0], n)
+    st = make_state(kd, kp, y, -np.ones(n), np.ones(n))
+    c = kc.make_cache(n, 1)
+    st.G[:] = rng.choice([-1.0, -0.5, 0.0, 0.5, 1.0], n)
+    st.status[:] = rng.choice([LOWER, UPPER, FREE], n)
+    active = int(rng.integers(1, n + 1))
+    st.ist[ACTIVE] = active
+    K32 = M.astype(np.float32).astype(np.float64)
+    i, j, _ = select_nu(st, c, kd, kp)
+    assert (i, j) == libsvm_nu_wss(st.y, st.G, st.status, st.QD, K32, active, st.fst[EPS])

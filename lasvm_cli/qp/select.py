@@ -105,7 +105,7 @@ def _so_objectives(st, c, bi, i, Gmax, active, out):
 
 
 @numba.njit(**_NJIT)
-def _max_of(v, n):
+def max_of(v, n):
     """max(v[:n]) (-INF when n = 0), over eight independent lanes: a single running maximum is
     a chain of dependent instructions the compiler does not vectorise."""
     m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = -INF
@@ -133,8 +133,8 @@ def _max_of(v, n):
 
 
 @numba.njit(**_NJIT)
-def _min_of(v, n):
-    """min(v[:n]) (INF when n = 0); as _max_of."""
+def min_of(v, n):
+    """min(v[:n]) (INF when n = 0); as max_of."""
     m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = INF
     t = 0
     while t + 8 <= n:
@@ -160,7 +160,7 @@ def _min_of(v, n):
 
 
 @numba.njit(**_NJIT)
-def _last_index_of(v, n, m):
+def last_index_of(v, n, m):
     """The last t < n with v[t] == m (-1 if none)."""
     t = n - 1
     while t >= 0 and v[t] != m:
@@ -175,9 +175,9 @@ def _max_violator(st, active):
     up = st.work[:active]
     low = st.work[active:2 * active]
     _violations(st, active, up, low)
-    Gmax = _max_of(up, active)
-    Gmax2 = _max_of(low, active)
-    i = _last_index_of(up, active, Gmax) if Gmax > -INF else -1
+    Gmax = max_of(up, active)
+    Gmax2 = max_of(low, active)
+    i = last_index_of(up, active, Gmax) if Gmax > -INF else -1
     return i, Gmax, Gmax2
 
 
@@ -186,8 +186,8 @@ def _so_partner(st, c, bi, i, Gmax, active):
     """WSS2's j for i (row i is c.buf[bi + t]); -1 when no t in I_low has m + y_t G_t > 0."""
     obj = st.work[:active]
     _so_objectives(st, c, bi, i, Gmax, active, obj)
-    best = _min_of(obj, active)
-    return _last_index_of(obj, active, best) if best < INF else -1
+    best = min_of(obj, active)
+    return last_index_of(obj, active, best) if best < INF else -1
 
 
 @numba.njit(**_NJIT)

@@ -25,75 +25,82 @@ from . import (ACTIVE, ADAPT_WIDTH, COUNTER, EPS, ITER, LAST_KIND, LOWER, MAX_IT
                MAX_ITER_REACHED, N_SHRINK, N_SHRUNK_VARS, OPTIMAL, PREV_I, PREV_J, RUNNING,
                SHRINKING, UNSHRINK, UPPER, VIOL)
 from .smo import reconstruct_gradient, swap_positions, take_step
+from .select import last_index_of, max_of, min_of
 from .steps import TAU
 
 _NJIT = dict(cache=True, nogil=True)
 INF = np.inf
 
 
+# Branch-free scans as select.select_so's: candidate values written by vectorised loops (-INF /
+# INF where a position is not eligible), the best value by an unrolled max / min, its last
+# index by a backward search: LIBSVM's ties exactly.
+
+
+@numba.njit(**_NJIT)
+def _nu_violations(st, active, up_p, up_n):
+    """up_p[t] = -G_t for y_t = +1 not at the upper bound, up_n[t] = G_t for y_t = -1 not at
+    the lower bound; -INF elsewhere."""
+    y, G, status = st.y, st.G, st.status
+    for t in range(active):  # every load unconditional, "&" not "and": no branch to vectorise
+        pos = y[t] > 0
+        g = G[t]
+        s = status[t]
+        up_p[t] = -g if pos & (s != UPPER) else -INF
+        up_n[t] = g if (not pos) & (s != LOWER) else -INF
+
+
 @numba.njit(**_NJIT)
 def _nu_max_violators(st, active):
     """i within each sign: ip = argmax -G_t over y = +1 not at the upper bound (Gmaxp), inn =
     argmax G_t over y = -1 not at the lower bound (Gmaxn); last index on ties, as LIBSVM."""
-    y, G, status = st.y, st.G, st.status
-    Gmaxp = -INF
-    Gmaxn = -INF
-    ip = -1
-    inn = -1
-    for t in range(active):
-        if y[t] > 0:
-            if status[t] != UPPER and -G[t] >= Gmaxp:
-                Gmaxp = -G[t]
-                ip = t
-        else:
-            if status[t] != LOWER and G[t] >= Gmaxn:
-                Gmaxn = G[t]
-                inn = t
+    up_p = st.work[:active]
+    up_n = st.work[active:2 * active]
+    _nu_violations(st, active, up_p, up_n)
+    Gmaxp = max_of(up_p, active)
+    Gmaxn = max_of(up_n, active)
+    ip = last_index_of(up_p, active, Gmaxp) if Gmaxp > -INF else -1
+    inn = last_index_of(up_n, active, Gmaxn) if Gmaxn > -INF else -1
     return ip, Gmaxp, inn, Gmaxn
 
 
 @numba.njit(**_NJIT)
-def _nu_partner(st, c, bp, bn, ip, inn, Gmaxp, Gmaxn, active):
-    """(i, j): j minimising -(Gmax_y + y_j G_j)^2 / a over both signs, i taken from j's sign
-    (row ip is c.buf[bp + t], row inn c.buf[bn + t]: Q_ij = K_ij within a sign), and the
-    maxima Gmaxp2, Gmaxn2 of the stopping test."""
+def _nu_objectives(st, c, bp, bn, ip, inn, Gmaxp, Gmaxn, active, obj, gain):
+    """obj[t] = -(Gmax_y + y_t G_t)^2 / a_it for t not at its sign's lower-side bound with
+    Gmax_y + y_t G_t > 0 (i = ip or inn by t's sign; row ip is c.buf[bp + t], row inn
+    c.buf[bn + t]), INF elsewhere; gain[t] = Gmax_y + y_t G_t where t may move, -INF elsewhere
+    (its maximum is LIBSVM's max(Gmaxp + Gmaxp2, Gmaxn + Gmaxn2): rounding is monotonic)."""
     y, G, status, QD, K = st.y, st.G, st.status, st.QD, c.buf
-    Gmaxp2 = -INF
-    Gmaxn2 = -INF
-    jmin = -1
-    obj_diff_min = INF
-    for t in range(active):
-        if y[t] > 0:
-            if status[t] != LOWER:
-                grad_diff = Gmaxp + G[t]
-                if G[t] >= Gmaxp2:
-                    Gmaxp2 = G[t]
-                if grad_diff > 0.0:
-                    quad_coef = QD[ip] + QD[t] - 2.0 * np.float64(K[bp + t])
-                    if quad_coef > 0.0:
-                        obj_diff = -(grad_diff * grad_diff) / quad_coef
-                    else:
-                        obj_diff = -(grad_diff * grad_diff) / TAU
-                    if obj_diff <= obj_diff_min:
-                        jmin = t
-                        obj_diff_min = obj_diff
-        else:
-            if status[t] != UPPER:
-                grad_diff = Gmaxn - G[t]
-                if -G[t] >= Gmaxn2:
-                    Gmaxn2 = -G[t]
-                if grad_diff > 0.0:
-                    quad_coef = QD[inn] + QD[t] - 2.0 * np.float64(K[bn + t])
-                    if quad_coef > 0.0:
-                        obj_diff = -(grad_diff * grad_diff) / quad_coef
-                    else:
-                        obj_diff = -(grad_diff * grad_diff) / TAU
-                    if obj_diff <= obj_diff_min:
-                        jmin = t
-                        obj_diff_min = obj_diff
-    y_j = y[max(jmin, 0)]  # read on every path: a last use in one branch only keeps the pairs
+    QDp = QD[max(ip, 0)]
+    QDn = QD[max(inn, 0)]
+    for t in range(active):  # every load unconditional: no branch to vectorise
+        pos = y[t] > 0
+        g = G[t]
+        s = status[t]
+        k_p = np.float64(K[bp + t])
+        k_n = np.float64(K[bn + t])
+        grad_diff = Gmaxp + g if pos else Gmaxn - g
+        movable = s != LOWER if pos else s != UPPER
+        quad_coef = (QDp if pos else QDn) + QD[t] - 2.0 * (k_p if pos else k_n)
+        if not quad_coef > 0.0:
+            quad_coef = TAU
+        obj_diff = -(grad_diff * grad_diff) / quad_coef
+        obj[t] = obj_diff if movable and grad_diff > 0.0 else INF
+        gain[t] = grad_diff if movable else -INF
+
+
+@numba.njit(**_NJIT)
+def _nu_partner(st, c, bp, bn, ip, inn, Gmaxp, Gmaxn, active):
+    """(i, j, violation): j minimising -(Gmax_y + y_j G_j)^2 / a over both signs, i taken from
+    j's sign (Q_ij = K_ij within a sign)."""
+    obj = st.work[:active]
+    gain = st.work[active:2 * active]
+    _nu_objectives(st, c, bp, bn, ip, inn, Gmaxp, Gmaxn, active, obj, gain)
+    best = min_of(obj, active)
+    jmin = last_index_of(obj, active, best) if best < INF else -1
+    y_j = st.y[max(jmin, 0)]  # read on every path: a last use in one branch only keeps the pairs
     i = ip if jmin >= 0 and y_j > 0 else inn
-    return i, jmin, Gmaxp2, Gmaxn2
+    return i, jmin, max_of(gain, active)
 
 
 @numba.njit(**_NJIT)
@@ -110,11 +117,8 @@ def select_nu(st, c, kd, kp):
     # the two most recently fetched rows stay cached together
     bp = cache_row_at(c, kd, kp, c.pex[ip if ip != -1 else inn], active)
     bn = cache_row_at(c, kd, kp, c.pex[inn if inn != -1 else ip], active)
-    i, j, Gmaxp2, Gmaxn2 = _nu_partner(st, c, bp, bn, ip, inn, Gmaxp, Gmaxn, active)
+    i, j, viol = _nu_partner(st, c, bp, bn, ip, inn, Gmaxp, Gmaxn, active)
     held(c, kd)  # one last use of both (cache.held says why)
-    viol_p = Gmaxp + Gmaxp2
-    viol_n = Gmaxn + Gmaxn2
-    viol = viol_n if viol_n > viol_p else viol_p  # max(): a builtin's call here kept the pairs
     if viol < st.fst[EPS] or j == -1:
         return -1, -1, viol
     return i, j, viol
