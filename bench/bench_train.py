@@ -56,7 +56,8 @@ def run_case(label, X, y, gamma, C, cache_mb, wss_list=("so",), x_storage="auto"
     yb = np.where(y == y[0], 1.0, -1.0)
     t = time.perf_counter()
     # svm-train's storage rule (data.py: float32 rows for large dense data)
-    kd = kernel_data(X.indptr, X.indices, X.data, width=X.shape[1], x_storage=x_storage)
+    kd = kernel_data(X.indptr, X.indices, X.data, width=X.shape[1], x_storage=x_storage,
+                     training=True)
     t_kd = time.perf_counter() - t
     storage = ("float32 dense" if kd.X32.shape[0] else "float64 dense" if kd.X.shape[0]
                else "float64 CSR")

@@ -101,7 +101,7 @@ def kernel_sets(tr, te):
     from lasvm_cli.data import kernel_data
 
     width = int(max(tr.max_index, te.max_index)) + 1
-    return (kernel_data(tr.indptr, tr.indices, tr.values, width=width),
+    return (kernel_data(tr.indptr, tr.indices, tr.values, width=width, training=True),
             kernel_data(te.indptr, te.indices, te.values, width=width))
 
 

@@ -271,7 +271,7 @@ def run_dataset(name, args, out):
     tr, te, y_tr, y_te = load(name, args)
     width = int(max(tr.max_index, te.max_index)) + 1
     dense = False if name in ("adult", "reuters") else None
-    kd = kernel_data(tr.indptr, tr.indices, tr.values, width=width, dense=dense)
+    kd = kernel_data(tr.indptr, tr.indices, tr.values, width=width, dense=dense, training=True)
     kd_te = kernel_data(te.indptr, te.indices, te.values, width=width, dense=dense)
     kp = make_params(RBF, gamma=gamma)
     warm(kd, kp, y_tr, C, kd_te)

@@ -72,7 +72,7 @@ class Case:
     def __init__(self, name, tr, te, y_tr, y_te, C, cache_mb):
         width = int(max(tr.max_index, te.max_index)) + 1
         self.name, self.C = name, C
-        self.kd = kernel_data(tr.indptr, tr.indices, tr.values, width=width)
+        self.kd = kernel_data(tr.indptr, tr.indices, tr.values, width=width, training=True)
         self.kd_te = kernel_data(te.indptr, te.indices, te.values, width=width)
         self.y, self.y_te = y_tr, y_te
         self.kp = make_params(RBF, gamma=0.005)

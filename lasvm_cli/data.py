@@ -127,12 +127,13 @@ def single_precision(n_rows, width, values, kernel_type, x_storage):
 
 
 def kernel_data(indptr, indices, values, width=None, dense=None, kernel_type=None,
-                x_storage="float64"):
+                x_storage="float64", training=False):
     """KernelData for CSR rows; ``width`` = number of indices (largest index + 1 by default).
 
     Wide, sparse index ranges get compacted columns (module docstring); a precomputed kernel
     never does (its features are the serial numbers of the training rows). ``x_storage``:
-    see the module docstring (training sets only)."""
+    see the module docstring (training sets only). ``training``: rows a solver's cache reads,
+    which may keep X transposed too (XT_MAX_COLUMNS); test sets never need it."""
     indptr = np.ascontiguousarray(indptr, np.int64)
     indices = np.ascontiguousarray(indices, np.int32)
     values = np.ascontiguousarray(values, np.float64)
@@ -147,11 +148,11 @@ def kernel_data(indptr, indices, values, width=None, dense=None, kernel_type=Non
     if single:
         values = values.astype(np.float32).astype(np.float64)
     return _build(indptr, indices, values, width, True if single else dense, kernel_type, cols,
-                  squared_norms(indptr, values), kernel_type != PRECOMPUTED, single)
+                  squared_norms(indptr, values), kernel_type != PRECOMPUTED, single, training)
 
 
 def _build(indptr, indices, values, width, dense, kernel_type, cols, x_sq, with_bits,
-           single=False):
+           single=False, transposed=False):
     """KernelData of CSR rows whose indices are already columns (< width); ``single``: values
     already rounded to float32, kept as X32 too."""
     n = indptr.shape[0] - 1
@@ -168,13 +169,15 @@ def _build(indptr, indices, values, width, dense, kernel_type, cols, x_sq, with_
         X = np.zeros((0, 0))
     empty = _empty_csr()
     X32 = X.astype(np.float32) if single and n > 0 else NO_X32
-    return KernelData(X, empty[0], empty[1], empty[2], x_sq, bits, cols, X32,
-                      _transposed(X, kernel_type))
+    XT = _transposed(X, kernel_type) if transposed else NO_XT
+    return KernelData(X, empty[0], empty[1], empty[2], x_sq, bits, cols, X32, XT)
 
 
 def _transposed(X, kernel_type):
-    """KernelData.XT for dense rows X (NO_XT when not worth it, or for a precomputed kernel)."""
-    if kernel_type == PRECOMPUTED or X.shape[0] == 0 or X.shape[1] > XT_MAX_COLUMNS:
+    """KernelData.XT for dense rows X (NO_XT when not worth it, for a precomputed kernel, or
+    when X and its copy would pass DENSE_MAX_BYTES)."""
+    if (kernel_type == PRECOMPUTED or X.shape[0] == 0 or X.shape[1] > XT_MAX_COLUMNS
+            or 2 * X.nbytes > DENSE_MAX_BYTES):
         return NO_XT
     return np.ascontiguousarray(X.T)
 
@@ -292,7 +295,8 @@ class Problem:
         self.values = np.asarray(values, np.float64)
         self.max_index = int(max_index)
         self.kd = kernel_data(self.indptr, self.indices, self.values, width=self.max_index + 1,
-                              dense=dense, kernel_type=kernel_type, x_storage=x_storage)
+                              dense=dense, kernel_type=kernel_type, x_storage=x_storage,
+                              training=True)
 
     @classmethod
     def from_svmlight(cls, data, kernel_type=None, dense=None, x_storage="auto"):

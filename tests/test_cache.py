@@ -195,7 +195,7 @@ def test_rows_by_example_when_positions_outnumber_examples():
     X = rng.normal(size=(n, d))
     indptr = np.arange(0, n * d + 1, d, dtype=np.int64)
     kd = kernel_data(indptr, np.tile(np.arange(d, dtype=np.int32), n), X.ravel(), width=d,
-                     dense=True)
+                     dense=True, training=True)
     kp = make_params(RBF, 3, 0.2, 0.0)
     c = kc.make_cache(2 * n, 10, var_example=np.concatenate([np.arange(n), np.arange(n)]))
     for i, j in ((0, 2 * n - 1), (3, 60), (10, 11)):
@@ -219,7 +219,7 @@ def test_long_tails_by_example_for_few_dense_columns():
     indptr = np.arange(0, n * d + 1, d, dtype=np.int64)
     for dense, full_row_evals in ((True, n), (False, n - n // 3)):
         kd = kernel_data(indptr, np.tile(np.arange(d, dtype=np.int32), n), X.ravel(), width=d,
-                         dense=dense)
+                         dense=dense, training=True)
         kp = make_params(RBF, 3, 0.2, 0.0)
         c = kc.make_cache(n, 10)
         kc.cache_swap(c, 0, n - 1)

@@ -229,7 +229,7 @@ def test_diagonal_takes_xx_summed_as_libsvm(dense):
 def test_whole_rows_by_column_match_rows(kind, d):
     rng = np.random.default_rng(d + kind)
     M, indptr, idx, val = random_csr(rng, 300, d, 0.7)
-    kd = kernel_data(indptr, idx, val, width=d, dense=True)
+    kd = kernel_data(indptr, idx, val, width=d, dense=True, training=True)
     assert kd.XT.shape == (d, 300)
     kp = K.make_params(kind, 3, 0.3, 0.5)
     out = np.empty(300)
@@ -244,7 +244,7 @@ def test_whole_row_dots_are_summed_in_column_order():
     """x_a'x_b as LIBSVM's dot sums it: products in column order, no FMA, no reassociation."""
     rng = np.random.default_rng(5)
     M, indptr, idx, val = random_csr(rng, 200, 12, 0.9)
-    kd = kernel_data(indptr, idx, val, width=12, dense=True)
+    kd = kernel_data(indptr, idx, val, width=12, dense=True, training=True)
     out = np.empty(200)
     K.kernel_row_all(kd, 3, K.make_params(K.LINEAR), out)
     for b in range(200):
@@ -258,10 +258,12 @@ def test_whole_row_dots_are_summed_in_column_order():
 def test_transposed_rows_only_for_few_dense_columns():
     from lasvm_cli.data import XT_MAX_COLUMNS
     rng = np.random.default_rng(1)
-    for d, dense, has in ((XT_MAX_COLUMNS, True, True), (XT_MAX_COLUMNS + 1, True, False),
-                          (8, False, False)):
+    for d, dense, training, has in ((XT_MAX_COLUMNS, True, True, True),
+                                    (XT_MAX_COLUMNS, True, False, False),  # a test set
+                                    (XT_MAX_COLUMNS + 1, True, True, False),
+                                    (8, False, True, False)):
         M, indptr, idx, val = random_csr(rng, 40, d, 0.8)
-        kd = kernel_data(indptr, idx, val, width=d, dense=dense)
+        kd = kernel_data(indptr, idx, val, width=d, dense=dense, training=training)
         assert (kd.XT.shape[0] > 0) == has
         if has:
             sub = subset(kd, [5, 0, 9])
