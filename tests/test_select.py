@@ -52,22 +52,27 @@ def libsvm_wss2(y, G, status, QD, K, active, eps):
     return i, Gmin_idx
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_so_selection_is_libsvms_including_ties(seed):
+def tie_state(seed):
+    """A random SMO state full of ties (few distinct kernel values, gradients and statuses);
+    returns the state, its cache and kernel, the cache's float32 kernel matrix and active size."""
     rng = np.random.default_rng(seed)
     n = int(rng.integers(2, 70))
     M = rng.choice([0.25, 0.5, 1.0], size=(n, n))  # few distinct values: many equal gains
     M = (M + M.T) / 2
     np.fill_diagonal(M, 1.0)
     kd, kp = precomputed(M)
-    y = rng.choice([-1.0, 1.0], n)
-    st = make_state(kd, kp, y, -np.ones(n), np.ones(n))
-    c = kc.make_cache(n, 1)
+    st = make_state(kd, kp, rng.choice([-1.0, 1.0], n), -np.ones(n), np.ones(n))
     st.G[:] = rng.choice([-1.0, -0.5, 0.0, 0.5, 1.0], n)  # ties in the maximal violation too
     st.status[:] = rng.choice([LOWER, UPPER, FREE], n)
     active = int(rng.integers(1, n + 1))
     st.ist[ACTIVE] = active
     K32 = M.astype(np.float32).astype(np.float64)  # the cache's float32 rows
+    return st, kc.make_cache(n, 1), kd, kp, K32, active
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_so_selection_is_libsvms_including_ties(seed):
+    st, c, kd, kp, K32, active = tie_state(seed)
     i, j, _ = sel.select_so(st, c, kd, kp)
     assert (i, j) == libsvm_wss2(st.y, st.G, st.status, st.QD, K32, active, st.fst[EPS])
 
@@ -111,19 +116,6 @@ def libsvm_nu_wss(y, G, status, QD, K, active, eps):
 @pytest.mark.parametrize("seed", range(40))
 def test_nu_selection_is_libsvms_including_ties(seed):
     from lasvm_cli.qp.smo_nu import select_nu
-    rng = np.random.default_rng(100 + seed)
-    n = int(rng.integers(2, 70))
-    M = rng.choice([0.25, 0.5, 1.0], size=(n, n))
-    M = (M + M.T) / 2
-    np.fill_diagonal(M, 1.0)
-    kd, kp = precomputed(M)
-    y = rng.choice([-1.0, 1.0], n)
-    st = make_state(kd, kp, y, -np.ones(n), np.ones(n))
-    c = kc.make_cache(n, 1)
-    st.G[:] = rng.choice([-1.0, -0.5, 0.0, 0.5, 1.0], n)
-    st.status[:] = rng.choice([LOWER, UPPER, FREE], n)
-    active = int(rng.integers(1, n + 1))
-    st.ist[ACTIVE] = active
-    K32 = M.astype(np.float32).astype(np.float64)
+    st, c, kd, kp, K32, active = tie_state(100 + seed)
     i, j, _ = select_nu(st, c, kd, kp)
     assert (i, j) == libsvm_nu_wss(st.y, st.G, st.status, st.QD, K32, active, st.fst[EPS])

@@ -29,7 +29,7 @@ import numba
 from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
-from ..cache import cache_get, cache_row_at, held
+from ..cache import cache_row_at, held
 from . import (ACTIVE, ETA, EPS, FINAL_KKT, FREE, LAST_KIND, LOWER, N_FALLBACK, N_KKT_CONT,
                N_MG, PREV_I, PREV_J, UPPER)
 from .steps import TAU, pair_gain
@@ -169,16 +169,28 @@ def last_index_of(v, n, m):
 
 
 @numba.njit(**_NJIT)
+def last_argmax(v, n):
+    """(t, m): m = max(v[:n]), t its last index (LIBSVM's ">="); t = -1 when all are -INF."""
+    m = max_of(v, n)
+    return (last_index_of(v, n, m) if m > -INF else -1), m
+
+
+@numba.njit(**_NJIT)
+def last_argmin(v, n):
+    """(t, m): m = min(v[:n]), t its last index (LIBSVM's "<="); t = -1 when all are INF."""
+    m = min_of(v, n)
+    return (last_index_of(v, n, m) if m < INF else -1), m
+
+
+@numba.njit(**_NJIT)
 def _max_violator(st, active):
     """i = argmax over I_up of -y_t G_t, that maximum m, and -M = max over I_low of y_t G_t
     (st.work holds the candidates; last index on ties, as LIBSVM)."""
     up = st.work[:active]
     low = st.work[active:2 * active]
     _violations(st, active, up, low)
-    Gmax = max_of(up, active)
-    Gmax2 = max_of(low, active)
-    i = last_index_of(up, active, Gmax) if Gmax > -INF else -1
-    return i, Gmax, Gmax2
+    i, Gmax = last_argmax(up, active)
+    return i, Gmax, max_of(low, active)
 
 
 @numba.njit(**_NJIT)
@@ -186,8 +198,7 @@ def _so_partner(st, c, bi, i, Gmax, active):
     """WSS2's j for i (row i is c.buf[bi + t]); -1 when no t in I_low has m + y_t G_t > 0."""
     obj = st.work[:active]
     _so_objectives(st, c, bi, i, Gmax, active, obj)
-    best = min_of(obj, active)
-    return last_index_of(obj, active, best) if best < INF else -1
+    return last_argmin(obj, active)[0]
 
 
 @numba.njit(**_NJIT)

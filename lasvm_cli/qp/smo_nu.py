@@ -25,7 +25,7 @@ from . import (ACTIVE, ADAPT_WIDTH, COUNTER, EPS, ITER, LAST_KIND, LOWER, MAX_IT
                MAX_ITER_REACHED, N_SHRINK, N_SHRUNK_VARS, OPTIMAL, PREV_I, PREV_J, RUNNING,
                SHRINKING, UNSHRINK, UPPER, VIOL)
 from .smo import reconstruct_gradient, swap_positions, take_step
-from .select import last_index_of, max_of, min_of
+from .select import last_argmax, last_argmin, max_of
 from .steps import TAU
 
 _NJIT = dict(cache=True, nogil=True)
@@ -57,10 +57,8 @@ def _nu_max_violators(st, active):
     up_p = st.work[:active]
     up_n = st.work[active:2 * active]
     _nu_violations(st, active, up_p, up_n)
-    Gmaxp = max_of(up_p, active)
-    Gmaxn = max_of(up_n, active)
-    ip = last_index_of(up_p, active, Gmaxp) if Gmaxp > -INF else -1
-    inn = last_index_of(up_n, active, Gmaxn) if Gmaxn > -INF else -1
+    ip, Gmaxp = last_argmax(up_p, active)
+    inn, Gmaxn = last_argmax(up_n, active)
     return ip, Gmaxp, inn, Gmaxn
 
 
@@ -96,8 +94,7 @@ def _nu_partner(st, c, bp, bn, ip, inn, Gmaxp, Gmaxn, active):
     obj = st.work[:active]
     gain = st.work[active:2 * active]
     _nu_objectives(st, c, bp, bn, ip, inn, Gmaxp, Gmaxn, active, obj, gain)
-    best = min_of(obj, active)
-    jmin = last_index_of(obj, active, best) if best < INF else -1
+    jmin = last_argmin(obj, active)[0]
     y_j = st.y[max(jmin, 0)]  # read on every path: a last use in one branch only keeps the pairs
     i = ip if jmin >= 0 and y_j > 0 else inn
     return i, jmin, max_of(gain, active)
