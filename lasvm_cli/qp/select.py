@@ -104,59 +104,45 @@ def _so_objectives(st, c, bi, i, Gmax, active, out):
         out[t] = obj_diff if in_low and grad_diff > 0.0 else INF
 
 
+@numba.njit(inline="always", **_NJIT)
+def _larger(m, x):
+    return x if x > m else m
+
+
 @numba.njit(**_NJIT)
-def max_of(v, n):
-    """max(v[:n]) (-INF when n = 0), over eight independent lanes: a single running maximum is
-    a chain of dependent instructions the compiler does not vectorise."""
+def _signed_max(v, n, sign):
+    """max(sign * v[:n]) for sign = +-1 (exact; -INF when n = 0), over eight independent lanes:
+    a single running maximum is a chain of dependent instructions the compiler does not
+    vectorise."""
     m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = -INF
     t = 0
     while t + 8 <= n:
-        m0 = v[t] if v[t] > m0 else m0
-        m1 = v[t + 1] if v[t + 1] > m1 else m1
-        m2 = v[t + 2] if v[t + 2] > m2 else m2
-        m3 = v[t + 3] if v[t + 3] > m3 else m3
-        m4 = v[t + 4] if v[t + 4] > m4 else m4
-        m5 = v[t + 5] if v[t + 5] > m5 else m5
-        m6 = v[t + 6] if v[t + 6] > m6 else m6
-        m7 = v[t + 7] if v[t + 7] > m7 else m7
+        m0 = _larger(m0, sign * v[t])
+        m1 = _larger(m1, sign * v[t + 1])
+        m2 = _larger(m2, sign * v[t + 2])
+        m3 = _larger(m3, sign * v[t + 3])
+        m4 = _larger(m4, sign * v[t + 4])
+        m5 = _larger(m5, sign * v[t + 5])
+        m6 = _larger(m6, sign * v[t + 6])
+        m7 = _larger(m7, sign * v[t + 7])
         t += 8
     while t < n:
-        m0 = v[t] if v[t] > m0 else m0
+        m0 = _larger(m0, sign * v[t])
         t += 1
-    m0 = m1 if m1 > m0 else m0
-    m2 = m3 if m3 > m2 else m2
-    m4 = m5 if m5 > m4 else m4
-    m6 = m7 if m7 > m6 else m6
-    m0 = m2 if m2 > m0 else m0
-    m4 = m6 if m6 > m4 else m4
-    return m4 if m4 > m0 else m0
+    return _larger(_larger(_larger(m0, m1), _larger(m2, m3)),
+                   _larger(_larger(m4, m5), _larger(m6, m7)))
+
+
+@numba.njit(**_NJIT)
+def max_of(v, n):
+    """max(v[:n]) (-INF when n = 0)."""
+    return _signed_max(v, n, 1.0)
 
 
 @numba.njit(**_NJIT)
 def min_of(v, n):
-    """min(v[:n]) (INF when n = 0); as max_of."""
-    m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = INF
-    t = 0
-    while t + 8 <= n:
-        m0 = v[t] if v[t] < m0 else m0
-        m1 = v[t + 1] if v[t + 1] < m1 else m1
-        m2 = v[t + 2] if v[t + 2] < m2 else m2
-        m3 = v[t + 3] if v[t + 3] < m3 else m3
-        m4 = v[t + 4] if v[t + 4] < m4 else m4
-        m5 = v[t + 5] if v[t + 5] < m5 else m5
-        m6 = v[t + 6] if v[t + 6] < m6 else m6
-        m7 = v[t + 7] if v[t + 7] < m7 else m7
-        t += 8
-    while t < n:
-        m0 = v[t] if v[t] < m0 else m0
-        t += 1
-    m0 = m1 if m1 < m0 else m0
-    m2 = m3 if m3 < m2 else m2
-    m4 = m5 if m5 < m4 else m4
-    m6 = m7 if m7 < m6 else m6
-    m0 = m2 if m2 < m0 else m0
-    m4 = m6 if m6 < m4 else m4
-    return m4 if m4 < m0 else m0
+    """min(v[:n]) (INF when n = 0)."""
+    return -_signed_max(v, n, -1.0)
 
 
 @numba.njit(**_NJIT)
