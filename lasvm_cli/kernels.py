@@ -31,6 +31,7 @@ import numpy as np
 from numba import prange, types
 from numba.extending import intrinsic
 from . import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
+from .ordered import dense_dots, fma
 
 LINEAR, POLY, RBF, SIGMOID, PRECOMPUTED = 0, 1, 2, 3, 4
 KERNEL_NAMES = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
@@ -79,8 +80,9 @@ KernelParams.__doc__ = "kind (int, 0..4), degree (int), gamma (float), coef0 (fl
 # (ijcnn1, 20,000 rows, LASVM: 4.6 s with two threads against 4.0-4.2 s with one at 1 << 15).
 PARALLEL_MIN_WORK = 1 << 19
 
+# No fast-math anywhere in kernel values: with reassoc/contract LLVM picks the summation order
+# per compile context, and results then depend on the JIT cache's history (ordered.py).
 _NJIT = dict(cache=True, nogil=True)
-_FAST = {"reassoc", "contract", "arcp", "nsz"}
 
 
 def make_params(kind, degree=3, gamma=0.0, coef0=0.0):
@@ -99,10 +101,11 @@ def n_rows(kd):
 # ---------------------------------------------------------------------------------------------
 # exp for arrays of non-positive arguments, vectorisable (llvmlite ships no SVML, so math.exp in
 # a loop is a scalar libm call): Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2, a degree-12
-# Taylor polynomial (truncation error < 2e-16 relative), and 2^n built in the exponent bits.
+# Taylor polynomial (truncation error < 2e-16 relative) by Horner's rule in fused multiply-adds
+# (3.2e-16 relative at most over [-20, 0]), and 2^n built in the exponent bits.
 
 
-@numba.njit(fastmath=_FAST, **_NJIT)
+@numba.njit(**_NJIT)
 def _exp_block(x, nbuf):
     LOG2E = 1.4426950408889634
     LN2_HI = 0.693145751953125
@@ -115,18 +118,18 @@ def _exp_block(x, nbuf):
         k = np.floor(v * LOG2E + 0.5)
         r = (v - k * LN2_HI) - k * LN2_LO
         p = 1.0 / 479001600.0
-        p = p * r + 1.0 / 39916800.0
-        p = p * r + 1.0 / 3628800.0
-        p = p * r + 1.0 / 362880.0
-        p = p * r + 1.0 / 40320.0
-        p = p * r + 1.0 / 5040.0
-        p = p * r + 1.0 / 720.0
-        p = p * r + 1.0 / 120.0
-        p = p * r + 1.0 / 24.0
-        p = p * r + 1.0 / 6.0
-        p = p * r + 0.5
-        p = p * r + 1.0
-        p = p * r + 1.0
+        p = fma(p, r, 1.0 / 39916800.0)
+        p = fma(p, r, 1.0 / 3628800.0)
+        p = fma(p, r, 1.0 / 362880.0)
+        p = fma(p, r, 1.0 / 40320.0)
+        p = fma(p, r, 1.0 / 5040.0)
+        p = fma(p, r, 1.0 / 720.0)
+        p = fma(p, r, 1.0 / 120.0)
+        p = fma(p, r, 1.0 / 24.0)
+        p = fma(p, r, 1.0 / 6.0)
+        p = fma(p, r, 0.5)
+        p = fma(p, r, 1.0)
+        p = fma(p, r, 1.0)
         x[t] = p
         nbuf[t] = (np.int64(k) + 1023) << 52
     scale = nbuf.view(np.float64)
@@ -147,7 +150,7 @@ def exp_inplace(x):
 # dot products and squared distances between one row a of A and one row b of B
 
 
-@numba.njit(fastmath=_FAST, **_NJIT)
+@numba.njit(**_NJIT)
 def _dot_dense(xa, xb):
     s = 0.0
     for c in range(min(xa.shape[0], xb.shape[0])):
@@ -285,7 +288,7 @@ def _bits_row(A, a, B, targets, kp, table, out, lo_t, hi_t):
 # once and gathers per target (faster than merging, research/performance-limits.md section 7)
 
 
-@numba.njit(fastmath=_FAST, **_NJIT)
+@numba.njit(**_NJIT)
 def _row_pre_exp(A, a, B, targets, kp, scatter, out, lo_t, hi_t):
     kind = kp.kind
     sq_a = A.x_sq[a]
@@ -297,21 +300,9 @@ def _row_pre_exp(A, a, B, targets, kp, scatter, out, lo_t, hi_t):
     # dot products first, kernel second: each loop without a branch per target (a dot loop with
     # nothing else in it: ijcnn1's 23 dense features 2x faster per row; CSR rows unchanged)
     if B.X32.shape[0] > 0:  # half the bytes per target row: twice the rows where X is in DRAM
-        d = min(scatter.shape[0], B.X32.shape[1])
-        for t in range(lo_t, hi_t):
-            b = targets[t]
-            s = 0.0
-            for c in range(d):
-                s += scatter[c] * np.float64(B.X32[b, c])
-            out[t] = s
+        dense_dots(scatter, B.X32, targets, out, lo_t, hi_t)
     elif b_dense:
-        d = min(scatter.shape[0], B.X.shape[1])
-        for t in range(lo_t, hi_t):
-            b = targets[t]
-            s = 0.0
-            for c in range(d):
-                s += scatter[c] * B.X[b, c]
-            out[t] = s
+        dense_dots(scatter, B.X, targets, out, lo_t, hi_t)
     else:
         for t in range(lo_t, hi_t):
             b = targets[t]
@@ -435,8 +426,8 @@ def kernel_row_all(A, a, kp, out):
 @numba.njit(**_NJIT)
 def kernel_diagonal(A, kp, out):
     """out[i] = K(x_i, x_i) for every row of A, as LIBSVM's QD: x_i'x_i is x_sq[i], the products
-    summed in stored order without FMA, as LIBSVM's dot sums them (the fastmath dot of kernel
-    rows contracts into FMA). A last-bit difference in QD changes quad_coef, hence the steps, and
+    summed in stored order without FMA, as LIBSVM's dot sums them (and as kernel rows sum
+    them: ordered.dense_dots). A last-bit difference in QD changes quad_coef, hence the steps, and
     SMO's path some hundred iterations on (banana's easy.py cell -c 0.5 -g 8: iteration 477 of
     712). RBF is then exactly 1: LIBSVM's exp(-gamma (|x|^2 + |x|^2 - 2 x'x)) of d = 0."""
     for i in range(out.shape[0]):

@@ -237,7 +237,7 @@ def test_whole_rows_by_column_match_rows(kind, d):
     for a in (0, 1, 17, 299):
         K.kernel_row_all(kd, a, kp, out)
         K.kernel_row(kd, a, kd, np.arange(300), kp, ref)
-        np.testing.assert_allclose(out, ref, rtol=1e-13, atol=1e-15)
+        np.testing.assert_array_equal(out, ref)  # both sum in LIBSVM's order
 
 
 def test_whole_row_dots_are_summed_in_column_order():
@@ -268,3 +268,61 @@ def test_transposed_rows_only_for_few_dense_columns():
         if has:
             sub = subset(kd, [5, 0, 9])
             np.testing.assert_array_equal(sub.XT, sub.X.T)
+
+
+# ---------------------------------------------------------------------------------------------
+# LIBSVM's summation order on every path (ordered.py), so the numbers cannot depend on where
+# LLVM compiled or inlined a function (the JIT cache's history)
+
+
+def libsvm_dot(u, v):
+    """LIBSVM's dot: the products of the features both rows store, added in column order."""
+    s = 0.0
+    for x, y in zip(u, v):
+        if x != 0.0 and y != 0.0:
+            s += float(x) * float(y)
+    return s
+
+
+@pytest.mark.parametrize("storage", ["float64", "float32", "sparse"])
+@pytest.mark.parametrize("d", [1, 3, 4, 7, 9, 22, 61])
+def test_row_dots_are_summed_as_libsvm(storage, d):
+    rng = np.random.default_rng(100 + d)
+    M, indptr, idx, val = random_csr(rng, 120, d + 1, 0.8)
+    kd = kernel_data(indptr, idx, val, width=d + 1, dense=storage != "sparse",
+                     x_storage=storage if storage != "sparse" else "float64")
+    assert (kd.X32.shape[0] > 0) == (storage == "float32")
+    rows = kd.X if storage != "sparse" else M  # X holds the float32-rounded values for X32
+    targets = rng.permutation(np.concatenate([np.arange(120), [5, 5, 77]]))[:8 * 13 + 5]
+    kp = K.make_params(K.LINEAR)
+    out = np.empty(targets.shape[0])
+    for a in (0, 1, 64):
+        want = [libsvm_dot(rows[a], rows[b]) for b in targets]
+        K.kernel_row_serial(kd, a, kd, targets, kp, out)
+        np.testing.assert_array_equal(out, want)
+        K.kernel_row_parallel(kd, a, kd, targets, kp, out)
+        np.testing.assert_array_equal(out, want)
+        assert K.kernel_value(kd, a, kd, int(targets[3]), kp) == want[3]
+
+
+def test_no_fast_math_in_compiled_code():
+    """fastmath's reassoc/contract let LLVM pick the rounding per compile context; no jitted
+    function of the package may carry it (kernels.py's note)."""
+    import importlib
+    import pkgutil
+
+    import numba.core.registry
+    import lasvm_cli
+    flagged, checked = [], 0
+    for info in pkgutil.walk_packages(lasvm_cli.__path__, "lasvm_cli."):
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:  # an optional extra that is not installed: no jitted code there
+            continue
+        for name, obj in vars(module).items():
+            if isinstance(obj, numba.core.registry.CPUDispatcher) and obj.__module__ == info.name:
+                checked += 1
+                if obj.targetoptions.get("fastmath"):
+                    flagged.append(f"{info.name}.{name}")
+    assert checked > 50
+    assert flagged == []
