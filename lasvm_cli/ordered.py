@@ -60,6 +60,35 @@ def _transpose4(builder, rows):
             builder.shuffle_vector(t1, t3, mask([2, 3, 6, 7]))]
 
 
+def _counted_loop(builder, name, start, stop, step, accs_in, body):
+    """Emit ``for c in range(start, stop, step)`` carrying the values accs_in through it;
+    ``body(c, accs)`` emits one iteration and returns the new values. Returns (c, accs) after
+    the loop."""
+    i64 = ir.IntType(64)
+    before = builder.block
+    head = builder.append_basic_block(name + ".head")
+    loop = builder.append_basic_block(name + ".body")
+    after = builder.append_basic_block(name + ".exit")
+    builder.branch(head)
+    builder.position_at_end(head)
+    c = builder.phi(i64)
+    accs = [builder.phi(a.type) for a in accs_in]
+    c.add_incoming(start, before)
+    for phi, a in zip(accs, accs_in):
+        phi.add_incoming(a, before)
+    builder.cbranch(builder.icmp_signed("<", c, stop), loop, after)
+    builder.position_at_end(loop)
+    new = body(c, accs)
+    c_next = builder.add(c, i64(step))
+    latch = builder.block
+    builder.branch(head)
+    c.add_incoming(c_next, latch)
+    for phi, a in zip(accs, new):
+        phi.add_incoming(a, latch)
+    builder.position_at_end(after)
+    return c, accs
+
+
 def _dots8_codegen(context, builder, signature, args):
     x_ty, X_ty, targets_ty = signature.args[:3]
     xa = context.make_array(x_ty)(context, builder, args[0])
@@ -79,70 +108,43 @@ def _dots8_codegen(context, builder, signature, args):
     def load_x(c):
         return _splat(builder, vec, builder.load(builder.gep(xa.data, [c], inbounds=True)))
 
+    def widened(value, vector_type):
+        return builder.fpext(value, vector_type) if elt != f64 else value
+
+    def four_columns(c, accs):
+        # one vector load per target, transposed to one vector per column; each accumulator
+        # lane (one target) adds its four products in column order
+        xs = [load_x(builder.add(c, i64(j))) for j in range(4)]
+        new = []
+        for g, acc in enumerate(accs):
+            loaded = []
+            for k in range(4):
+                p = builder.gep(rows[4 * g + k], [c], inbounds=True)
+                v = builder.load(builder.bitcast(p, ir.VectorType(elt, 4).as_pointer()),
+                                 align=4 if elt != f64 else 8)
+                loaded.append(widened(v, vec))
+            for j, column in enumerate(_transpose4(builder, loaded)):
+                acc = builder.fadd(acc, builder.fmul(xs[j], column))
+            new.append(acc)
+        return new
+
+    def one_column(c, accs):
+        xc = load_x(c)
+        new = []
+        for g, acc in enumerate(accs):
+            column = ir.Constant(vec, ir.Undefined)
+            for k in range(4):
+                e = builder.load(builder.gep(rows[4 * g + k], [c], inbounds=True))
+                column = builder.insert_element(column, widened(e, f64), i64(k))
+            new.append(builder.fadd(acc, builder.fmul(xc, column)))
+        return new
+
     zero = ir.Constant(vec, [0.0] * 4)
     d4 = builder.and_(d, i64(-4))
-    entry = builder.block
-    head4 = builder.append_basic_block("dots8.head4")
-    body4 = builder.append_basic_block("dots8.body4")
-    head1 = builder.append_basic_block("dots8.head1")
-    body1 = builder.append_basic_block("dots8.body1")
-    done = builder.append_basic_block("dots8.done")
-    builder.branch(head4)
-
-    # columns c .. c+3: one vector load per target, transposed to one vector per column; each
-    # accumulator lane (one target) adds its four products in column order
-    builder.position_at_end(head4)
-    c = builder.phi(i64)
-    accs = [builder.phi(vec) for _ in range(BLOCK // 4)]
-    c.add_incoming(i64(0), entry)
-    for acc in accs:
-        acc.add_incoming(zero, entry)
-    builder.cbranch(builder.icmp_signed("<", c, d4), body4, head1)
-    builder.position_at_end(body4)
-    xs = [load_x(builder.add(c, i64(j))) for j in range(4)]
-    new = []
-    for g, acc in enumerate(accs):
-        loaded = []
-        for k in range(4):
-            p = builder.gep(rows[4 * g + k], [c], inbounds=True)
-            v = builder.load(builder.bitcast(p, ir.VectorType(elt, 4).as_pointer()),
-                             align=4 if elt != f64 else 8)
-            loaded.append(builder.fpext(v, vec) if elt != f64 else v)
-        for j, column in enumerate(_transpose4(builder, loaded)):
-            acc = builder.fadd(acc, builder.fmul(xs[j], column))
-        new.append(acc)
-    c_next = builder.add(c, i64(4))
-    builder.branch(head4)
-    for acc, value in zip(accs, new):
-        acc.add_incoming(value, body4)
-    c.add_incoming(c_next, body4)
-
-    # the last d % 4 columns one at a time
-    builder.position_at_end(head1)
-    c1 = builder.phi(i64)
-    accs1 = [builder.phi(vec) for _ in range(BLOCK // 4)]
-    c1.add_incoming(c, head4)
-    for acc1, acc in zip(accs1, accs):
-        acc1.add_incoming(acc, head4)
-    builder.cbranch(builder.icmp_signed("<", c1, d), body1, done)
-    builder.position_at_end(body1)
-    xc = load_x(c1)
-    new1 = []
-    for g, acc in enumerate(accs1):
-        column = ir.Constant(vec, ir.Undefined)
-        for k in range(4):
-            e = builder.load(builder.gep(rows[4 * g + k], [c1], inbounds=True))
-            column = builder.insert_element(column, builder.fpext(e, f64) if elt != f64 else e,
-                                            i64(k))
-        new1.append(builder.fadd(acc, builder.fmul(xc, column)))
-    c1_next = builder.add(c1, i64(1))
-    builder.branch(head1)
-    for acc, value in zip(accs1, new1):
-        acc.add_incoming(value, body1)
-    c1.add_incoming(c1_next, body1)
-
-    builder.position_at_end(done)
-    values = [builder.extract_element(accs1[k // 4], i64(k % 4)) for k in range(BLOCK)]
+    c, accs = _counted_loop(builder, "dots8.by4", i64(0), d4, 4, [zero] * (BLOCK // 4),
+                            four_columns)
+    _, accs = _counted_loop(builder, "dots8.by1", c, d, 1, accs, one_column)  # d % 4 left
+    values = [builder.extract_element(accs[k // 4], i64(k % 4)) for k in range(BLOCK)]
     return context.make_tuple(builder, signature.return_type, values)
 
 
