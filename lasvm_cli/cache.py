@@ -259,8 +259,8 @@ def _by_example(c, kd, m):
     """Whether m entries of a row are computed for every example and copied to their positions
     (_copy_by_example): when the positions outnumber the examples (SVR's 2l variables, the
     all-in-one machines), or cover more than half of them on data kept transposed
-    (KernelData.XT: a whole row there costs about 4-5 ns an example on two cores, 7 on one,
-    against about 10 ns a position for ijcnn1's 22 features)."""
+    (KernelData.XT: a whole row there costs about 7 ns an example against about 10-16 ns a
+    position for ijcnn1's 22 features)."""
     n_ex = c.slot_of.shape[0]
     return m > n_ex or (2 * m > n_ex and kd.XT.shape[0] > 0)
 

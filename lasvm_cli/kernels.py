@@ -392,7 +392,9 @@ def kernel_row(A, a, B, targets, kp, out):
 
 
 # Examples per block of a whole row (kernel_row_all): the block's values stay in L1 from the
-# column passes through the kernel and the exp, and blocks are what threads share out.
+# column passes through the kernel and the exp. (Sharing the blocks over the cores made ijcnn1
+# about 25% faster, but its parallel loop added about 3 s to the first compile of every
+# command that trains: not taken, see the README.)
 ROW_ALL_BLOCK = 2048
 
 
@@ -421,26 +423,14 @@ def _row_all_block(A, a, kp, out, lo, hi):
         exp_inplace(o)
 
 
-@numba.njit(parallel=True, **_NJIT)
-def _row_all_parallel(A, a, kp, out):
-    n = out.shape[0]
-    for blk in prange((n + ROW_ALL_BLOCK - 1) // ROW_ALL_BLOCK):
-        lo = blk * ROW_ALL_BLOCK
-        _row_all_block(A, a, kp, out, lo, min(lo + ROW_ALL_BLOCK, n))
-
-
 @numba.njit(**_NJIT)
 def kernel_row_all(A, a, kp, out):
     """out[b] = K(x_a, x_b) for rows b < len(out) of A, in row order (a row by example: SVR's
-    and the all-in-one machines' cache rows, where positions outnumber examples); over all
-    cores when the row is long enough (PARALLEL_MIN_WORK, counting a value per column)."""
+    and the all-in-one machines' cache rows, where positions outnumber examples)."""
     if A.XT.shape[0] == 0 or kp.kind == PRECOMPUTED:
         kernel_row(A, a, A, np.arange(out.shape[0]), kp, out)
         return
     n = out.shape[0]
-    if n * A.XT.shape[0] >= PARALLEL_MIN_WORK:
-        _row_all_parallel(A, a, kp, out)
-        return
     for lo in range(0, n, ROW_ALL_BLOCK):
         _row_all_block(A, a, kp, out, lo, min(lo + ROW_ALL_BLOCK, n))
 

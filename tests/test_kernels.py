@@ -240,7 +240,7 @@ def test_whole_rows_by_column_match_rows(kind, d):
         np.testing.assert_array_equal(out, ref)  # both sum in LIBSVM's order
 
 
-def test_whole_rows_in_blocks_and_over_threads_match_rows():
+def test_whole_rows_in_blocks_match_rows():
     rng = np.random.default_rng(9)
     n = 2 * K.ROW_ALL_BLOCK + 77  # three blocks, the last one short
     M, indptr, idx, val = random_csr(rng, n, 9, 0.7)
@@ -248,10 +248,7 @@ def test_whole_rows_in_blocks_and_over_threads_match_rows():
     kp = K.make_params(K.RBF, 3, 0.3, 0.0)
     ref, out = np.empty(n), np.empty(n)
     K.kernel_row(kd, 11, kd, np.arange(n), kp, ref)
-    K.kernel_row_all(kd, 11, kp, out)  # serial: n * 9 columns is below PARALLEL_MIN_WORK
-    np.testing.assert_array_equal(out, ref)
-    out[:] = 0.0
-    K._row_all_parallel(kd, 11, kp, out)
+    K.kernel_row_all(kd, 11, kp, out)
     np.testing.assert_array_equal(out, ref)
 
 
