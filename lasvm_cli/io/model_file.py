@@ -67,12 +67,15 @@ from __future__ import annotations
 import os
 
 import numpy as np
+from numba import njit
 
+from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 from ..errors import ModelFormatError
 from ..kernels import KERNEL_NAMES, PRECOMPUTED
 from ..model import SVMModel
 from ..params import SVM_TYPES
 from .atomic import atomic_write
+from .svmlight import NUM_OK, NUM_SLOW, is_blank, parse_number
 
 EXTENSION_SCHEMES = ("ovr", "llw", "cs")
 _ALL_IN_ONE = ("ovr", "llw", "cs")  # k coefficient rows, k rho values, argmax decision
@@ -116,28 +119,53 @@ def _model_header(model: SVMModel):
 
 def format_model(model: SVMModel) -> str:
     """The model file text."""
-    parts = [_model_header(model)]
-    coef = model.sv_coef
-    n_coef = coef.shape[0]
-    indptr, indices, values = model.sv_indptr, model.sv_indices, model.sv_values
-    precomputed = model.kernel_type == PRECOMPUTED
-    coef_t = coef.T.tolist()
-    ind = indices.tolist()
-    val = values.tolist()
-    ptr = indptr.tolist()
-    out = []
-    for i in range(model.total_sv):
-        row = "".join(["%.17g " % c for c in coef_t[i]]) if n_coef else ""
-        lo, hi = ptr[i], ptr[i + 1]
-        if precomputed:
-            serial = val[lo] if hi > lo else 0.0
-            row += "0:%d " % int(serial)
-        else:
-            row += "".join(["%d:%.8g " % (ind[p], val[p]) for p in range(lo, hi)])
-        out.append(row)
-    if out:
-        parts.append("\n".join(out) + "\n")
-    return "".join(parts)
+    if model.kernel_type == PRECOMPUTED:
+        return _model_header(model) + _precomputed_sv_lines(model)
+    return _model_header(model) + _sv_lines(model)
+
+
+def _coef_strings(model):
+    """Each SV's coefficients, LIBSVM's "%.17g " each, as one string per SV."""
+    if not model.sv_coef.shape[0]:
+        return [""] * model.total_sv
+    return ["".join(["%.17g " % c for c in row]) for row in model.sv_coef.T.tolist()]
+
+
+def _sv_lines(model):
+    """The SV lines: coefficients, then "index:%.8g " per stored value, then a newline.
+
+    Formatting is the cost of writing a model (a float a microsecond), and SVs share most of
+    their values and all of their indices, so each distinct value is formatted once (told apart
+    by bit pattern, so that -0.0 stays "-0") and the line is assembled from the pieces."""
+    n_sv = model.total_sv
+    if not n_sv:
+        return ""
+    indptr = np.asarray(model.sv_indptr[:n_sv + 1], np.int64)
+    nnz = int(indptr[-1])
+    counts = np.diff(indptr)
+    rows = np.arange(n_sv)
+    # token slots of SV r: its coefficients at 2 indptr[r] + 2r, then index and value
+    # strings of its pairs, then its newline; pair p sits at 2p + 2 row(p) + 1
+    start = 2 * indptr[:-1] + 2 * rows
+    pair_at = 2 * np.arange(nnz) + 2 * np.repeat(rows, counts) + 1
+    tokens = np.empty(2 * nnz + 2 * n_sv, dtype=object)
+    tokens[start] = _coef_strings(model)
+    tokens[start + 2 * counts + 1] = "\n"
+    uniq, which = np.unique(model.sv_indices[:nnz], return_inverse=True)
+    tokens[pair_at] = np.array(["%d:" % i for i in uniq.tolist()], dtype=object)[which]
+    bits = np.ascontiguousarray(model.sv_values[:nnz], np.float64).view(np.int64)
+    uniq, which = np.unique(bits, return_inverse=True)
+    tokens[pair_at + 1] = np.array(["%.8g " % v for v in uniq.view(np.float64).tolist()],
+                                   dtype=object)[which]
+    return "".join(tokens.tolist())
+
+
+def _precomputed_sv_lines(model):
+    """A precomputed-kernel SV is its coefficients and "0:serial" (the serial number as %d)."""
+    ptr, val = model.sv_indptr.tolist(), model.sv_values.tolist()
+    out = [c + "0:%d \n" % int(val[ptr[i]] if ptr[i + 1] > ptr[i] else 0.0)
+           for i, c in enumerate(_coef_strings(model))]
+    return "".join(out)
 
 
 def write_model(model: SVMModel, path) -> None:
@@ -340,6 +368,9 @@ def _parse_sv_block(lines, start, total_sv, n_coef, path):
         raise ModelFormatError(path, "truncated model file: the last SV line does not end "
                                "with a newline", start + total_sv)
     block = lines[start:start + total_sv]
+    parsed = _scanned_sv_block(block, total_sv, n_coef)
+    if parsed is not None:
+        return parsed
     coef = np.empty((n_coef, total_sv), np.float64)
     counts = np.empty(total_sv, np.int64)
     pair_strs = []
@@ -367,7 +398,7 @@ def _parse_sv_block(lines, start, total_sv, n_coef, path):
             raise ValueError
         indices = idx.astype(np.int32)
         values = arr[:, 1].copy()
-        if any("_" in s for s in pair_strs) or any("_" in c for r in coef_rows for c in r):
+        if any("_" in line for line in block):  # float() would read "1_0" as 10
             raise ValueError
         if not (np.isfinite(coef).all() and np.isfinite(values).all()):
             raise ValueError
@@ -377,6 +408,97 @@ def _parse_sv_block(lines, start, total_sv, n_coef, path):
     indptr = np.zeros(total_sv + 1, np.int64)
     np.cumsum(counts, out=indptr[1:])
     return coef, indptr, indices, values
+
+
+def _scanned_sv_block(block, n_sv, n_coef):
+    """The SV lines parsed by :func:`_scan_sv_lines` (compiled: a large model's lines are
+    millions of numbers), or None when it does not take them; the Python parse below then
+    reads them or says what is wrong."""
+    try:
+        raw = "\n".join(block).encode("latin-1")
+    except UnicodeEncodeError:
+        return None
+    ok, coef, counts, indices, values, slow, n_slow = _scan_sv_lines(
+        np.frombuffer(raw, np.uint8), n_sv, n_coef)
+    if not ok:
+        return None
+    flat = coef.reshape(-1)
+    for s, e, target in slow[:n_slow].tolist():
+        flat[target] = float(raw[s:e])
+    if not (np.isfinite(coef).all() and np.isfinite(values).all()):
+        return None
+    indptr = np.zeros(n_sv + 1, np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    return coef, indptr, indices, values
+
+
+@njit(cache=True)
+def _scan_sv_lines(buf, n_sv, n_coef):
+    """One pass over n_sv SV lines (``buf``: their bytes joined by newlines), each n_coef
+    numbers then ``index:value`` pairs, with the svmlight reader's exact number parser.
+
+    Returns (ok, coef, counts, indices, values, slow, n_slow): coef[c, i], pairs per line,
+    the pairs in file order, and rows (start, end, c * n_sv + i) of the coefficients too
+    long for the exact fast path ("%.17g" writes 17 digits), for Python's float(). ok is
+    False at the first token this path does not take: any fault, NaN or infinity, a long or
+    huge value, an index that is not plain digits."""
+    n = buf.shape[0]
+    n_colon = 0
+    for k in range(n):
+        if buf[k] == 58:
+            n_colon += 1
+    coef = np.zeros((n_coef, n_sv))
+    counts = np.zeros(n_sv, np.int64)
+    indices = np.empty(n_colon, np.int32)
+    values = np.empty(n_colon)
+    slow = np.empty((n_coef * n_sv, 3), np.int64)
+    n_slow = 0
+    nnz = 0
+    p = 0
+    for i in range(n_sv):
+        c = 0
+        while True:
+            while p < n and is_blank(buf[p]):
+                p += 1
+            if p >= n or buf[p] == 10:
+                break
+            s = p
+            colon = -1
+            while p < n and buf[p] != 10 and not is_blank(buf[p]):
+                if buf[p] == 58 and colon < 0:
+                    colon = p
+                p += 1
+            if c < n_coef:  # a coefficient
+                status, v = parse_number(buf, s, p)
+                if colon >= 0 or (status != NUM_OK and status != NUM_SLOW):
+                    return False, coef, counts, indices[:0], values[:0], slow, 0
+                if status == NUM_SLOW:
+                    slow[n_slow, 0] = s
+                    slow[n_slow, 1] = p
+                    slow[n_slow, 2] = c * n_sv + i
+                    n_slow += 1
+                coef[c, i] = v
+                c += 1
+                continue
+            if colon <= s or colon + 1 >= p:  # no pair, empty index or empty value
+                return False, coef, counts, indices[:0], values[:0], slow, 0
+            index = 0
+            for k in range(s, colon):
+                d = np.int64(buf[k]) - 48
+                if d < 0 or d > 9 or index > 2147483647:
+                    return False, coef, counts, indices[:0], values[:0], slow, 0
+                index = index * 10 + d
+            status, v = parse_number(buf, colon + 1, p)
+            if index > 2147483647 or status != NUM_OK:
+                return False, coef, counts, indices[:0], values[:0], slow, 0
+            indices[nnz] = index
+            values[nnz] = v
+            nnz += 1
+            counts[i] += 1
+        if c < n_coef or (i < n_sv - 1 and p >= n):  # too few numbers, or too few lines
+            return False, coef, counts, indices[:0], values[:0], slow, 0
+        p += 1
+    return True, coef, counts, indices[:nnz], values[:nnz], slow, n_slow
 
 
 def _locate_sv_error(block, start, n_coef, path):
