@@ -287,9 +287,10 @@ def _parse_outcome(text):
                                                "sv_values")]
 
 
-def test_compiled_sv_scan_agrees_with_the_python_parse(monkeypatch):
-    # SV lines go through a compiled scan; whatever it accepts must parse exactly as the
-    # Python parse does, and whatever it refuses falls back to that parse (same errors).
+def test_tokenized_sv_lines_agree_with_the_python_parse(monkeypatch):
+    # SV lines go through the svmlight reader's tokenizer; whatever it takes must parse
+    # exactly as the Python parse does, and whatever it refuses falls back to that parse
+    # (same errors).
     # Mutated copies of a 3-class model: inserted, deleted and replaced characters.
     from lasvm_cli.io import model_file
 

@@ -67,15 +67,13 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from numba import njit
 
-from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
-from ..errors import ModelFormatError
+from ..errors import InputFormatError, ModelFormatError
 from ..kernels import KERNEL_NAMES, PRECOMPUTED
 from ..model import SVMModel
 from ..params import SVM_TYPES
 from .atomic import atomic_write
-from .svmlight import NUM_OK, NUM_SLOW, is_blank, parse_number
+from .svmlight import parse_block
 
 EXTENSION_SCHEMES = ("ovr", "llw", "cs")
 _ALL_IN_ONE = ("ovr", "llw", "cs")  # k coefficient rows, k rho values, argmax decision
@@ -411,94 +409,33 @@ def _parse_sv_block(lines, start, total_sv, n_coef, path):
 
 
 def _scanned_sv_block(block, n_sv, n_coef):
-    """The SV lines parsed by :func:`_scan_sv_lines` (compiled: a large model's lines are
-    millions of numbers), or None when it does not take them; the Python parse below then
-    reads them or says what is wrong."""
+    """The SV lines read by the svmlight reader's compiled tokenizer (which svm-predict has
+    loaded for its test file anyway; a model's lines are often millions of numbers): each
+    line's n_coef coefficients are split off here and the rest read as an svmlight row.
+    None when a line is not plain (too short, a comment mark, qid, "_", indices that do not
+    ascend, any fault): the Python parse below then reads the block or names the fault."""
+    coef_rows = []
+    rows = []
+    for line in block:
+        parts = line.split(None, n_coef)
+        if len(parts) < n_coef:
+            return None
+        coef_rows.append(parts[:n_coef])
+        rows.append("0 " + parts[n_coef] if len(parts) > n_coef else "0")
+    text = "\n".join(rows)
+    if any(c in text for c in "#qQ_") or any("_" in c for r in coef_rows for c in r):
+        return None  # the reader skips comments and qid tokens; float() reads "1_0"
     try:
-        raw = "\n".join(block).encode("latin-1")
-    except UnicodeEncodeError:
+        buf = np.frombuffer(bytearray(text.encode("latin-1")), dtype=np.uint8)
+        _, counts, indices, values, _ = parse_block(buf, 0, 1, "<model>")
+        coef = np.array(coef_rows, dtype=np.float64).reshape(n_sv, n_coef).T.copy()
+    except (InputFormatError, UnicodeEncodeError, ValueError):
         return None
-    ok, coef, counts, indices, values, slow, n_slow = _scan_sv_lines(
-        np.frombuffer(raw, np.uint8), n_sv, n_coef)
-    if not ok:
-        return None
-    flat = coef.reshape(-1)
-    for s, e, target in slow[:n_slow].tolist():
-        flat[target] = float(raw[s:e])
-    if not (np.isfinite(coef).all() and np.isfinite(values).all()):
+    if counts.shape[0] != n_sv or not np.isfinite(coef).all():
         return None
     indptr = np.zeros(n_sv + 1, np.int64)
     np.cumsum(counts, out=indptr[1:])
     return coef, indptr, indices, values
-
-
-@njit(cache=True)
-def _scan_sv_lines(buf, n_sv, n_coef):
-    """One pass over n_sv SV lines (``buf``: their bytes joined by newlines), each n_coef
-    numbers then ``index:value`` pairs, with the svmlight reader's exact number parser.
-
-    Returns (ok, coef, counts, indices, values, slow, n_slow): coef[c, i], pairs per line,
-    the pairs in file order, and rows (start, end, c * n_sv + i) of the coefficients too
-    long for the exact fast path ("%.17g" writes 17 digits), for Python's float(). ok is
-    False at the first token this path does not take: any fault, NaN or infinity, a long or
-    huge value, an index that is not plain digits."""
-    n = buf.shape[0]
-    n_colon = 0
-    for k in range(n):
-        if buf[k] == 58:
-            n_colon += 1
-    coef = np.zeros((n_coef, n_sv))
-    counts = np.zeros(n_sv, np.int64)
-    indices = np.empty(n_colon, np.int32)
-    values = np.empty(n_colon)
-    slow = np.empty((n_coef * n_sv, 3), np.int64)
-    n_slow = 0
-    nnz = 0
-    p = 0
-    for i in range(n_sv):
-        c = 0
-        while True:
-            while p < n and is_blank(buf[p]):
-                p += 1
-            if p >= n or buf[p] == 10:
-                break
-            s = p
-            colon = -1
-            while p < n and buf[p] != 10 and not is_blank(buf[p]):
-                if buf[p] == 58 and colon < 0:
-                    colon = p
-                p += 1
-            if c < n_coef:  # a coefficient
-                status, v = parse_number(buf, s, p)
-                if colon >= 0 or (status != NUM_OK and status != NUM_SLOW):
-                    return False, coef, counts, indices[:0], values[:0], slow, 0
-                if status == NUM_SLOW:
-                    slow[n_slow, 0] = s
-                    slow[n_slow, 1] = p
-                    slow[n_slow, 2] = c * n_sv + i
-                    n_slow += 1
-                coef[c, i] = v
-                c += 1
-                continue
-            if colon <= s or colon + 1 >= p:  # no pair, empty index or empty value
-                return False, coef, counts, indices[:0], values[:0], slow, 0
-            index = 0
-            for k in range(s, colon):
-                d = np.int64(buf[k]) - 48
-                if d < 0 or d > 9 or index > 2147483647:
-                    return False, coef, counts, indices[:0], values[:0], slow, 0
-                index = index * 10 + d
-            status, v = parse_number(buf, colon + 1, p)
-            if index > 2147483647 or status != NUM_OK:
-                return False, coef, counts, indices[:0], values[:0], slow, 0
-            indices[nnz] = index
-            values[nnz] = v
-            nnz += 1
-            counts[i] += 1
-        if c < n_coef or (i < n_sv - 1 and p >= n):  # too few numbers, or too few lines
-            return False, coef, counts, indices[:0], values[:0], slow, 0
-        p += 1
-    return True, coef, counts, indices[:nnz], values[:nnz], slow, n_slow
 
 
 def _locate_sv_error(block, start, n_coef, path):

@@ -99,14 +99,14 @@ _OVERFLOW = "number out of range"
 _POW10 = np.array([10.0**k for k in range(23)], dtype=np.float64)  # all exact in float64
 
 # number parser status
-NUM_OK = 0
-NUM_SLOW = 1  # valid syntax, convert with Python float()
-NUM_BAD = 2
-NUM_NANINF = 3
+_NUM_OK = 0
+_NUM_SLOW = 1  # valid syntax, convert with Python float()
+_NUM_BAD = 2
+_NUM_NANINF = 3
 
 
 @njit(cache=True, inline="always")
-def is_blank(c):
+def _is_blank(c):
     # isspace() minus newline: space, \t, \v, \f, \r
     return c == 32 or c == 9 or c == 11 or c == 12 or c == 13
 
@@ -137,7 +137,7 @@ def _is_nan_or_inf(buf, p, e):
 
 
 @njit(cache=True)
-def parse_number(buf, s, e):
+def _parse_number(buf, s, e):
     """Parse the decimal number buf[s:e] (non-empty); returns (status, value)."""
     p = s
     neg = False
@@ -147,8 +147,8 @@ def parse_number(buf, s, e):
         p += 1
     if p < e and (buf[p] == 110 or buf[p] == 78 or buf[p] == 105 or buf[p] == 73):  # n N i I
         if _is_nan_or_inf(buf, p, e):
-            return NUM_NANINF, 0.0
-        return NUM_BAD, 0.0
+            return _NUM_NANINF, 0.0
+        return _NUM_BAD, 0.0
     mant = 0
     nsig = 0  # significant digits accumulated (leading zeros skipped)
     ndig = 0  # digits seen at all (integer + fraction)
@@ -181,7 +181,7 @@ def parse_number(buf, s, e):
                 dexp -= 1
             p += 1
     if ndig == 0:
-        return NUM_BAD, 0.0
+        return _NUM_BAD, 0.0
     exp = 0
     if p < e and (buf[p] == 101 or buf[p] == 69):  # e E
         p += 1
@@ -190,7 +190,7 @@ def parse_number(buf, s, e):
             eneg = buf[p] == 45
             p += 1
         if p >= e or not (48 <= buf[p] <= 57):
-            return NUM_BAD, 0.0
+            return _NUM_BAD, 0.0
         while p < e and 48 <= buf[p] <= 57:
             if exp < 100000:
                 exp = exp * 10 + (buf[p] - 48)
@@ -198,11 +198,11 @@ def parse_number(buf, s, e):
         if eneg:
             exp = -exp
     if p != e:
-        return NUM_BAD, 0.0
+        return _NUM_BAD, 0.0
     if nsig == 0:
-        return NUM_OK, -0.0 if neg else 0.0
+        return _NUM_OK, -0.0 if neg else 0.0
     if nsig > 15:
-        return NUM_SLOW, 0.0
+        return _NUM_SLOW, 0.0
     e10 = dexp + exp
     v = float(mant)  # exact: mant < 1e15 < 2**53
     if e10 == 0:
@@ -212,8 +212,8 @@ def parse_number(buf, s, e):
     elif -22 <= e10 < 0:
         v = v / _POW10[-e10]
     else:
-        return NUM_SLOW, 0.0
-    return NUM_OK, -v if neg else v
+        return _NUM_SLOW, 0.0
+    return _NUM_OK, -v if neg else v
 
 
 @njit(cache=True)
@@ -267,7 +267,7 @@ def _tokenize(buf, min_index, line_base):
         while eol < n and buf[eol] != 10:
             eol += 1
         q = p
-        while q < eol and is_blank(buf[q]):
+        while q < eol and _is_blank(buf[q]):
             q += 1
         if q == eol:
             err = E_EMPTY_LINE
@@ -281,18 +281,18 @@ def _tokenize(buf, min_index, line_base):
             continue
         # label
         ts = q
-        while q < eol and not is_blank(buf[q]):
+        while q < eol and not _is_blank(buf[q]):
             q += 1
-        st, v = parse_number(buf, ts, q)
-        if st == NUM_BAD:
+        st, v = _parse_number(buf, ts, q)
+        if st == _NUM_BAD:
             err = E_BAD_LABEL
-        elif st == NUM_NANINF:
+        elif st == _NUM_NANINF:
             err = E_NAN_LABEL
         if err != 0:
             err_s = ts
             err_e = q
             break
-        if st == NUM_SLOW:
+        if st == _NUM_SLOW:
             if nslow == slow.shape[0]:
                 slow = _grown(slow)
             slow[nslow, 0] = ts
@@ -305,13 +305,13 @@ def _tokenize(buf, min_index, line_base):
         row_start = nnz
         prev = min_index - 1
         while True:
-            while q < eol and is_blank(buf[q]):
+            while q < eol and _is_blank(buf[q]):
                 q += 1
             if q >= eol or buf[q] == 35:
                 break
             ts = q
             colon = -1
-            while q < eol and not is_blank(buf[q]):
+            while q < eol and not _is_blank(buf[q]):
                 if buf[q] == 58 and colon < 0:
                     colon = q
                 q += 1
@@ -365,11 +365,11 @@ def _tokenize(buf, min_index, line_base):
             if colon + 1 == te:
                 err = E_EMPTY_VALUE
                 break
-            st, v = parse_number(buf, colon + 1, te)
-            if st == NUM_BAD:
+            st, v = _parse_number(buf, colon + 1, te)
+            if st == _NUM_BAD:
                 err = E_BAD_VALUE
                 break
-            if st == NUM_NANINF:
+            if st == _NUM_NANINF:
                 err = E_NAN_VALUE
                 break
             if idx < min_index:
@@ -379,7 +379,7 @@ def _tokenize(buf, min_index, line_base):
                 err = E_NOT_ASCENDING
                 break
             prev = idx
-            if st == NUM_SLOW:
+            if st == _NUM_SLOW:
                 if nslow == slow.shape[0]:
                     slow = _grown(slow)
                 slow[nslow, 0] = colon + 1
@@ -471,8 +471,9 @@ def _token_text(buf, s, e):
     return text
 
 
-def _parse_block(buf, min_index, line_base, name, check_norms=False):
+def parse_block(buf, min_index, line_base, name, check_norms=False):
     """Tokenize one block of complete lines; returns (y, rowlen, indices, values, max_index).
+    (Model files read their SV lines with it too: io/model_file.py.)
 
     The first fault in file order wins: a syntax error, a slow token that overflows, or (with
     ``check_norms``) a row whose squared norm is too large."""
@@ -587,7 +588,7 @@ def _parsed_blocks(source, zero_based, precomputed, chunk_bytes, check_norms=Fal
                 buf = buf[:-1]
             else:
                 nl += 1  # last line without newline (end of file)
-            parsed = _parse_block(buf, min_index, line_base, name, check_norms)
+            parsed = parse_block(buf, min_index, line_base, name, check_norms)
             line_base += nl
             del buf
             yield parsed
