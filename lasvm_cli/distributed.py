@@ -5,7 +5,7 @@ The core training path never imports this module: train.py takes a ``mapper(fn, 
 tasks)`` and the callers that want Dask (cli/train.py, cli/grid.py) build one here. The data
 (a :class:`~lasvm_cli.data.Problem`) are scattered once per run, to every worker
 (``broadcast``), and each task receives them by reference, so they travel once, not once per
-task. Task functions are plain module functions of lasvm_cli (``train.cv_fold``, ...): a
+task. Task functions are plain module functions of lasvm_cli (``train.cv_fold_reported``, ...): a
 worker imports lasvm_cli and loads the compiled kernels from its own Numba cache
 (``NUMBA_CACHE_DIR`` is passed to the workers of a local cluster); compiled functions are never
 pickled. Each task builds its own kernel cache (``-m``), so caches stay in their worker. A

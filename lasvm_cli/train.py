@@ -36,9 +36,10 @@ def decision_on(problem_kd, train_rows, coef, rho, test_rows, kp):
     return out - rho
 
 
-def binary_probability(kd, rows, y, Cp, Cn, params, rng, info):
+def binary_probability(kd, rows, y, Cp, Cn, params, rng, info, warn):
     """LIBSVM's svm_binary_svc_probability: decision values from an internal 5-fold CV
-    (shuffled with rand()), then Platt's sigmoid fitted to them. ``rows`` index ``kd``."""
+    (shuffled with rand()), then Platt's sigmoid fitted to them. ``rows`` index ``kd``. Each
+    internal training reports as LIBSVM's svm_train does (its lines through ``info``)."""
     from .probability import sigmoid_train
 
     l = rows.size
@@ -62,6 +63,8 @@ def binary_probability(kd, rows, y, Cp, Cn, params, rng, info):
         # svm_train on the sub-problem groups it by class, +1 first, keeping order
         order = np.concatenate([train_local[ytr > 0], train_local[ytr <= 0]])
         res = solve_pair(subset(kd, rows[order]), y[order], Cp, Cn, params)
+        report_binary(res, Cp, Cn, order.size, info, warn)
+        info(f"Total nSV = {res.n_sv}")
         dec[held] = decision_on(kd, rows[order], res.coef[0], res.rho[0], rows[held], kp)
     return sigmoid_train(dec, y)
 
@@ -92,14 +95,19 @@ def train_pair(problem, task, solve=None, progress=None):
     """One binary machine of one-vs-one training, as a task (also a Dask task: lasvm_cli/
     distributed.py): ``task`` = (rows of ``problem``, labels +1/-1, Cp, Cn, params, rng or
     None). With -b 1 the rng draws the probability folds first, as LIBSVM does. Returns
-    (SolverResult, (probA, probB) or None)."""
+    (SolverResult, (probA, probB) or None, messages): what the probability folds' trainings
+    printed, (True, text) for a warning, (False, text) for an info line, for the caller to
+    print wherever the task ran."""
     rows, y_pair, Cp, Cn, params, rng = task
     prob = None
+    messages = []
     if params.probability:
-        prob = binary_probability(problem.kd, rows, y_pair, Cp, Cn, params, rng, _quiet)
+        prob = binary_probability(problem.kd, rows, y_pair, Cp, Cn, params, rng,
+                                  lambda m: messages.append((False, m)),
+                                  lambda m: messages.append((True, m)))
     res = (solve or solve_pair)(subset(problem.kd, rows), y_pair, Cp, Cn, params,
                                 progress=progress)
-    return res, prob
+    return res, prob, messages
 
 
 def train_ovo(problem, params: TrainParams, rows, info, warn, progress, rng, solve,
@@ -145,7 +153,9 @@ def train_ovo(problem, params: TrainParams, rows, info, warn, progress, rng, sol
                 advance(rng, local.size)  # binary_probability draws one rand() per row
             tasks.append((grouped[local], y_pair, Cw[i], Cw[j], params, state))
         results = mapper(train_pair, problem, tasks)
-    for (i, j, local, y_pair), (res, prob) in zip(pairs, results):
+    for (i, j, local, y_pair), (res, prob, messages) in zip(pairs, results):
+        for is_warning, text in messages:
+            (warn if is_warning else info)(text)
         if prob is not None:
             probA.append(prob[0])
             probB.append(prob[1])
@@ -270,9 +280,11 @@ def cross_validation(problem, params: TrainParams, nr_fold, progress=None, rows=
         tasks.append((train_rows, rows[held], params, copy.deepcopy(rng)))
         helds.append(held)
         advance(rng, _probability_draws(problem, params, train_rows))
-    if mapper is not None:
-        for held, predicted in zip(helds, mapper(cv_fold, problem, tasks)):
+    if mapper is not None:  # each fold's info lines come back with it, printed in fold order
+        for held, (predicted, lines) in zip(helds, mapper(cv_fold_reported, problem, tasks)):
             target[held] = predicted
+            for line in lines:
+                info(line)
     return target
 
 
@@ -297,6 +309,12 @@ def cv_fold(problem, task, progress=None, info=_quiet):
     if params.probability and params.svm_type in CLASSIFICATION_TYPES:
         return model.predict_probability(test_kd)[0]
     return model.predict(test_kd)
+
+
+def cv_fold_reported(problem, task):
+    """cv_fold as a task elsewhere: (predicted, the info lines its training printed)."""
+    lines = []
+    return cv_fold(problem, task, info=lines.append), lines
 
 
 def cv_accuracy(problem, task):

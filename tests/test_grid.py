@@ -160,10 +160,12 @@ def test_cross_validation_folds_on_dask_equal_serial(client, tmp_path, multi_pat
     address = client.scheduler.address
     res = run(svm_train, ["-q", "-v", "5", "--scheduler", address, str(HEART)])
     assert res.stdout == "Cross Validation Accuracy = 82.963%\n"  # LIBSVM 3.37's
-    for opts in (["-v", "5", "-b", "1"], ["-v", "4", "-c", "2"]):
-        serial = run(svm_train, ["-q", *opts, multi_path]).stdout
-        dask = run(svm_train, ["-q", *opts, "--scheduler", address, multi_path]).stdout
+    for opts in (["-q", "-v", "5", "-b", "1"], ["-q", "-v", "4", "-c", "2"],
+                 ["-v", "3", "-b", "1"]):  # without -q: every fold's lines, in fold order
+        serial = run(svm_train, [*opts, multi_path]).stdout
+        dask = run(svm_train, [*opts, "--scheduler", address, multi_path]).stdout
         assert dask == serial
+    assert serial.count("optimization finished") == 3 * 6 * 6  # folds x pairs x (5 + 1)
 
 
 @pytest.fixture
