@@ -1,6 +1,6 @@
 """Binary C-SVC training time: our solve_binary against LIBSVM 3.37 (libsvm-official, in-process).
 
-    python bench/bench_train.py [case ...]   cases: adult adult_c100 ijcnn1 usps mnist20k
+    python bench/bench_train.py [case ...]   cases: adult adult_c100 ijcnn1 reuters usps mnist20k
                                              mnist20k_f64 (--x-storage float64 beside it)
                                              budgetfood_svr banana_iter adult_nusvc
                                              adult_oneclass
@@ -162,6 +162,9 @@ def main(cases):
     if "ijcnn1" in cases:
         X, y = load("ijcnn1")
         run_case("ijcnn1 defaults", X, y, 1 / 22, 1, 100)
+    if "reuters" in cases:  # sparse real-valued (tf-idf); seed 000's C and gamma
+        X, y = load("reuters")
+        run_case("reuters -c 1 -g 0.5", X, y, 0.5, 1, 100)
     if "usps" in cases:
         run_multiclass("usps 10 classes, defaults", "usps")
     if "mnist20k" in cases or "mnist20k_f64" in cases:
@@ -180,4 +183,4 @@ def main(cases):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["adult", "adult_c100", "ijcnn1", "usps", "mnist20k", *TYPE_CASES])
+    main(sys.argv[1:] or ["adult", "adult_c100", "ijcnn1", "reuters", "usps", "mnist20k", *TYPE_CASES])
