@@ -65,3 +65,18 @@ def test_bad_input(case, tmp_path):
     elif case["exit"] != 0:
         assert result.stdout == ""
         assert os.listdir(t) == []  # no output file, no temporary file
+
+
+def test_out_of_memory_is_one_line_and_status_1(capsys):
+    # an allocation that fails anywhere (numpy's MemoryError names its size) ends the command
+    # with one line on stderr, not a traceback
+    from lasvm_cli.cli.report import run_guarded
+
+    def main(_argv):
+        raise MemoryError("Unable to allocate 1.00 TiB for an array with shape (64, "
+                          "2147483648) and data type float64")
+
+    assert run_guarded(main, []) == 1
+    err = capsys.readouterr().err
+    assert err == ("out of memory: Unable to allocate 1.00 TiB for an array with shape (64, "
+                   "2147483648) and data type float64\n")

@@ -94,6 +94,10 @@ def run_guarded(main, argv):
     except KeyboardInterrupt:
         _stderr("interrupted")
         return 130
+    except MemoryError as e:  # numpy names the allocation that failed; no traceback
+        _flush_stdout()
+        _stderr(f"out of memory: {e}" if str(e) else "out of memory")
+        return 1
     except BrokenPipeError:
         _drop_stdout()
         return 1

@@ -6,13 +6,15 @@ finishing, the selection criteria), over the one kernel-row cache (lasvm_cli/cac
 this module adds is where the examples live and in which order they come:
 
 * **Slot store.** The core's "examples" are the *slots* of a growable dense store
-  ``X [cap, width]`` (column c = feature index c as written in the file), so its positions,
+  ``X [cap, width]`` (one column per feature index seen so far, in ascending order of index,
+  so that memory follows the features that occur, not the largest index, and a dot product
+  over a row sums in LIBSVM's order), so its positions,
   boxes and cached rows work as in memory. An arriving example is written into a free slot
   (:func:`_load_slot`, which also cuts the cached rows short of the slot's position: their
   entries there belonged to the slot's previous example). A slot is freed when its example
   leaves the expansion: rejected by PROCESS or evicted by REPROCESS (the pass never comes back
-  to it). ``cap`` grows x1.5 when the slots run out (a new, empty cache), ``width`` to the
-  largest feature index seen (the feature width is unknown until the end of the file).
+  to it). ``cap`` grows x1.5 when the slots run out (a new, empty cache), ``width`` when a
+  block brings feature indices not seen before (their columns are inserted in order).
 * **Stream.** :func:`lasvm_cli.io.svmlight.iter_svmlight` blocks (``chunk_bytes`` of text).
   Random selection processes every example as it arrives, in file order. Gradient / active /
   autoactive selection keep a window of the next ``candidates`` examples (100 for autoactive)
@@ -23,7 +25,8 @@ this module adds is where the examples live and in which order they come:
   first blocks are held until 5 of each class have been read (at most ``SEED_ROWS_MAX`` rows);
   the rest of those blocks is then processed in file order.
 
-Memory: the store (cap x width x 8 bytes, cap <= 1.5 (n_S + window) + 64 at the peak), the row
+Memory: the store (cap x width x 8 bytes, width = distinct feature indices seen,
+cap <= 1.5 (n_S + window) + 64 at the peak), the row
 cache (<= -m MB), one block of text and its parsed rows. Nothing grows with the file.
 
 Deviations from the in-memory solver:
@@ -235,6 +238,7 @@ class _Store:
         self.kc = make_cache(cap, cache_mb)
         self.ss = _new_store(self.kc, cap, width, Cp, Cn)
         self.fill = None
+        self.features = np.zeros(0, np.int64)  # the feature index of each column of X
 
     @property
     def cap(self):
@@ -252,13 +256,18 @@ class _Store:
     def fit_width(self, finishing=False):
         core.fit_width(self.kc, self.ss.core, finishing)
 
-    def widen(self, width):
-        """Room for feature indices < width (cached rows stay valid: old slots gain zeros)."""
-        ss = self.ss
-        if width > ss.X.shape[1]:
-            X = np.zeros((self.cap, width))
-            X[:, :ss.X.shape[1]] = ss.X
+    def columns(self, indices):
+        """The columns of X holding these feature indices, after inserting the indices not
+        seen before in order (old columns move right; cached rows stay valid: every dot
+        product keeps its terms and their order, the new columns hold zeros)."""
+        seen = np.union1d(self.features, indices)
+        if seen.size > self.features.size:
+            ss = self.ss
+            X = np.zeros((self.cap, seen.size))
+            X[:, np.searchsorted(seen, self.features)] = ss.X[:, :self.features.size]
             self.ss = ss._replace(X=X)
+            self.features = seen
+        return np.searchsorted(self.features, indices).astype(np.int32)
 
     def grow(self, free_needed=1):
         """More slots (x1.5 + 64): positions and slot contents kept, a new empty cache (the
@@ -400,7 +409,7 @@ def train_stream(source, params, *, zero_based=False, info=None, warn=None, prog
     def run_block(block, last):
         nonlocal seeded
         y, indptr, indices, values, rowid = block
-        ckd = KernelData(np.zeros((0, 0)), indptr, indices.astype(np.int32), values,
+        ckd = KernelData(np.zeros((0, 0)), indptr, store.columns(indices), values,
                          squared_norms(indptr, values))
         cy = np.where(np.trunc(y).astype(np.int64) == label[0], 1.0, -1.0)
         done = np.zeros(y.size, np.uint8)
@@ -447,7 +456,6 @@ def train_stream(source, params, *, zero_based=False, info=None, warn=None, prog
             rowid = np.arange(n_rows, n_rows + data.n, dtype=np.int64)
             n_rows += data.n
             labels.add(data.y, rowid)
-            store.widen(data.max_index + 1)
             block = (data.y, data.indptr, data.indices, data.values, rowid)
             del data
             if not seeded:
@@ -522,7 +530,7 @@ def _model_from_store(store, p, label, n_rows, info):
         coef0=p.coef0, nr_class=2, label=label,
         rho=np.array([rho]), nSV=np.array([int((ysv > 0).sum()), int((ysv < 0).sum())], np.int64),
         sv_coef=coef.reshape(1, -1), sv_indptr=indptr,
-        sv_indices=cols.astype(np.int32), sv_values=Xs[rows, cols])
+        sv_indices=store.features[cols].astype(np.int32), sv_values=Xs[rows, cols])
     model.sv_indices_train = ss.rowid[svs] + 1
     model.counters = dict(
         iterations=n_iter, processed=int(st.ist[core.I_PROCESSED]),
