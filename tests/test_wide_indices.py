@@ -119,21 +119,11 @@ def test_alignment_drops_unknown_features_but_keeps_their_norm():
         np.testing.assert_allclose(out, want, rtol=1e-15)
 
 
-@pytest.mark.parametrize("solver", ["smo", "lasvm"])
+# --stream keeps one store column per feature index that occurs (it kept one per index up to
+# the largest: 1 TiB of slots here), so the wide file streams as the compact one
+@pytest.mark.parametrize("solver", ["smo", "lasvm", "lasvm --stream"])
 def test_train_equals_compact(files, tmp_path, capsys, solver):
-    args = ["-g", "0.07", "-c", "2", "--solver", solver, "--seed", "3"]
-    out_c = cli(cli_train, args + [files / "compact.svm", tmp_path / "c.model"], capsys)
-    out_w = cli(cli_train, args + [files / "wide.svm", tmp_path / "w.model"], capsys)
-    assert out_w == out_c
-    wide_model = (tmp_path / "w.model").read_text()
-    assert wide_model == widen_text((tmp_path / "c.model").read_text())
-    assert str(TOP) in wide_model
-
-
-def test_stream_equals_compact(files, tmp_path, capsys):
-    # --stream keeps one column per feature index that occurs (it kept one per index up to
-    # the largest: 1 TiB of slots here), so the wide file trains as the compact one
-    args = ["-g", "0.07", "-c", "2", "--solver", "lasvm", "--stream"]
+    args = ["-g", "0.07", "-c", "2", "--solver", *solver.split(), "--seed", "3"]
     out_c = cli(cli_train, args + [files / "compact.svm", tmp_path / "c.model"], capsys)
     out_w = cli(cli_train, args + [files / "wide.svm", tmp_path / "w.model"], capsys)
     assert out_w == out_c
