@@ -96,18 +96,29 @@ def train_pair(problem, task, solve=None, progress=None):
     distributed.py): ``task`` = (rows of ``problem``, labels +1/-1, Cp, Cn, params, rng or
     None). With -b 1 the rng draws the probability folds first, as LIBSVM does. Returns
     (SolverResult, (probA, probB) or None, messages): what the probability folds' trainings
-    printed, (True, text) for a warning, (False, text) for an info line, for the caller to
-    print wherever the task ran."""
+    printed (:func:`_recorder`)."""
     rows, y_pair, Cp, Cn, params, rng = task
     prob = None
-    messages = []
+    messages, info, warn = _recorder()
     if params.probability:
-        prob = binary_probability(problem.kd, rows, y_pair, Cp, Cn, params, rng,
-                                  lambda m: messages.append((False, m)),
-                                  lambda m: messages.append((True, m)))
+        prob = binary_probability(problem.kd, rows, y_pair, Cp, Cn, params, rng, info, warn)
     res = (solve or solve_pair)(subset(problem.kd, rows), y_pair, Cp, Cn, params,
                                 progress=progress)
     return res, prob, messages
+
+
+def _recorder():
+    """(messages, info, warn): info and warn record what a task's trainings print, in order,
+    (False, text) for info (stdout) and (True, text) for warn (stderr), for its caller to
+    print (:func:`_replay`) wherever the task ran."""
+    messages = []
+    return (messages, lambda text: messages.append((False, text)),
+            lambda text: messages.append((True, text)))
+
+
+def _replay(messages, info, warn):
+    for is_warning, text in messages:
+        (warn if is_warning else info)(text)
 
 
 def train_ovo(problem, params: TrainParams, rows, info, warn, progress, rng, solve,
@@ -154,8 +165,7 @@ def train_ovo(problem, params: TrainParams, rows, info, warn, progress, rng, sol
             tasks.append((grouped[local], y_pair, Cw[i], Cw[j], params, state))
         results = mapper(train_pair, problem, tasks)
     for (i, j, local, y_pair), (res, prob, messages) in zip(pairs, results):
-        for is_warning, text in messages:
-            (warn if is_warning else info)(text)
+        _replay(messages, info, warn)
         if prob is not None:
             probA.append(prob[0])
             probB.append(prob[1])
@@ -203,7 +213,7 @@ def _sv_arrays(problem, params, sv_rows):
     return sv_arrays(problem, params.kernel_type, sv_rows)
 
 
-def svr_probability(problem, params, rows, rng, info):
+def svr_probability(problem, params, rows, rng, info, warn=_quiet):
     """LIBSVM's svm_svr_probability: 5-fold CV residuals (LIBSVM's folds, the one rand()
     stream), the Laplace scale sigma."""
     from dataclasses import replace
@@ -211,7 +221,7 @@ def svr_probability(problem, params, rows, rng, info):
     from .probability import svr_laplace_sigma
 
     cv = cross_validation(problem, replace(params, probability=0), 5, rows=rows, rng=rng,
-                          info=info)
+                          info=info, warn=warn)
     sigma = svr_laplace_sigma(problem.y[rows], cv)
     info("Prob. model for test data: target value = predicted value + z,\nz: Laplace "
          f"distribution e^(-|z|/sigma)/(2sigma),sigma= {sigma:g}")
@@ -244,7 +254,7 @@ def train_single(problem, params: TrainParams, rows, info, warn, progress, rng, 
     model.counters = dict(res.counters)
     model.sv_indices_train = rows[sv] + 1  # training row of each SV (LIBSVM's sv_indices)
     if params.probability and params.svm_type in (3, 4):
-        model.probA = np.array([svr_probability(problem, params, rows, rng, info)])
+        model.probA = np.array([svr_probability(problem, params, rows, rng, info, warn)])
     elif params.probability and params.svm_type == 2:
         dec = decision_on(problem.kd, rows, coef, res.rho[0], rows,
                           kernel_params_for(params))
@@ -257,7 +267,7 @@ def train_single(problem, params: TrainParams, rows, info, warn, progress, rng, 
 
 
 def cross_validation(problem, params: TrainParams, nr_fold, progress=None, rows=None,
-                     rng=None, info=_quiet, mapper=None):
+                     rng=None, info=_quiet, warn=_quiet, mapper=None):
     """Predicted label (or value) of every row when it is held out (LIBSVM's
     svm_cross_validation: stratified folds for C-SVC and nu-SVC, a plain shuffle otherwise).
     ``mapper(fn, problem, tasks) -> results``: runs the folds as tasks elsewhere (Dask); each
@@ -275,16 +285,15 @@ def cross_validation(problem, params: TrainParams, nr_fold, progress=None, rows=
         held = perm[begin:end]
         if mapper is None:
             target[held] = cv_fold(problem, (train_rows, rows[held], params, rng), progress,
-                                   info)
+                                   info, warn)
             continue
         tasks.append((train_rows, rows[held], params, copy.deepcopy(rng)))
         helds.append(held)
         advance(rng, _probability_draws(problem, params, train_rows))
-    if mapper is not None:  # each fold's info lines come back with it, printed in fold order
-        for held, (predicted, lines) in zip(helds, mapper(cv_fold_reported, problem, tasks)):
+    if mapper is not None:  # each fold's messages come back with it, printed in fold order
+        for held, (predicted, messages) in zip(helds, mapper(cv_fold_reported, problem, tasks)):
             target[held] = predicted
-            for line in lines:
-                info(line)
+            _replay(messages, info, warn)
     return target
 
 
@@ -300,11 +309,12 @@ def _probability_draws(problem, params, train_rows):
     return train_rows.size if params.svm_type in (3, 4) else 0
 
 
-def cv_fold(problem, task, progress=None, info=_quiet):
+def cv_fold(problem, task, progress=None, info=_quiet, warn=_quiet):
     """One fold of cross-validation, as a task: train on ``train_rows`` (with ``rng``, the
     rand() stream of -b 1), return the predicted labels (values) of the ``held`` rows."""
     train_rows, held, params, rng = task
-    model = train(problem, params, rows=train_rows, info=info, progress=progress, rng=rng)
+    model = train(problem, params, rows=train_rows, info=info, warn=warn, progress=progress,
+                  rng=rng)
     test_kd = subset(problem.kd, held)
     if params.probability and params.svm_type in CLASSIFICATION_TYPES:
         return model.predict_probability(test_kd)[0]
@@ -312,9 +322,9 @@ def cv_fold(problem, task, progress=None, info=_quiet):
 
 
 def cv_fold_reported(problem, task):
-    """cv_fold as a task elsewhere: (predicted, the info lines its training printed)."""
-    lines = []
-    return cv_fold(problem, task, info=lines.append), lines
+    """cv_fold as a task elsewhere: (predicted, what its training printed: _recorder)."""
+    messages, info, warn = _recorder()
+    return cv_fold(problem, task, info=info, warn=warn), messages
 
 
 def cv_accuracy(problem, task):

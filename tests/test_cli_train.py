@@ -63,29 +63,32 @@ def test_cross_validation_matches_libsvm_folds(heart_path):
     assert res.stdout == "Cross Validation Accuracy = 82.963%\n"
 
 
-def libsvm_stdout(path, options):
+def libsvm_output(path, options):
     """What libsvm-official's svm_train prints for ``options`` on ``path`` (its C code
-    writes to the process's stdout: a subprocess), without the '.' and '*' progress marks
-    (svm-train leaves them out, README) and blank lines."""
+    writes to the process's stdout and stderr: a subprocess): stdout's lines without the '.'
+    and '*' progress marks (svm-train leaves them out, README) and blank lines, and stderr."""
     import subprocess
     import sys
 
     libsvm_or_skip()
     code = ("import sys\nfrom libsvm.svmutil import svm_read_problem, svm_train\n"
             "y, x = svm_read_problem(sys.argv[1])\nsvm_train(y, x, sys.argv[2])\n")
-    out = subprocess.run([sys.executable, "-c", code, path, options], capture_output=True,
-                         text=True, check=True).stdout
-    return [re.sub(r"^[.*]+", "", line) for line in out.splitlines()
-            if line.strip(".*")]
+    res = subprocess.run([sys.executable, "-c", code, path, options], capture_output=True,
+                         text=True, check=True)
+    return [re.sub(r"^[.*]+", "", line) for line in res.stdout.splitlines()
+            if line.strip(".*")], res.stderr
 
 
 @pytest.mark.parametrize("options", ["-v 5 -c 8 -g 0.03", "-b 1", "-v 5 -b 1",
-                                     "-s 3 -v 5 -p 0.2"])
+                                     "-s 3 -v 5 -p 0.2", "-v 2 -w5 2", "-b 1 -w5 2"])
 def test_every_training_prints_libsvms_lines(heart_path, tmp_path, options):
     # -v prints each fold's training as LIBSVM does, -b 1 each training of the probability
-    # folds (the internal 5-fold CV), not only the final lines
-    out = run(svm_train, [*options.split(), heart_path, str(tmp_path / "m")]).stdout
-    assert [line for line in out.splitlines() if line] == libsvm_stdout(heart_path, options)
+    # folds (the internal 5-fold CV), not only the final lines; their warnings too (-w5 on
+    # data without label 5: one per svm_train call)
+    res = run(svm_train, [*options.split(), heart_path, str(tmp_path / "m")])
+    lines, stderr = libsvm_output(heart_path, options)
+    assert [line for line in res.stdout.splitlines() if line] == lines
+    assert res.stderr == stderr
 
 
 def write_four_classes(path):

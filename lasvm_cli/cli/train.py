@@ -528,7 +528,8 @@ def _train_or_validate(o, problem, info, progress, runner):
                     "# data instead (i.e., leave-one-out cross validation)")
             nr_fold = problem.n
         target = _training(lambda: cross_validation(problem, p, nr_fold, progress=progress,
-                                                    info=info, mapper=runner), p)
+                                                    info=info, warn=_stderr,
+                                                    mapper=runner), p)
         # printf, not info(): LIBSVM prints these lines even with -q
         if p.svm_type in (3, 4):
             for line in regression_cv_lines(problem.y, target):
