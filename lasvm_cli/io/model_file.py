@@ -414,6 +414,8 @@ def _scanned_sv_block(block, n_sv, n_coef):
     line's n_coef coefficients are split off here and the rest read as an svmlight row.
     None when a line is not plain (too short, a comment mark, qid, "_", indices that do not
     ascend, any fault): the Python parse below then reads the block or names the fault."""
+    if any(c in line for line in block for c in "#qQ_"):
+        return None  # the reader skips comments and qid tokens; float() reads "1_0"
     coef_rows = []
     rows = []
     for line in block:
@@ -423,8 +425,6 @@ def _scanned_sv_block(block, n_sv, n_coef):
         coef_rows.append(parts[:n_coef])
         rows.append("0 " + parts[n_coef] if len(parts) > n_coef else "0")
     text = "\n".join(rows)
-    if any(c in text for c in "#qQ_") or any("_" in c for r in coef_rows for c in r):
-        return None  # the reader skips comments and qid tokens; float() reads "1_0"
     try:
         buf = np.frombuffer(bytearray(text.encode("latin-1")), dtype=np.uint8)
         _, counts, indices, values, _ = parse_block(buf, 0, 1, "<model>")
