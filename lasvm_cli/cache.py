@@ -37,7 +37,9 @@ State
     prev, nxt int64 [n+1]  doubly linked LRU list over slots; sentinel at index n;
                          nxt[n] is the least recently used slot, prev[n] the most recent
     free     int64 [n]   stack of free slots (slots in use never move, so views stay valid)
-    meta     int64 [5]   N_SLOTS, WIDTH, N_USED, N_FREE, FILL (cache_symmetric_at's fill: 0/1)
+    meta     int64 [6]   N_SLOTS, WIDTH, N_USED, N_FREE, FILL (cache_symmetric_at's fill: 0/1),
+                         LONGEST (no cached row is longer: a swap of positions at or beyond
+                         it touches no row, and the swaps skip their walk over the rows)
     stats    int64 [4]   HITS, MISSES, KERNEL_EVALS, ROWS_DROPPED
     scratch  float64 [n] row buffer for kernel_row (kernel values are computed in float64
                          and rounded once, as LIBSVM casts double -> Qfloat)
@@ -86,7 +88,7 @@ from .kernels import kernel_row, kernel_row_all, row_work
 KernelCache = namedtuple(
     "KernelCache", "buf perm pos vex pex slot_of key length prev nxt free meta stats scratch")
 
-N_SLOTS, WIDTH, N_USED, N_FREE, FILL = 0, 1, 2, 3, 4
+N_SLOTS, WIDTH, N_USED, N_FREE, FILL, LONGEST = 0, 1, 2, 3, 4, 5
 HITS, MISSES, KERNEL_EVALS, ROWS_DROPPED = 0, 1, 2, 3
 
 _NJIT = dict(cache=True, nogil=True)
@@ -109,7 +111,7 @@ def make_cache(n, cache_mb, dtype=np.float32, var_example=None):
     budget = max(min(budget, width * max(n, 2)), 2 * width)  # never more than all rows
     n_slots = min(budget // width, max(n, 2))
     budget = max(budget, n_slots * width)
-    meta = np.zeros(5, np.int64)
+    meta = np.zeros(6, np.int64)
     meta[N_SLOTS] = n_slots
     meta[WIDTH] = width
     meta[N_FREE] = n_slots
@@ -240,6 +242,14 @@ def _lookup(c, k):
 
 
 @numba.njit(inline="always", **_NJIT)
+def _set_length(c, s, length):
+    """Slot s now holds a row over [0, length); LONGEST stays an upper bound of every row."""
+    c.length[s] = length
+    if length > c.meta[LONGEST]:
+        c.meta[LONGEST] = length
+
+
+@numba.njit(inline="always", **_NJIT)
 def _compute_tail(c, kd, kp, k, s, have, length):
     """Compute entries [have, length) of k's row in slot s."""
     base = s * c.meta[WIDTH]
@@ -251,7 +261,7 @@ def _compute_tail(c, kd, kp, k, s, have, length):
         kernel_row(kd, k, kd, c.pex[have:length], kp, out)
         for t in range(have, length):
             c.buf[base + t] = out[t - have]
-    c.length[s] = length
+    _set_length(c, s, length)
 
 
 @numba.njit(inline="always", **_NJIT)
@@ -387,7 +397,7 @@ def cache_swap(c, i, j):
     i, j, ki, kj = _swap_positions(c, i, j)
     w = c.meta[WIDTH]
     S = c.key.shape[0]
-    s = c.nxt[S]
+    s = c.nxt[S] if i < c.meta[LONGEST] else S  # no row reaches position i: nothing to swap
     while s != S:
         nx = c.nxt[s]
         ln = c.length[s]
@@ -402,6 +412,31 @@ def cache_swap(c, i, j):
                 c.stats[ROWS_DROPPED] += 1
                 _drop_slot(c, s)
         s = nx
+
+
+@numba.njit(**_NJIT)
+def _move_rows(buf, old, length, w_old, width):
+    """Row r (slot old[r], old[r] increasing) moves from old[r] * w_old to r * width, in place.
+
+    A row moving right can only land on the sources of later rows that move right too (their
+    destinations lie at least a width further on), and a row moving left only on those of
+    earlier rows moving left: so the right movers go last to first, copied backwards, then the
+    left movers first to last, copied forwards. (A temporary copy of the rows, as before, cost
+    fresh pages of up to the whole budget at every widening: the tracking solvers widen about
+    twenty times a pass.)"""
+    used = old.shape[0]
+    for r in range(used - 1, -1, -1):
+        a = r * width
+        b = old[r] * w_old
+        if a > b:
+            for t in range(length[old[r]] - 1, -1, -1):
+                buf[a + t] = buf[b + t]
+    for r in range(used):
+        a = r * width
+        b = old[r] * w_old
+        if a < b:
+            for t in range(length[old[r]]):
+                buf[a + t] = buf[b + t]
 
 
 @numba.njit(**_NJIT)
@@ -434,22 +469,7 @@ def cache_set_width(c, width):
     for r in range(used):
         if c.length[old[r]] > width:
             c.length[old[r]] = width
-    if width < w_old:
-        # destination r*width <= source old[r]*w_old, and ends before the next source: forwards
-        for r in range(used):
-            a = r * width
-            b = old[r] * w_old
-            for t in range(c.length[old[r]]):
-                c.buf[a + t] = c.buf[b + t]
-    else:
-        tmp = np.empty(used * width, c.buf.dtype)
-        for r in range(used):
-            b = old[r] * w_old
-            for t in range(c.length[old[r]]):
-                tmp[r * width + t] = c.buf[b + t]
-        for r in range(used):
-            for t in range(c.length[old[r]]):
-                c.buf[r * width + t] = tmp[r * width + t]
+    _move_rows(c.buf, old, c.length, w_old, width)
     # rebuild key/length/slot_of and the LRU links under the new numbering
     newnum = np.full(c.key.shape[0] + 1, -1, np.int64)
     for r in range(used):
@@ -474,6 +494,7 @@ def cache_set_width(c, width):
     for r in range(used):
         _lru_append(c, order[r])
     c.meta[WIDTH] = width
+    c.meta[LONGEST] = min(c.meta[LONGEST], width)
     c.meta[N_SLOTS] = n_new
     c.meta[N_FREE] = 0
     for s in range(n_new - 1, used - 1, -1):
@@ -523,8 +544,10 @@ def _keep_prefix_columns(c, i, j, ki, kj):
     w = c.meta[WIDTH]
     buf, key, length, slot_of, pos = c.buf, c.key, c.length, c.slot_of, c.pos
     # walk the slots in index order (sequential reads of key/length; the LRU list order does
-    # not matter here and chasing its links costs a cache miss per row)
-    for s in range(c.meta[N_SLOTS]):
+    # not matter here and chasing its links costs a cache miss per row); none when no row
+    # reaches position i (the tracking solvers' insertions: their rows end at the seen set)
+    n_walk = c.meta[N_SLOTS] if i < c.meta[LONGEST] else 0
+    for s in range(n_walk):
         if key[s] < 0:
             continue
         ln = length[s]
@@ -556,7 +579,7 @@ def _fill_symmetric(c, kd, kp, k, length, scratch):
     m = _copy_symmetric(c, k, s, have, length, scratch)
     if m > 0:
         _compute_missing(c, kd, kp, k, s, m, scratch)
-    c.length[s] = length
+    _set_length(c, s, length)
     held(c, kd)  # one last use of the namedtuples on both paths
     held(kp, scratch)
     return s

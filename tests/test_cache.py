@@ -228,3 +228,30 @@ def test_long_tails_by_example_for_few_dense_columns():
         want = [kernel_value(kd, 5, kd, int(c.pex[t]), kp) for t in range(n)]
         np.testing.assert_allclose(row, np.float32(want), rtol=2e-7)
         assert kc.cache_stats(c)["kernel_evals"] == n // 3 + full_row_evals
+
+
+def test_set_width_moves_rows_in_place():
+    # widening and narrowing in random orders, rows scattered over the slots by discards: every
+    # row that survives a re-cut keeps its prefix (the rows move within the buffer, no copy)
+    rng = np.random.default_rng(11)
+    n = 40
+    M = rng.standard_normal((n, n))
+    kd, kp = precomputed(M)
+    c = kc.make_cache(n, 6 * n * 4 / 2**20, np.float32)  # 6 full rows
+    for _ in range(300):
+        op = rng.integers(3)
+        width = int(c.meta[kc.WIDTH])
+        if op == 0:
+            k = int(rng.integers(n))
+            kc.cache_get(c, kd, kp, k, int(rng.integers(1, width + 1)))
+        elif op == 1:
+            kc.cache_discard(c, int(rng.integers(n)))
+        else:
+            kc.cache_set_width(c, int(rng.integers(1, n + 1)))
+        w = int(c.meta[kc.WIDTH])
+        for k in range(n):
+            s = c.slot_of[k]
+            if s >= 0:
+                ln = c.length[s]
+                assert ln <= w and ln <= c.meta[kc.LONGEST]
+                np.testing.assert_array_equal(c.buf[s * w:s * w + ln], M[k, :ln].astype(np.float32))
