@@ -86,13 +86,13 @@ def _beta(st, p, y):
 
 
 @numba.njit(inline="always", **_NJIT)
-def _gap_term(st, p):
-    """Position p's term of the duality gap ([fix] of eq. 9, report §2.4):
-    C_l max(0, y_l g_l) - alpha_l g_l - beta_l y_l g_l."""
-    y = st.y[st.pos2ex[p]]
-    g = st.g[p]
+def _gap_term(y, g, a, A, B):
+    """A position's term of the duality gap ([fix] of eq. 9, report §2.4):
+    C_l max(0, y_l g_l) - alpha_l g_l - beta_l y_l g_l, from its label, gradient, alpha and box
+    (scalars: an inlined helper taking the state would keep its reference counts)."""
     yg = y * g
-    return (st.B[p] - st.A[p]) * max(0.0, yg) - st.alpha[p] * g - _beta(st, p, y) * yg
+    beta = -A if y > 0 else B
+    return (B - A) * (yg if yg > 0.0 else 0.0) - a * g - beta * yg
 
 
 @numba.njit(**_NJIT)
@@ -137,21 +137,31 @@ def reprocess_g(st, kc, kd, kp, tau):
 def scan(st):
     """(gap, k, v) in one pass over S: gap_of(st) and the core's max_violator (k = -1, v = 0
     when no variable violates; the same order of sums and the same tie-breaking)."""
-    n = st.ist[I_NS]
+    return _update_scan(st, 0.0, st.g, 0, st.ist[I_NS])
+
+
+@numba.njit(**_NJIT)
+def _update_scan(st, mu, K, bk, n):
+    """g_p -= mu K[bk + p] over S (nothing when mu = 0), then p's gap term and violation: the
+    leaf loop of scan and step_scan, its arrays taken once (exception_exits.py's rules: the
+    state's reference counts then go, about 37 atomic pairs a REPROCESS step otherwise)."""
+    g, alpha, A, B, y, pos2ex = st.g, st.alpha, st.A, st.B, st.y, st.pos2ex
     s = 0.0
-    k = -1
+    j = -1
     best = 0.0
     for p in range(n):
-        g = st.g[p]
-        a = st.alpha[p]
-        s += _gap_term(st, p)
-        if g > best and a < st.B[p]:
-            best = g
-            k = p
-        elif -g > best and a > st.A[p]:
-            best = -g
-            k = p
-    return s, k, best
+        if mu != 0.0:
+            g[p] -= mu * np.float64(K[bk + p])
+        gp = g[p]
+        a = alpha[p]
+        s += _gap_term(y[pos2ex[p]], gp, a, A[p], B[p])
+        if gp > best and a < B[p]:
+            best = gp
+            j = p
+        elif -gp > best and a > A[p]:
+            best = -gp
+            j = p
+    return s, j, best
 
 
 @numba.njit(**_NJIT)
@@ -162,24 +172,12 @@ def step_scan(st, kc, kd, kp, k):
     n = st.ist[I_NS]
     # row k as an offset into the cache's buffer, not a view (online_core._direction_search)
     bk = cache_symmetric_at(kc, kd, kp, st.pos2ex[k], n, st)
-    K = kc.buf
-    mu = clipped_newton(st, k, np.float64(K[bk + k]))
+    mu = clipped_newton(st, k, np.float64(kc.buf[bk + k]))
     st.ist[I_STEPS] += 1
-    s = 0.0
-    j = -1
-    best = 0.0
-    for p in range(n):
-        st.g[p] -= mu * np.float64(K[bk + p])
-        g = st.g[p]
-        a = st.alpha[p]
-        s += _gap_term(st, p)
-        if g > best and a < st.B[p]:
-            best = g
-            j = p
-        elif -g > best and a > st.A[p]:
-            best = -g
-            j = p
-    return s, j, best
+    res = _update_scan(st, mu, kc.buf, bk, n)
+    held(kc, kd)  # one last use of the namedtuples (cache.held)
+    held(kp, st)
+    return res
 
 
 @numba.njit(**_NJIT)
