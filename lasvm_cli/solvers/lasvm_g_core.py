@@ -80,19 +80,17 @@ M_NEW_EPOCH, M_ONLINE, M_GAP, M_FINISH, M_PURGE = range(5)
 
 
 @numba.njit(inline="always", **_NJIT)
-def _beta(st, p, y):
-    """beta of position p, read from its box: -A for y = +1, B for y = -1 (eq. 17)."""
-    return -st.A[p] if y > 0 else st.B[p]
-
-
-@numba.njit(inline="always", **_NJIT)
-def _gap_term(y, g, a, A, B):
-    """A position's term of the duality gap ([fix] of eq. 9, report §2.4):
-    C_l max(0, y_l g_l) - alpha_l g_l - beta_l y_l g_l, from its label, gradient, alpha and box
-    (scalars: an inlined helper taking the state would keep its reference counts)."""
-    yg = y * g
-    beta = -A if y > 0 else B
-    return (B - A) * (yg if yg > 0.0 else 0.0) - a * g - beta * yg
+def _gap_term(g, a, A, B):
+    """A position's term of the duality gap ([fix] of eq. 9, report §2.4),
+    C_l max(0, y_l g_l) - alpha_l g_l - beta_l y_l g_l, from its gradient, alpha and box only:
+    every box here is [0, C] or [-C, 0] (the four cases of y = +-1, beta = 0 or C), and in each
+    the term is B max(0, g) - A max(0, -g) - alpha g (e.g. y = +1, beta = C, box [-C, 0]:
+    C max(0, g) - alpha g - C g = C max(0, -g) - alpha g). Bit for bit the printed form where
+    beta = 0 (LASVM-G, -I, FULL SVM); within rounding for LASVM-NC's outliers. Without y the
+    loop reads no label through pos2ex: two random loads a position fewer."""
+    up = g if g > 0.0 else 0.0
+    down = -g if g < 0.0 else 0.0
+    return (B * up - A * down) - a * g
 
 
 @numba.njit(**_NJIT)
@@ -145,7 +143,7 @@ def _update_scan(st, mu, K, bk, n):
     """g_p -= mu K[bk + p] over S (nothing when mu = 0), then p's gap term and violation: the
     leaf loop of scan and step_scan, its arrays taken once (exception_exits.py's rules: the
     state's reference counts then go, about 37 atomic pairs a REPROCESS step otherwise)."""
-    g, alpha, A, B, y, pos2ex = st.g, st.alpha, st.A, st.B, st.y, st.pos2ex
+    g, alpha, A, B = st.g, st.alpha, st.A, st.B
     s = 0.0
     j = -1
     best = 0.0
@@ -154,7 +152,7 @@ def _update_scan(st, mu, K, bk, n):
             g[p] -= mu * np.float64(K[bk + p])
         gp = g[p]
         a = alpha[p]
-        s += _gap_term(y[pos2ex[p]], gp, a, A[p], B[p])
+        s += _gap_term(gp, a, A[p], B[p])
         if gp > best and a < B[p]:
             best = gp
             j = p
