@@ -208,18 +208,20 @@ def test_rows_by_example_when_positions_outnumber_examples():
 
 
 def test_long_tails_by_example_for_few_dense_columns():
-    """A tail over more than half the examples, on data kept transposed (KernelData.XT), is
-    computed for every example and copied to its positions (n evaluations); a shorter one,
-    or any tail without XT, only over its positions."""
+    """A tail over more than half the examples, on data kept transposed (KernelData.XT) or by
+    column (KernelData.csc_*, sparse training rows), is computed for every example and copied
+    to its positions (n evaluations); a shorter one, or any tail without either, only over its
+    positions."""
     from lasvm_cli.data import kernel_data
     from lasvm_cli.kernels import RBF, kernel_value
     rng = np.random.default_rng(4)
     n, d = 60, 5
     X = rng.normal(size=(n, d))
     indptr = np.arange(0, n * d + 1, d, dtype=np.int64)
-    for dense, full_row_evals in ((True, n), (False, n - n // 3)):
+    for dense, training, full_row_evals in ((True, True, n), (False, True, n),
+                                            (False, False, n - n // 3)):
         kd = kernel_data(indptr, np.tile(np.arange(d, dtype=np.int32), n), X.ravel(), width=d,
-                         dense=dense, training=True)
+                         dense=dense, training=training)
         kp = make_params(RBF, 3, 0.2, 0.0)
         c = kc.make_cache(n, 10)
         kc.cache_swap(c, 0, n - 1)

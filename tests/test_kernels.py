@@ -282,6 +282,32 @@ def test_transposed_rows_only_for_few_dense_columns():
             np.testing.assert_array_equal(sub.XT, sub.X.T)
 
 
+@pytest.mark.parametrize("kind", [K.LINEAR, K.POLY, K.RBF, K.SIGMOID])
+def test_sparse_whole_rows_by_column_match_rows(kind):
+    # sparse real-valued training rows are also kept by column (KernelData.csc_*): a whole row
+    # from the columns equals the row by gather bit for bit (both sum LIBSVM's way), also for
+    # a subset (one-vs-one pairs, folds) and for wide indices mapped onto compact columns
+    rng = np.random.default_rng(kind)
+    M, indptr, idx, val = random_csr(rng, 300, 40, 0.1)
+    for width, spread in ((40, 1), (1 << 20, 20000)):  # indices 0..39, or up to 780,000
+        kd = kernel_data(indptr, idx * np.int32(spread), val, width=width, dense=False,
+                         training=True)
+        assert kd.csc_ptr.shape[0] > 0
+        kp = K.make_params(kind, 3, 0.3, 0.5)
+        for data in (kd, subset(kd, [7, 0, 299, 150, 3])):
+            n = data.x_sq.shape[0]
+            out, ref = np.empty(n), np.empty(n)
+            for a in (0, 1, n - 1):
+                K.kernel_row_all(data, a, kp, out)
+                K.kernel_row(data, a, data, np.arange(n), kp, ref)
+                np.testing.assert_array_equal(out, ref)
+    # binary data keep their bit sets instead; test sets and precomputed kernels neither
+    M, indptr, idx, val = random_csr(rng, 30, 40, 0.1)
+    assert kernel_data(indptr, idx, np.ones_like(val), width=40, dense=False,
+                       training=True).csc_ptr.shape[0] == 0
+    assert kernel_data(indptr, idx, val, width=40, dense=False).csc_ptr.shape[0] == 0
+
+
 # ---------------------------------------------------------------------------------------------
 # LIBSVM's summation order on every path (ordered.py), so the numbers cannot depend on where
 # LLVM compiled or inlined a function (the JIT cache's history)
