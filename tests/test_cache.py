@@ -114,12 +114,16 @@ def test_two_most_recent_rows_stay_valid():
         prev = cur
 
 
-def test_set_width_keeps_recent_prefixes():
-    rng = np.random.default_rng(7)
-    n = 20
+def random_rows_cache(rng, n, full_rows):
+    """A random n x n precomputed kernel and a float32 cache holding ``full_rows`` rows of it."""
     M = rng.standard_normal((n, n))
     kd, kp = precomputed(M)
-    c = kc.make_cache(n, 4 * n * 4 / 2**20, np.float32)  # 4 full rows
+    return M, kd, kp, kc.make_cache(n, full_rows * n * 4 / 2**20, np.float32)
+
+
+def test_set_width_keeps_recent_prefixes():
+    n = 20
+    M, kd, kp, c = random_rows_cache(np.random.default_rng(7), n, 4)
     for k in (3, 5, 7, 9):
         kc.cache_get(c, kd, kp, k, n)
     assert kc.cache_set_width(c, 5) == 16  # 80 floats / 5
@@ -237,9 +241,7 @@ def test_set_width_moves_rows_in_place():
     # row that survives a re-cut keeps its prefix (the rows move within the buffer, no copy)
     rng = np.random.default_rng(11)
     n = 40
-    M = rng.standard_normal((n, n))
-    kd, kp = precomputed(M)
-    c = kc.make_cache(n, 6 * n * 4 / 2**20, np.float32)  # 6 full rows
+    M, kd, kp, c = random_rows_cache(rng, n, 6)
     for _ in range(300):
         op = rng.integers(3)
         width = int(c.meta[kc.WIDTH])
