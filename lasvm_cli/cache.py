@@ -270,10 +270,10 @@ def _by_example(c, kd, m):
     (_copy_by_example): when the positions outnumber the examples (SVR's 2l variables, the
     all-in-one machines), or cover more than half of them on data kept transposed
     (KernelData.XT: a whole row there costs about 7 ns an example against about 10-16 ns a
-    position for ijcnn1's 22 features) or by column (KernelData.csc_*: only the examples that
+    position for ijcnn1's 22 features) or by column (KernelData.csc: only the examples that
     share a feature are visited)."""
     n_ex = c.slot_of.shape[0]
-    return m > n_ex or (2 * m > n_ex and (kd.XT.shape[0] > 0 or kd.csc_ptr.shape[0] > 0))
+    return m > n_ex or (2 * m > n_ex and (kd.XT.shape[0] > 0 or kd.csc.shape[0] > 0))
 
 
 @numba.njit(**_NJIT)

@@ -51,7 +51,7 @@ SINGLE_MIN_DENSITY = 0.125
 # Dense data of at most this many columns also keep X transposed (KernelData.XT), for rows
 # against every example (kernels.kernel_row_all): a multiply-add down each column beats a dot
 # of a few features per example (ijcnn1's 22: about 6 ns an example against 13-20 ns). Sparse
-# real-valued training rows are kept by column as well (KernelData.csc_*): a row against every
+# real-valued training rows are kept by column as well (KernelData.csc): a row against every
 # example then visits only the examples sharing a feature (reuters: 13x fewer products, its
 # SMO 3-4x faster).
 XT_MAX_COLUMNS = 32
@@ -181,16 +181,17 @@ def _build(indptr, indices, values, width, dense, kernel_type, cols, x_sq, with_
 
 
 def _by_column(indptr, indices, values, width):
-    """KernelData's csc_* fields for CSR rows (training rows of sparse real-valued data: a row
+    """KernelData's csc field for CSR rows (training rows of sparse real-valued data: a row
     against every example then visits only the examples that share a feature with it;
-    kernels.kernel_row_all). Rows ascending within each column (a stable sort)."""
+    kernels.kernel_row_all): [d, column starts, row numbers, values], rows ascending within
+    each column (a stable sort)."""
     order = np.argsort(indices, kind="stable")
     counts = np.bincount(indices, minlength=width)
     ptr = np.zeros(counts.size + 1, np.int64)
     np.cumsum(counts, out=ptr[1:])
-    rows = np.repeat(np.arange(indptr.shape[0] - 1, dtype=np.int32), np.diff(indptr))
-    return dict(csc_ptr=ptr, csc_rows=np.ascontiguousarray(rows[order]),
-                csc_values=np.ascontiguousarray(values[order]))
+    rows = np.repeat(np.arange(indptr.shape[0] - 1, dtype=np.int64), np.diff(indptr))
+    return dict(csc=np.concatenate([[counts.size], ptr, rows[order], values[order]]).astype(
+        np.float64))
 
 
 def _transposed(X, kernel_type):
@@ -285,9 +286,8 @@ def subset(kd, rows):
         np.zeros(0, np.int64)
     sub = KernelData(kd.X, indptr, kd.indices[take].copy(), kd.values[take].copy(),
                      kd.x_sq[rows].copy(), _rows_of(kd.bits, rows), kd.cols)
-    if kd.csc_ptr.shape[0] > 0:
-        sub = sub._replace(**_by_column(sub.indptr, sub.indices, sub.values,
-                                        kd.csc_ptr.shape[0] - 1))
+    if kd.csc.shape[0] > 0:
+        sub = sub._replace(**_by_column(sub.indptr, sub.indices, sub.values, int(kd.csc[0])))
     return sub
 
 

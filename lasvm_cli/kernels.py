@@ -46,14 +46,10 @@ NO_BITS = np.zeros((0, 0), np.uint64)
 NO_COLS = np.zeros(0, np.int32)
 NO_X32 = np.zeros((0, 0), np.float32)
 NO_XT = np.zeros((0, 0), np.float64)
-NO_CSC_PTR = np.zeros(0, np.int64)
-NO_CSC_ROWS = np.zeros(0, np.int32)
-NO_CSC_VALUES = np.zeros(0, np.float64)
+NO_CSC = np.zeros(0, np.float64)
 
-KernelData = namedtuple("KernelData",
-                        "X indptr indices values x_sq bits cols X32 XT csc_ptr csc_rows csc_values",
-                        defaults=(NO_BITS, NO_COLS, NO_X32, NO_XT, NO_CSC_PTR, NO_CSC_ROWS,
-                                  NO_CSC_VALUES))
+KernelData = namedtuple("KernelData", "X indptr indices values x_sq bits cols X32 XT csc",
+                        defaults=(NO_BITS, NO_COLS, NO_X32, NO_XT, NO_CSC))
 KernelData.__doc__ = """Rows of a data set, dense or sparse.
 
 X        float64 [n, d] dense rows (column c holds feature column c), or shape (0, 0) when sparse
@@ -73,10 +69,12 @@ X32      float32 [n, d]: X in single precision, for large dense training sets wh
 XT       float64 [d, n]: X transposed, for dense data of few columns (data.py decides), so
          that a row against every example (:func:`kernel_row_all`) runs down contiguous
          columns; NO_XT (shape (0, 0)) otherwise.
-csc_ptr  int64 [d+1], csc_rows int32 [nnz], csc_values float64 [nnz]: the CSR rows by column
-         (rows ascending in each column), for sparse training sets of real values (data.py
-         decides), so that a row against every example visits only the examples sharing a
-         feature with it; empty (NO_CSC_*) otherwise.
+csc      float64 [1 + (d+1) + 2 nnz]: the CSR rows by column, for sparse training sets of
+         real values (data.py decides), so that a row against every example visits only the
+         examples sharing a feature with it; NO_CSC (empty) otherwise. Packed in one array,
+         [d, column starts (d+1), row numbers (nnz, ascending in each column), values (nnz)],
+         integers exact in float64: every compiled function taking a KernelData pays for each
+         of its arrays (three more fields made every first compilation about 6 s longer).
 """
 
 KernelParams = namedtuple("KernelParams", "kind degree gamma coef0")
@@ -441,14 +439,18 @@ def _row_all_csc(A, a, kp, out):
     n = out.shape[0]
     for b in range(n):
         out[b] = 0.0
-    ptr, rows, cvals = A.csc_ptr, A.csc_rows, A.csc_values
+    csc = A.csc
+    d = np.int64(csc[0])
+    nnz = np.int64(csc[d + 1])
+    rows0 = d + 2  # where the row numbers start; the values follow them
+    vals0 = rows0 + nnz
     for q in range(A.indptr[a], A.indptr[a + 1]):
         v = A.values[q]
         f = A.indices[q]
-        for r in range(ptr[f], ptr[f + 1]):
-            b = rows[r]
+        for r in range(np.int64(csc[1 + f]), np.int64(csc[2 + f])):
+            b = np.int64(csc[rows0 + r])
             if b < n:
-                out[b] += v * cvals[r]
+                out[b] += v * csc[vals0 + r]
     kind = kp.kind
     sq_a = A.x_sq[a]
     for b in range(n):
@@ -462,7 +464,7 @@ def kernel_row_all(A, a, kp, out):
     """out[b] = K(x_a, x_b) for rows b < len(out) of A, in row order (a row by example: SVR's
     and the all-in-one machines' cache rows, where positions outnumber examples; sparse data
     kept by column too)."""
-    if kp.kind != PRECOMPUTED and A.csc_ptr.shape[0] > 0:
+    if kp.kind != PRECOMPUTED and A.csc.shape[0] > 0:
         _row_all_csc(A, a, kp, out)
         return
     if A.XT.shape[0] == 0 or kp.kind == PRECOMPUTED:

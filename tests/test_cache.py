@@ -213,7 +213,7 @@ def test_rows_by_example_when_positions_outnumber_examples():
 
 def test_long_tails_by_example_for_few_dense_columns():
     """A tail over more than half the examples, on data kept transposed (KernelData.XT) or by
-    column (KernelData.csc_*, sparse training rows), is computed for every example and copied
+    column (KernelData.csc, sparse training rows), is computed for every example and copied
     to its positions (n evaluations); a shorter one, or any tail without either, only over its
     positions."""
     from lasvm_cli.data import kernel_data

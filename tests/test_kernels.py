@@ -284,7 +284,7 @@ def test_transposed_rows_only_for_few_dense_columns():
 
 @pytest.mark.parametrize("kind", [K.LINEAR, K.POLY, K.RBF, K.SIGMOID])
 def test_sparse_whole_rows_by_column_match_rows(kind):
-    # sparse real-valued training rows are also kept by column (KernelData.csc_*): a whole row
+    # sparse real-valued training rows are also kept by column (KernelData.csc): a whole row
     # from the columns equals the row by gather bit for bit (both sum LIBSVM's way), also for
     # a subset (one-vs-one pairs, folds) and for wide indices mapped onto compact columns
     rng = np.random.default_rng(kind)
@@ -292,7 +292,7 @@ def test_sparse_whole_rows_by_column_match_rows(kind):
     for width, spread in ((40, 1), (1 << 20, 20000)):  # indices 0..39, or up to 780,000
         kd = kernel_data(indptr, idx * np.int32(spread), val, width=width, dense=False,
                          training=True)
-        assert kd.csc_ptr.shape[0] > 0
+        assert kd.csc.shape[0] > 0
         kp = K.make_params(kind, 3, 0.3, 0.5)
         for data in (kd, subset(kd, [7, 0, 299, 150, 3])):
             n = data.x_sq.shape[0]
@@ -304,8 +304,8 @@ def test_sparse_whole_rows_by_column_match_rows(kind):
     # binary data keep their bit sets instead; test sets and precomputed kernels neither
     M, indptr, idx, val = random_csr(rng, 30, 40, 0.1)
     assert kernel_data(indptr, idx, np.ones_like(val), width=40, dense=False,
-                       training=True).csc_ptr.shape[0] == 0
-    assert kernel_data(indptr, idx, val, width=40, dense=False).csc_ptr.shape[0] == 0
+                       training=True).csc.shape[0] == 0
+    assert kernel_data(indptr, idx, val, width=40, dense=False).csc.shape[0] == 0
 
 
 # ---------------------------------------------------------------------------------------------
