@@ -119,7 +119,7 @@ def random_binary_csr(rng, n, d, density):
 
 
 @pytest.mark.parametrize("kind", [K.LINEAR, K.POLY, K.RBF, K.SIGMOID])
-@pytest.mark.parametrize("d", [5, 64, 123, 300])  # 1, 1 (bit 63 used), 2 and 5 words
+@pytest.mark.parametrize("d", [5, 64, 123, 150, 256, 300])  # words: 1, 1 (bit 63), 2, 3, 4 (bit 255), 5
 @pytest.mark.parametrize("n", [9, 20000])  # serial and parallel paths
 def test_bit_rows_match_brute_force_and_csr(kind, d, n):
     rng = np.random.default_rng(kind + d + n)
