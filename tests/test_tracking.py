@@ -15,7 +15,7 @@ from lasvm_cli.io.model_file import read_model
 from lasvm_cli.io.svmlight import read_svmlight
 from lasvm_cli.kernels import LINEAR, make_params
 from lasvm_cli.plot import read_trace
-from lasvm_cli.solvers.tracking import TrackRun, duality_measures, shuffled
+from lasvm_cli.solvers.tracking import T_NNZ, TrackRun, duality_measures, shuffled
 
 from .conftest import HEART, heart_rbf_gram
 
@@ -74,6 +74,28 @@ def test_cheap_average_equals_the_literal_running_mean(heart, solver, average):
     assert worst <= 1e-12
     assert r.iterations == (3000 if solver == "rcd" else
                             270 * (4 if solver == "track1" else 5))
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_nonzero_list_follows_alpha(heart, solver):
+    """tr.nz / nz_coef / nz_at (what a new example's gradient reads instead of the seen set)
+    hold exactly the examples with alpha != 0, their alphas and their entries, after every time
+    index (rcd: every 50 steps); examples also leave the list (alpha back at a bound of 0)."""
+    kd, kp, y, _ = heart
+    r = TrackRun(kd, kp, y, 0.5, 0.5, algorithm=solver, K=4, order=shuffled(y.size, 5), seed=5,
+                 batch_iters=3000)
+    left = 0
+    m_before = 0
+    while not r.done:
+        r.step(50 if solver == "rcd" else 1)
+        tr, a = r.tr, r.alpha()
+        m = int(tr.tis[T_NNZ])
+        assert sorted(tr.nz[:m]) == list(np.flatnonzero(a))
+        np.testing.assert_array_equal(tr.nz_coef[:m], a[tr.nz[:m]])
+        assert (tr.nz_at[tr.nz[:m]] == np.arange(m)).all() and (tr.nz_at >= 0).sum() == m
+        left += m < m_before
+        m_before = m
+    assert left > 0
 
 
 # ---------------------------------------------------------------------------------------------

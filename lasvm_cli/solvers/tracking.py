@@ -90,9 +90,10 @@ T_TEACH_EVALS = 10  # kernel values computed by the teacher
 T_LITERAL = 11     # 1: also keep the literal running mean of line 8 (tests)
 T_NTOUCH = 12      # entries of ``touched``
 T_LIMIT = 13       # examples to see (rcd: coordinate steps to run)
-N_TIS = 14
+T_NNZ = 14         # entries of ``nz``: the examples with alpha != 0
+N_TIS = 15
 
-TrackState = namedtuple("TrackState", "tis order S touched abar tgt tcoef tout")
+TrackState = namedtuple("TrackState", "tis order S touched abar tgt tcoef tout nz nz_at nz_coef")
 TrackState.__doc__ = """Tracking state beside the online core's LasvmState (all arrays).
 
 tis      int64 [N_TIS]  scalars (T_* constants)
@@ -101,6 +102,10 @@ S        float64 [l]    sum_j a_j (j - 1) e_{i_j} by example: abar = alpha - S /
 touched  int64 [K + 1]  examples with S != 0 at this time index (reset list)
 abar     float64 [l]    the literal running mean of line 8, by example (T_LITERAL only)
 tgt, tcoef, tout        int64 / float64 [l] scratch: targets, coefficients, kernel values
+nz       int64 [l]      the examples with alpha != 0, T_NNZ of them (in no particular order)
+nz_at    int64 [l]      by example: its entry in nz, -1 when alpha = 0
+nz_coef  float64 [l]    nz_coef[r] = alpha of example nz[r]: a new example's gradient reads
+                        these m coefficients instead of passing over the t seen positions
 """
 
 
@@ -143,6 +148,47 @@ def _expansion(kc, kd, kp, tr, ex, m):
     for r in range(m):
         s += tr.tcoef[r] * out[r]
     return s
+
+
+@numba.njit(**_NJIT)
+def _expansion_nonzero(kc, kd, kp, tr, ex):
+    """sum_j alpha_j K(x_ex, x_j) over the non-zero alphas, from the kept list tr.nz (m kernel
+    values, counted as training evaluations): a full-gradient variant's g_t for a new example
+    without a pass over the t seen positions (that gather was a twelfth of track2's time)."""
+    m = tr.tis[T_NNZ]
+    if m == 0:
+        return 0.0
+    out = tr.tout[:m]
+    kernel_row(kd, ex, kd, tr.nz[:m], kp, out)
+    kc.stats[KERNEL_EVALS] += m
+    coef = tr.nz_coef
+    s = 0.0
+    for r in range(m):
+        s += coef[r] * out[r]
+    return s
+
+
+@numba.njit(**_NJIT)
+def _track_nonzero(tr, ex, before, after):
+    """Keep tr.nz / nz_at / nz_coef after example ex's alpha went from ``before`` to ``after``:
+    a new non-zero joins at the end, one back at zero takes the last entry's place."""
+    if after != 0.0:
+        r = tr.nz_at[ex]
+        if r < 0:
+            r = tr.tis[T_NNZ]
+            tr.nz[r] = ex
+            tr.nz_at[ex] = r
+            tr.tis[T_NNZ] = r + 1
+        tr.nz_coef[r] = after
+    elif before != 0.0:
+        r = tr.nz_at[ex]
+        last = tr.tis[T_NNZ] - 1
+        moved = tr.nz[last]
+        tr.nz[r] = moved
+        tr.nz_coef[r] = tr.nz_coef[last]
+        tr.nz_at[moved] = r
+        tr.nz_at[ex] = -1
+        tr.tis[T_NNZ] = last
 
 
 # ---------------------------------------------------------------------------------------------
@@ -237,10 +283,12 @@ def _coordinate_step(st, kc, kd, kp, tr, k):
                 st.ist[I_NS] = n_s - 1
     else:
         status = newton_step(st, kc, kd, kp, p, 0.0)
-    a = st.alpha[st.ex2pos[ex]] - before
+    after = st.alpha[st.ex2pos[ex]]
+    if status != 0:
+        _track_nonzero(tr, ex, before, after)
     tr.tis[T_ITER] += 1
     tr.tis[T_UPD] += status
-    _average(st, tr, ex, a, k)
+    _average(st, tr, ex, after - before, k)
 
 
 @numba.njit(**_NJIT)
@@ -254,13 +302,16 @@ def _insert(st, kc, kd, kp, tr, ex):
     tr.tis[T_T] = t + 1
     alg = tr.tis[T_ALG]
     if alg == ALG_TRACK2_LASVM:
-        return process(st, kc, kd, kp, ex, 0.0)
-    m = _gather(st, tr, False)  # alpha_t = 0: position t adds nothing
+        status = process(st, kc, kd, kp, ex, 0.0)
+        _track_nonzero(tr, ex, 0.0, st.alpha[st.ex2pos[ex]])
+        return status
     st.alpha[t] = 0.0
-    st.g[t] = st.y[ex] - _expansion(kc, kd, kp, tr, ex, m)
+    st.g[t] = st.y[ex] - _expansion_nonzero(kc, kd, kp, tr, ex)
     st.ist[I_NS] = t + 1
     if alg == ALG_TRACK2:
-        return newton_step(st, kc, kd, kp, t, 0.0)
+        status = newton_step(st, kc, kd, kp, t, 0.0)
+        _track_nonzero(tr, ex, 0.0, st.alpha[t])
+        return status
     return -1
 
 
@@ -358,7 +409,8 @@ class TrackRun:
         tis[T_LIMIT] = limit
         self.tr = TrackState(tis, np.ascontiguousarray(order, np.int64), np.zeros(l),
                              np.zeros(self.K + 1, np.int64), np.zeros(l if literal else 1),
-                             np.zeros(l, np.int64), np.zeros(l), np.zeros(l))
+                             np.zeros(l, np.int64), np.zeros(l), np.zeros(l),
+                             np.zeros(l, np.int64), np.full(l, -1, np.int64), np.zeros(l))
         if alg == ALG_RCD:  # every example seen from the start, g = y at alpha = 0
             tis[T_LIMIT] = self.K * l if batch_iters is None else int(batch_iters)
             tis[T_T] = l
