@@ -73,6 +73,16 @@ def overload_entries():
                 yield cres.library, cres.fndesc.llvm_func_name
 
 
+def nrt_lines():
+    """numba's reference counting (the atomic add in NRT_incref / NRT_decref): in every profile
+    of a solver, and otherwise unnamed."""
+    from numba.core.runtime import nrt
+
+    library = nrt.rtsys._library
+    return [f"{library.get_pointer_to_function(name):x} 10 {name}\n"
+            for name in ("NRT_incref", "NRT_decref")]
+
+
 def write_map():
     lines, seen = [], set()
     for library, entry in overload_entries():
@@ -87,6 +97,7 @@ def write_map():
         shndx, offset = start[entry]
         base = library.get_pointer_to_function(entry) - offset
         lines += [f"{base + off:x} {size:x} {short_name(name)}\n" for sec, off, size, name in symbols if sec == shndx]
+    lines += nrt_lines()
     with open(f"/tmp/perf-{os.getpid()}.map", "w") as f:
         f.writelines(lines)
 

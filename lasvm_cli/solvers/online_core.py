@@ -747,3 +747,4 @@ clipped_newton = _clipped_newton  # the same step without the gradient update (a
 swap_positions = _swap_pos        # swap two positions (state arrays and the cache's columns)
 take_from_pool = _take            # remove pool[r] from the epoch's unseen examples
 rand_below = _rand                # random integer in [0, n) from the state's generator
+draw = _draw                      # the same on st.rng, taking the state whole (no reference counts)

@@ -58,10 +58,10 @@ import numba
 from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
-from ..cache import FILL, KERNEL_EVALS, WIDTH, cache_set_width, fill_pays, make_cache
+from ..cache import FILL, KERNEL_EVALS, WIDTH, cache_set_width, fill_pays, held, make_cache
 from ..kernels import expansion_values, kernel_row
 from ..params import DEFAULT_K, tracking_K
-from .online_core import (I_NS, I_POOL, RNG_SPLITMIX, make_state, newton_step, process,
+from .online_core import (I_NS, I_POOL, RNG_SPLITMIX, draw, make_state, newton_step, process,
                           rand_below, svc_boxes, swap_positions)
 from .result import SolverResult
 
@@ -171,24 +171,27 @@ def _expansion_nonzero(kc, kd, kp, tr, ex):
 @numba.njit(**_NJIT)
 def _track_nonzero(tr, ex, before, after):
     """Keep tr.nz / nz_at / nz_coef after example ex's alpha went from ``before`` to ``after``:
-    a new non-zero joins at the end, one back at zero takes the last entry's place."""
+    a new non-zero joins at the end, one back at zero takes the last entry's place. (Arrays
+    taken once and held to the end: no reference counts, see exception_exits.py.)"""
+    nz, nz_at, coef, tis = tr.nz, tr.nz_at, tr.nz_coef, tr.tis
+    n = tis[T_NNZ]
+    r = nz_at[ex]
     if after != 0.0:
-        r = tr.nz_at[ex]
         if r < 0:
-            r = tr.tis[T_NNZ]
-            tr.nz[r] = ex
-            tr.nz_at[ex] = r
-            tr.tis[T_NNZ] = r + 1
-        tr.nz_coef[r] = after
+            r = n
+            nz[r] = ex
+            nz_at[ex] = r
+            tis[T_NNZ] = n + 1
+        coef[r] = after
     elif before != 0.0:
-        r = tr.nz_at[ex]
-        last = tr.tis[T_NNZ] - 1
-        moved = tr.nz[last]
-        tr.nz[r] = moved
-        tr.nz_coef[r] = tr.nz_coef[last]
-        tr.nz_at[moved] = r
-        tr.nz_at[ex] = -1
-        tr.tis[T_NNZ] = last
+        moved = nz[n - 1]
+        nz[r] = moved
+        coef[r] = coef[n - 1]
+        nz_at[moved] = r
+        nz_at[ex] = -1
+        tis[T_NNZ] = n - 1
+    held(nz, nz_at)
+    held(coef, tis)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -268,11 +271,26 @@ def _average(st, tr, ex, a, k):
 @numba.njit(**_NJIT)
 def _coordinate_step(st, kc, kd, kp, tr, k):
     """Lines 6-8: one eq. (3) step on a seen example drawn uniformly (step k of the mean).
-    track2-lasvm: a draw outside S is skipped (§5.2 (ii)), an example back at alpha = 0 leaves
-    S (§5.2 (i))."""
-    p = rand_below(st.rng, tr.tis[T_T])
+    (The namedtuples go whole to the callees and are last used together: numba then prunes
+    their 50 reference-count pairs a step; exception_exits.py says why.)"""
+    p = draw(st, tr.tis[T_T])
     ex = st.pos2ex[p]
     before = st.alpha[p]
+    status = _step_at(st, kc, kd, kp, tr, p)
+    after = st.alpha[st.ex2pos[ex]]
+    if status != 0:
+        _track_nonzero(tr, ex, before, after)
+    tr.tis[T_ITER] += 1
+    tr.tis[T_UPD] += status
+    _average(st, tr, ex, after - before, k)
+    held(kc, kd)
+    held(kp, st)
+
+
+@numba.njit(**_NJIT)
+def _step_at(st, kc, kd, kp, tr, p):
+    """The step on position p; track2-lasvm: a draw outside S is skipped (§5.2 (ii)), an
+    example back at alpha = 0 leaves S (§5.2 (i)). Returns 1 when alpha moved."""
     status = 0
     if tr.tis[T_ALG] == ALG_TRACK2_LASVM:
         n_s = st.ist[I_NS]
@@ -283,12 +301,9 @@ def _coordinate_step(st, kc, kd, kp, tr, k):
                 st.ist[I_NS] = n_s - 1
     else:
         status = newton_step(st, kc, kd, kp, p, 0.0)
-    after = st.alpha[st.ex2pos[ex]]
-    if status != 0:
-        _track_nonzero(tr, ex, before, after)
-    tr.tis[T_ITER] += 1
-    tr.tis[T_UPD] += status
-    _average(st, tr, ex, after - before, k)
+    held(kc, kd)
+    held(kp, st)
+    return status
 
 
 @numba.njit(**_NJIT)
