@@ -84,6 +84,7 @@ from . import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from .kernels import kernel_row, kernel_row_all, row_work
+from .index import at, idx
 
 KernelCache = namedtuple(
     "KernelCache", "buf perm pos vex pex slot_of key length prev nxt free meta stats scratch")
@@ -259,8 +260,8 @@ def _compute_tail(c, kd, kp, k, s, have, length):
         c.stats[KERNEL_EVALS] += length - have
         out = c.scratch[have:length]
         kernel_row(kd, k, kd, c.pex[have:length], kp, out)
-        for t in range(have, length):
-            c.buf[base + t] = out[t - have]
+        for r in range(length - have):
+            c.buf[at(base + have, r)] = out[r]
     _set_length(c, s, length)
 
 
@@ -287,7 +288,7 @@ def _copy_by_example(c, kd, kp, k, dest, base, have, length):
     kernel_row_all(kd, k, kp, by_example)
     pex = c.pex
     for t in range(have, length):
-        dest[base + t] = by_example[pex[t]]
+        dest[at(base, t)] = by_example[idx(pex[idx(t)])]
 
 
 @numba.njit(**_NJIT)
@@ -356,7 +357,7 @@ def cache_row_into(c, kd, kp, k, length, out):
         have = min(c.length[s], length)
         base = s * c.meta[WIDTH]
         for t in range(have):
-            out[t] = c.buf[base + t]
+            out[t] = c.buf[at(base, t)]
     if have >= length:
         c.stats[HITS] += 1
         return

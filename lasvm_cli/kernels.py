@@ -32,6 +32,7 @@ from numba import prange, types
 from numba.extending import intrinsic
 from . import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 from .ordered import dense_dots, fma
+from .index import at, idx
 
 LINEAR, POLY, RBF, SIGMOID, PRECOMPUTED = 0, 1, 2, 3, 4
 KERNEL_NAMES = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")
@@ -301,15 +302,15 @@ def _bits_words(a_bits, a, b_bits, targets, table, out, lo_t, hi_t, words, xor):
     fb = b_bits.ravel()
     base_a = words * a
     for t in range(lo_t, hi_t):
-        base_b = words * targets[t]
+        base_b = words * targets[idx(t)]
         d = np.uint64(0)
         if xor:
             for w in range(words):
-                d += popcount(fa[base_a + w] ^ fb[base_b + w])
+                d += popcount(fa[at(base_a, w)] ^ fb[at(base_b, w)])
         else:
             for w in range(words):
-                d += popcount(fa[base_a + w] & fb[base_b + w])
-        out[t] = table[d]
+                d += popcount(fa[at(base_a, w)] & fb[at(base_b, w)])
+        out[idx(t)] = table[d]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from ..cache import cache_row_at, held
+from ..index import at
 from . import (ACTIVE, ETA, EPS, FINAL_KKT, FREE, LAST_KIND, LOWER, N_FALLBACK, N_KKT_CONT,
                N_MG, PREV_I, PREV_J, UPPER)
 from .steps import TAU, pair_gain
@@ -97,7 +98,7 @@ def _so_objectives(st, c, bi, i, Gmax, active, out):
     for t in range(active):
         grad_diff = Gmax + y[t] * G[t]
         in_low = status[t] != LOWER if y[t] > 0 else status[t] != UPPER
-        quad_coef = QDi + QD[t] - 2.0 * np.float64(K[bi + t])
+        quad_coef = QDi + QD[t] - 2.0 * np.float64(K[at(bi, t)])
         if not quad_coef > 0.0:
             quad_coef = TAU
         obj_diff = -(grad_diff * grad_diff) / quad_coef
@@ -229,7 +230,7 @@ def _mg_scan(st, c, bp, p, q, best_gain, best_p, best_b, best_mu):
         if b == p or b == q:
             continue
         yb = y[b]
-        kappa = QDp + QD[b] - 2.0 * np.float64(K[bp + b])
+        kappa = QDp + QD[b] - 2.0 * np.float64(K[at(bp, b)])
         if yb > 0:
             gain, mu = pair_gain(gp, -G[b], ap, alpha[b], Ap, Bp, 0.0, C[b], kappa)
         else:

@@ -19,6 +19,7 @@ from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from ..cache import WIDTH, cache_get, cache_row_at, cache_row_into, cache_set_width, cache_swap
+from ..index import at
 from ..kernels import kernel_diagonal, n_rows
 from . import (ACTIVE, ADAPT_WIDTH, COUNTER, EPS, ETA, FINAL_KKT, FREE, ITER, LAST_KIND, LOWER, MAX_ITER,
                MAX_ITER_REACHED, N_FST, N_IST, N_MG_EXTRA_ROWS, N_RECON, N_SHRINK,
@@ -252,7 +253,7 @@ def _update_pair(st, c, bi, bj, i, j, active):
     sdi = y[i] * (ai - old_ai)
     sdj = y[j] * (aj - old_aj)
     for t in range(active):
-        G[t] += y[t] * (np.float64(K[bi + t]) * sdi + np.float64(K[bj + t]) * sdj)
+        G[t] += y[t] * (np.float64(K[at(bi, t)]) * sdi + np.float64(K[at(bj, t)]) * sdj)
     status[i] = _status_of(ai, C[i])
     status[j] = _status_of(aj, C[j])
 

@@ -21,6 +21,7 @@ from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from ..cache import WIDTH, cache_row_at, cache_set_width, held
+from ..index import at
 from . import (ACTIVE, ADAPT_WIDTH, COUNTER, EPS, ITER, LAST_KIND, LOWER, MAX_ITER,
                MAX_ITER_REACHED, N_SHRINK, N_SHRUNK_VARS, OPTIMAL, PREV_I, PREV_J, RUNNING,
                SHRINKING, UNSHRINK, UPPER, VIOL)
@@ -75,8 +76,8 @@ def _nu_objectives(st, c, bp, bn, ip, inn, Gmaxp, Gmaxn, active, obj, gain):
         pos = y[t] > 0
         g = G[t]
         s = status[t]
-        k_p = np.float64(K[bp + t])
-        k_n = np.float64(K[bn + t])
+        k_p = np.float64(K[at(bp, t)])
+        k_n = np.float64(K[at(bn, t)])
         grad_diff = Gmaxp + g if pos else Gmaxn - g
         movable = s != LOWER if pos else s != UPPER
         quad_coef = (QDp if pos else QDn) + QD[t] - 2.0 * (k_p if pos else k_n)

@@ -40,6 +40,7 @@ from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from ..cache import cache_discard, cache_symmetric_at, held
+from ..index import at
 from .online_core import (F_DELTA, I_INSERTED, I_LABELS, I_NS, I_POOL, I_PROCESSED,
                           I_REPROCESS, I_STEPS, clipped_newton, expansion_at, max_violator,
                           new_epoch, newton_step, rand_below, swap_positions, take_from_pool)
@@ -149,7 +150,7 @@ def _update_scan(st, mu, K, bk, n):
     best = 0.0
     for p in range(n):
         if mu != 0.0:
-            g[p] -= mu * np.float64(K[bk + p])
+            g[p] -= mu * np.float64(K[at(bk, p)])
         gp = g[p]
         a = alpha[p]
         s += _gap_term(gp, a, A[p], B[p])

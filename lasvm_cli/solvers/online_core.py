@@ -56,6 +56,7 @@ from .. import params
 from ..cache import WIDTH, cache_discard, cache_set_width, held
 from ..cache import cache_symmetric_at as _row_at  # LaSVM 1.1's rows: symmetric fill
 from ..cache import cache_swap_keep_prefix as _swap_keep_prefix
+from ..index import at
 from ..qp.steps import TAU, step_pair  # the pure two-variable step shared with SMO
 from ..rand import glibc_table
 
@@ -281,7 +282,7 @@ def _pair_step(st, kc, n, i, j, bi, bj):
     # the one gradient update of the online core after a pair step: g_p -= d (K_ip - K_jp)
     g = st.g
     for p in range(n):
-        g[p] -= lam * (np.float64(K[bi + p]) - np.float64(K[bj + p]))
+        g[p] -= lam * (np.float64(K[at(bi, p)]) - np.float64(K[at(bj, p)]))
     st.ist[I_STEPS] += 1
 
 
@@ -310,7 +311,7 @@ def _newton_update(st, kc, n, k, bk):
     # the one gradient update of the online core after a one-variable step: g_p -= d K_kp
     g = st.g
     for p in range(n):
-        g[p] -= mu * np.float64(K[bk + p])
+        g[p] -= mu * np.float64(K[at(bk, p)])
     st.ist[I_STEPS] += 1
 
 
@@ -378,7 +379,7 @@ def _expansion_at(st, kc, kd, kp, ex):
     if n > 0:
         b = _row_at(kc, kd, kp, ex, n, st)  # an offset, as in _direction_search
         for p in range(n):
-            s += st.alpha[p] * np.float64(kc.buf[b + p])
+            s += st.alpha[p] * np.float64(kc.buf[at(b, p)])
     held(kc, kd)
     held(kp, st)
     return s
