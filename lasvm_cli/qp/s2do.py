@@ -37,6 +37,7 @@ from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from ..cache import cache_get, cache_swap, cache_swap_keep_prefix
+from ..index import idx
 from .s2do_steps import edge, gain2, increase, solve_box, solve_triangle
 
 _NJIT = dict(cache=True, nogil=True)
@@ -124,13 +125,14 @@ def select_first(st, lo, hi, supports_only):
     m, p, best = -1, -1, 0.0
     pm, pup, pdown, pbest = -1, -1, -1, 0.0
     for t in range(lo, hi):
-        yt = yc[t]
-        full = cs and S[t] >= C
+        u = idx(t)  # unsigned: no negative-index test per access (index.py)
+        yt = yc[u]
+        full = cs and S[u] >= C
         for c in range(d):
-            a = A[t, c]
+            a = A[u, c]
             if c == yt or (supports_only and a == 0.0):
                 continue
-            g = G[t, c]
+            g = G[u, c]
             if g > 0.0:
                 if full or (not cs and a >= C):
                     continue
@@ -141,10 +143,10 @@ def select_first(st, lo, hi, supports_only):
         if full:
             up, down, cu, cd = -np.inf, np.inf, -1, -1
             for c in range(d):
-                a = A[t, c]
+                a = A[u, c]
                 if c == yt or (supports_only and a == 0.0):
                     continue
-                g = G[t, c]
+                g = G[u, c]
                 if g > up:
                     up, cu = g, c
                 if a > 0.0 and g < down:
@@ -168,17 +170,18 @@ def select_second(st, K1, lo, hi, m, p, supports_only):
     ym = yc[m]
     n, q, best = -1, -1, -1.0
     for t in range(lo, hi):
-        yt = yc[t]
-        q22 = diag * KD[t]
-        k = np.float64(K1[t])
-        grow_all = kind == CS and (S[t] < C or t == m)
+        u = idx(t)  # unsigned: no negative-index test per access (index.py)
+        yt = yc[u]
+        q22 = diag * KD[u]
+        k = np.float64(K1[u])
+        grow_all = kind == CS and (S[u] < C or t == m)
         for c in range(d):
             if c == yt or (t == m and c == p):
                 continue
-            a = A[t, c]
+            a = A[u, c]
             if supports_only and a == 0.0:
                 continue
-            g = G[t, c]
+            g = G[u, c]
             if g > 0.0:
                 if not (grow_all or (kind == LLW and a < C)):
                     continue
