@@ -335,15 +335,16 @@ def _row_pre_exp(A, a, B, targets, kp, scatter, out, lo_t, hi_t):
         dense_dots(scatter, B.X, targets, out, lo_t, hi_t)
     else:
         for t in range(lo_t, hi_t):
-            b = targets[t]
+            b = idx(targets[idx(t)])  # unsigned indices throughout (index.py)
             s = 0.0
             for q in range(B.indptr[b], B.indptr[b + 1]):
-                c = B.indices[q]
+                c = B.indices[idx(q)]
                 if c < scatter.shape[0]:
-                    s += scatter[c] * B.values[q]
-            out[t] = s
+                    s += scatter[idx(c)] * B.values[idx(q)]
+            out[idx(t)] = s
     for t in range(lo_t, hi_t):
-        out[t] = _finish(kind, kp, out[t], sq_a, B.x_sq[targets[t]])
+        u = idx(t)
+        out[u] = _finish(kind, kp, out[u], sq_a, B.x_sq[idx(targets[u])])
 
 
 @numba.njit(**_NJIT)
@@ -470,10 +471,10 @@ def _row_all_csc(A, a, kp, out):
     for q in range(A.indptr[a], A.indptr[a + 1]):
         v = A.values[q]
         f = A.indices[q]
-        for r in range(np.int64(csc[1 + f]), np.int64(csc[2 + f])):
-            b = np.int64(csc[rows0 + r])
+        for r in range(np.int64(csc[idx(1 + f)]), np.int64(csc[idx(2 + f)])):
+            b = np.int64(csc[at(rows0, r)])
             if b < n:
-                out[b] += v * csc[vals0 + r]
+                out[idx(b)] += v * csc[at(vals0, r)]
     kind = kp.kind
     sq_a = A.x_sq[a]
     for b in range(n):
