@@ -406,9 +406,9 @@ def cache_swap(c, i, j):
         if ln > i:
             if ln > j:
                 b = s * w
-                t = c.buf[b + i]
-                c.buf[b + i] = c.buf[b + j]
-                c.buf[b + j] = t
+                t = c.buf[at(b, i)]
+                c.buf[at(b, i)] = c.buf[at(b, j)]
+                c.buf[at(b, j)] = t
             else:
                 # give up this row (LIBSVM does the same): its prefix would have a hole at i
                 c.stats[ROWS_DROPPED] += 1
@@ -557,9 +557,9 @@ def _keep_prefix_columns(c, i, j, ki, kj):
             continue
         if ln > j:
             b = s * w
-            t = buf[b + i]
-            buf[b + i] = buf[b + j]
-            buf[b + j] = t
+            t = buf[at(b, i)]
+            buf[at(b, i)] = buf[at(b, j)]
+            buf[at(b, j)] = t
         elif ln > i:
             # the entry at i is now K(e, kj): copy it from kj's row by symmetry when that row
             # covers e's position (kcache.c:xswap), otherwise keep the prefix [0, i)
@@ -567,7 +567,7 @@ def _keep_prefix_columns(c, i, j, ki, kj):
             sj = slot_of[kj]
             pe = pos[e]
             if e != ki and e != kj and sj >= 0 and length[sj] > pe:
-                buf[s * w + i] = buf[sj * w + pe]
+                buf[at(s * w, i)] = buf[at(sj * w, pe)]
             else:
                 length[s] = i
 
@@ -600,10 +600,10 @@ def _copy_symmetric(c, k, s, have, length, scratch):
     q = c.pos[k]
     m = 0
     for t in range(have, length):
-        j = pex[t]
-        sj = slot_of[j]
-        if j != k and sj >= 0 and lengths[sj] > q:
-            buf[base + t] = buf[sj * w + q]
+        j = pex[idx(t)]
+        sj = slot_of[idx(j)]
+        if j != k and sj >= 0 and lengths[idx(sj)] > q:
+            buf[at(base, t)] = buf[at(sj * w, q)]
         else:
             t_pos[m] = t
             t_ex[m] = j
@@ -619,7 +619,7 @@ def _compute_missing(c, kd, kp, k, s, m, scratch):
     base = s * c.meta[WIDTH]
     t_pos = scratch.t_pos
     for r in range(m):
-        c.buf[base + t_pos[r]] = out[r]
+        c.buf[at(base, t_pos[r])] = out[r]
     c.stats[KERNEL_EVALS] += m
 
 
