@@ -136,32 +136,16 @@ def _gather(st, tr, averaged):
 
 
 @numba.njit(**_NJIT)
-def _expansion(kc, kd, kp, tr, ex, m):
-    """sum_r tcoef[r] K(x_ex, x_tgt[r]) over the m gathered coefficients (m kernel values,
-    counted as training evaluations)."""
+def _expansion(kc, kd, kp, out, ex, targets, coef):
+    """sum_r coef[r] K(x_ex, x_targets[r]) (len(targets) kernel values into ``out``, counted
+    as training evaluations): the teacher's classifier over the gathered coefficients, and a
+    full-gradient variant's g_t over the kept list of non-zero alphas (tr.nz / nz_coef: no
+    pass over the t seen positions, which was a twelfth of track2's time)."""
+    m = targets.shape[0]
     if m == 0:
         return 0.0
-    out = tr.tout[:m]
-    kernel_row(kd, ex, kd, tr.tgt[:m], kp, out)
+    kernel_row(kd, ex, kd, targets, kp, out[:m])
     kc.stats[KERNEL_EVALS] += m
-    s = 0.0
-    for r in range(m):
-        s += tr.tcoef[r] * out[r]
-    return s
-
-
-@numba.njit(**_NJIT)
-def _expansion_nonzero(kc, kd, kp, tr, ex):
-    """sum_j alpha_j K(x_ex, x_j) over the non-zero alphas, from the kept list tr.nz (m kernel
-    values, counted as training evaluations): a full-gradient variant's g_t for a new example
-    without a pass over the t seen positions (that gather was a twelfth of track2's time)."""
-    m = tr.tis[T_NNZ]
-    if m == 0:
-        return 0.0
-    out = tr.tout[:m]
-    kernel_row(kd, ex, kd, tr.nz[:m], kp, out)
-    kc.stats[KERNEL_EVALS] += m
-    coef = tr.nz_coef
     s = 0.0
     for r in range(m):
         s += coef[r] * out[r]
@@ -222,7 +206,7 @@ def _next_example(st, kc, kd, kp, tr):
     best_v = 0.0
     for c in range(n_cand):
         ex = st.pool[c]
-        f = _expansion(kc, kd, kp, tr, ex, n_t)
+        f = _expansion(kc, kd, kp, tr.tout, ex, tr.tgt[:n_t], tr.tcoef)
         if teacher == TEACH_ACTIVE:
             v = abs(f)
         else:
@@ -321,7 +305,8 @@ def _insert(st, kc, kd, kp, tr, ex):
         _track_nonzero(tr, ex, 0.0, st.alpha[st.ex2pos[ex]])
         return status
     st.alpha[t] = 0.0
-    st.g[t] = st.y[ex] - _expansion_nonzero(kc, kd, kp, tr, ex)
+    m = tr.tis[T_NNZ]  # the non-zero alphas (alpha_t = 0: position t adds nothing)
+    st.g[t] = st.y[ex] - _expansion(kc, kd, kp, tr.tout, ex, tr.nz[:m], tr.nz_coef)
     st.ist[I_NS] = t + 1
     if alg == ALG_TRACK2:
         status = newton_step(st, kc, kd, kp, t, 0.0)
