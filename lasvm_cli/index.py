@@ -5,9 +5,9 @@ it cannot prove non-negative it emits a test and a fix-up (``i < 0 ? i + n : i``
 load. A loop index from ``range(n)`` is provably non-negative; ``base + t`` (a row at an offset
 in the cache's buffer, cache.cache_row_at) and ``table[targets[t]]`` (an index read from data)
 are not, and the test per access keeps such loops from vectorising. With an unsigned index
-numba emits no test. Measured on the loops themselves (36,000 positions, min of 300 timings):
-SO's scan 1.35 -> 0.70 ns a position, SMO's gradient update 1.23 -> 0.46, the online core's
-Newton update 0.58 -> 0.26, a row copied from by-example values 1.17 -> 0.53.
+numba emits no test. bench/bench_index.py times the loops both ways (36,000 positions, min
+of 300 timings): SO's scan 0.94 -> 0.69 ns a position, SMO's gradient update 1.06 -> 0.33, the
+online core's Newton update 0.57 -> 0.21, a row copied from by-example values 1.12 -> 0.53.
 
 Every index passed here is non-negative; the values read are the same.
 """
