@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from lasvm_cli.cache import make_cache
 from lasvm_cli.data import kernel_data
 from lasvm_cli.io.model_file import read_model
 from lasvm_cli.io.svmlight import read_svmlight
@@ -132,6 +133,34 @@ def test_gap_is_the_primal_minus_the_dual_and_never_negative(heart, solver):
     assert len(gaps) > 200
     if solver == "lasvm-nc":
         assert run.gst[gc.G_FLAGGED] > 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_scan_finds_the_cores_maximal_violator_and_the_gap(seed):
+    """The gap loop's scan (three leaf loops: update and violations, a max over lanes, a search
+    for the first index) against the online core's one-loop max_violator, ties and all, and the
+    gap against its sum in numpy: positions at both bounds, at zero, tied gradients, an
+    expansion of odd size (the lanes' tail)."""
+    rng = np.random.default_rng(seed)
+    n = 1001 + seed
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    A, B = core.svc_boxes(y, 3.0, 2.0)
+    kc = make_cache(n, 1.0)
+    st = core.make_state(kc, y, A, B, bias=False)
+    st.A[:], st.B[:] = A, B  # position t is example t
+    st.alpha[:] = np.where(rng.random(n) < 0.3, np.where(rng.random(n) < 0.5, A, B),
+                           rng.random(n) * (A + B))
+    st.alpha[rng.random(n) < 0.2] = 0.0
+    st.g[:] = np.round(rng.standard_normal(n), 1)  # many ties
+    st.ist[core.I_NS] = n
+    gap, k, v = gc.scan(st)
+    assert (k, v) == core.max_violator(st, n)
+    assert k >= 0 and v > 0
+    g, a = st.g, st.alpha
+    terms = B * np.maximum(g, 0) - A * np.maximum(-g, 0) - a * g
+    assert gap == pytest.approx(terms.sum(), rel=1e-12)
+    st.g[:] = 0.0  # nothing violates
+    assert gc.scan(st)[1:] == (-1, 0.0) == core.max_violator(st, n)
 
 
 def test_gap_loop_stops_when_reprocess_bails_out(heart):
