@@ -5,7 +5,8 @@ needs the duality gap and the maximal KKT violator of S. The old form did all of
 that kept a running argmax (its branches and its chain of dependent compares kept the loop
 scalar, about 25 instructions a position); the product's form is three leaf loops: the update,
 the gap's sum and each position's violation into a work array (vectorised), the largest
-violation over eight independent lanes (qp.select.max_of), and a search for its first index.
+violation as an integer max over the bit patterns (vectorised; violations are never negative),
+and a search for its first index.
 Both give the same index and violation (checked) and the same gap to rounding (the new sum is
 split into vector lanes). Printed: ns a position, the minimum over repeated timings, for sizes
 of S that adult's LASVM-I and -NC reach. Usage: ``python bench/bench_gap_scan.py``.
@@ -17,8 +18,7 @@ import numba
 import numpy as np
 
 from lasvm_cli.index import at
-from lasvm_cli.qp.select import first_index_of, max_of
-from lasvm_cli.solvers.lasvm_g_core import _gap_term, _update_gap_violations
+from lasvm_cli.solvers.lasvm_g_core import _gap_term, _largest_violation, _update_gap_violations
 
 
 @numba.njit
@@ -46,10 +46,8 @@ def one_loop(g, alpha, A, B, K, bk, mu, n):
 def three_loops(g, alpha, A, B, K, bk, mu, n, viol):
     """The product's _update_scan, its leaf functions called on bare arrays."""
     s = _update_gap_violations(g, alpha, A, B, K, bk, mu, n, viol)
-    best = max_of(viol, n)
-    if not best > 0.0:
-        return s, -1, 0.0
-    return s, first_index_of(viol, n, best), best
+    k, v = _largest_violation(viol, n)
+    return s, k, v
 
 
 def problem(n, seed=0):

@@ -137,10 +137,10 @@ def test_gap_is_the_primal_minus_the_dual_and_never_negative(heart, solver):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_scan_finds_the_cores_maximal_violator_and_the_gap(seed):
-    """The gap loop's scan (three leaf loops: update and violations, a max over lanes, a search
-    for the first index) against the online core's one-loop max_violator, ties and all, and the
-    gap against its sum in numpy: positions at both bounds, at zero, tied gradients, an
-    expansion of odd size (the lanes' tail)."""
+    """The gap loop's scan (update and violations, a max over the violations' bit patterns, a
+    search for the first index) against the online core's one-loop max_violator, ties and all,
+    and the gap against its sum in numpy: positions at both bounds, at zero, tied gradients,
+    an expansion of odd size (the vector loops' tail)."""
     rng = np.random.default_rng(seed)
     n = 1001 + seed
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)

@@ -156,15 +156,6 @@ def last_index_of(v, n, m):
 
 
 @numba.njit(**_NJIT)
-def first_index_of(v, n, m):
-    """The first t < n with v[t] == m (-1 if none)."""
-    t = 0
-    while t < n and v[t] != m:
-        t += 1
-    return t if t < n else -1
-
-
-@numba.njit(**_NJIT)
 def last_argmax(v, n):
     """(t, m): m = max(v[:n]), t its last index (LIBSVM's ">="); t = -1 when all are -INF."""
     m = max_of(v, n)
