@@ -18,7 +18,8 @@ import numba
 import numpy as np
 
 from lasvm_cli.index import at
-from lasvm_cli.solvers.lasvm_g_core import _gap_term, _largest_violation, _update_gap_violations
+from lasvm_cli.qp.select import first_argmax_nonneg
+from lasvm_cli.solvers.lasvm_g_core import _gap_term, _update_gap_violations
 
 
 @numba.njit
@@ -46,7 +47,7 @@ def one_loop(g, alpha, A, B, K, bk, mu, n):
 def three_loops(g, alpha, A, B, K, bk, mu, n, viol):
     """The product's _update_scan, its leaf functions called on bare arrays."""
     s = _update_gap_violations(g, alpha, A, B, K, bk, mu, n, viol)
-    k, v = _largest_violation(viol, n)
+    k, v = first_argmax_nonneg(viol, n)
     return s, k, v
 
 

@@ -102,6 +102,62 @@ def _random_Q(rng):
     return Q[0, 0], Q[0, 1], Q[1, 1]
 
 
+def reference_first(A, G, S, yc, kind, C, lo, hi, supports_only):
+    """select_first's rules as one plain loop (the form it had before its scores went to a
+    vectorised pass): the largest feasible-direction score, first (t, c) on ties, and CS's
+    best same-example pair at S = C."""
+    d = A.shape[1]
+    cs = kind == CS
+    m, p, best, pair = -1, -1, 0.0, (-1, -1, -1, 0.0)
+    for t in range(lo, hi):
+        full = cs and S[t] >= C
+        for c in range(d):
+            a, g = A[t, c], G[t, c]
+            if c == yc[t] or (supports_only and a == 0.0):
+                continue
+            grows = g > 0.0 and not full and (cs or a < C)
+            score = g if grows else (-g if g < 0.0 and a > 0.0 else 0.0)
+            if score > best:
+                m, p, best = t, c, score
+        if full:
+            ok = [c for c in range(d) if c != yc[t] and not (supports_only and A[t, c] == 0.0)]
+            cu = max(ok, key=lambda c: (G[t, c], -c)) if ok else -1  # first of the largest
+            downs = [c for c in ok if A[t, c] > 0.0]
+            cd = min(downs, key=lambda c: (G[t, c], c)) if downs else -1  # first of the smallest
+            if cd >= 0 and cu != cd and G[t, cu] - G[t, cd] > pair[3]:
+                pair = (t, cu, cd, G[t, cu] - G[t, cd])
+    return (m, p, best) + pair
+
+
+@pytest.mark.parametrize("kind", [LLW, CS])
+@pytest.mark.parametrize("supports_only", [False, True])
+def test_select_first_follows_its_rules(kind, supports_only):
+    """select_first (scores in a branch-free pass, the max on their bit patterns, CS pairs
+    apart) against the plain loop: variables at both bounds and at 0, tied gradients, CS
+    examples at S = C, a sub-range of positions."""
+    from lasvm_cli.qp import s2do
+
+    rng = np.random.default_rng(kind * 2 + supports_only)
+    l, d, C = 300, 5, 2.0
+    yc = rng.integers(0, d, l)
+    st = s2do.make_state(kind, yc, d, np.ones(l), C)
+    A = np.where(rng.random((l, d)) < 0.3, 0.0, rng.random((l, d)) * C)
+    A[rng.random((l, d)) < 0.2] = C
+    A[np.arange(l), yc] = 0.0
+    if kind == CS:
+        A *= 0.5
+        full = rng.random(l) < 0.3
+        A[full] *= C / np.maximum(A[full].sum(1), 1e-12)[:, None]
+    st.A[:] = A
+    st.S[:] = A.sum(1)
+    st.G[:] = np.round(rng.standard_normal((l, d)), 1)  # many ties
+    for lo, hi in ((0, l), (17, 251)):
+        got = s2do.select_first(st, lo, hi, supports_only)
+        ref = reference_first(st.A, st.G, st.S, st.yc, kind, C, lo, hi, supports_only)
+        assert got == pytest.approx(ref, abs=0.0), (lo, hi)
+        assert got[0] >= 0
+
+
 def test_box_step_is_the_exact_optimum():
     rng = np.random.default_rng(1)
     for _ in range(150):

@@ -20,7 +20,7 @@ example) and updates every gradient from the two examples' kernel rows.
 :class:`S2doState` is a namedtuple of arrays in *position order* (the shared row cache's
 ``perm``, keyed by example: one row per example serves its d - 1 variables). ``A`` and ``G`` are
 [l, d] (column y_t unused), ``S`` [l] the sums, ``yc`` the class indices, ``KD`` the kernel
-diagonal. Positions [0, ACTIVE) are the active examples (batch shrinking) or, for the online
+diagonal, ``W`` [l d] scratch (the selection's scores, not part of a saved state). Positions [0, ACTIVE) are the active examples (batch shrinking) or, for the online
 driver (solvers/s2do_online.py), the support patterns W.
 
 Working-set selection (Algorithm 3 with the report's §2.1 and §4.1 fixes): the first variable
@@ -37,12 +37,13 @@ from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from ..cache import cache_get, cache_swap, cache_swap_keep_prefix
-from ..index import idx
+from ..index import at, idx
 from .s2do_steps import edge, gain2, increase, solve_box, solve_triangle
+from .select import first_argmax_nonneg
 
 _NJIT = dict(cache=True, nogil=True)
 
-S2doState = namedtuple("S2doState", "A G S yc KD ist fst")
+S2doState = namedtuple("S2doState", "A G S yc KD ist fst W")
 
 LLW, CS = 0, 1
 KINDS = {"llw": LLW, "cs": CS}
@@ -64,7 +65,7 @@ def make_state(kind, yc, d, diag, C, *, target=1.0, eps=1e-3, shrinking=True, ma
     st = S2doState(A=np.zeros((l, d)), G=np.full((l, d), float(target if kind == LLW else 1.0)),
                    S=np.zeros(l), yc=np.ascontiguousarray(yc, np.int64).copy(),
                    KD=np.ascontiguousarray(diag, np.float64).copy(),
-                   ist=np.zeros(N_IST, np.int64), fst=np.zeros(N_FST))
+                   ist=np.zeros(N_IST, np.int64), fst=np.zeros(N_FST), W=np.zeros(l * d))
     st.ist[KIND] = kind
     st.ist[D] = d
     st.ist[ACTIVE] = l
@@ -114,52 +115,75 @@ def upper(st, t, c):
 @numba.njit(**_NJIT)
 def select_first(st, lo, hi, supports_only):
     """The first variable over positions [lo, hi): (m, p, score) of the largest
-    feasible-direction score, and for CS the best same-example pair at S = C: (pm, pup, pdown,
-    pair score). ``supports_only``: only variables with a > 0 (TWO_OLD_SUPPORTS).
-    (The rules are spelled out in the loop: a call that takes the state's arrays costs more
-    than the loop's body.)"""
+    feasible-direction score (first in position order on ties), and for CS the best
+    same-example pair at S = C: (pm, pup, pdown, pair score). ``supports_only``: only variables
+    with a > 0 (TWO_OLD_SUPPORTS). Every variable's score goes to st.W in a branch-free loop,
+    the largest is found on the scores' bit patterns (select.first_argmax_nonneg), the CS pairs
+    in a loop of their own: the single loop that kept a running argmax through branches on the
+    gradient's sign cost about three times as much."""
     d = st.ist[D]
     cs = st.ist[KIND] == CS
     C = st.fst[C_]
-    A, G, S, yc = st.A, st.G, st.S, st.yc
-    m, p, best = -1, -1, 0.0
-    pm, pup, pdown, pbest = -1, -1, -1, 0.0
+    _first_scores(st.A, st.G, st.S, st.yc, lo, hi, d, cs, C, supports_only, st.W)
+    i, best = first_argmax_nonneg(st.W, (hi - lo) * d)  # scores are never negative
+    m, p = (lo + i // d, i % d) if i >= 0 else (-1, -1)
+    if not cs:
+        return m, p, best, -1, -1, -1, 0.0
+    pm, pup, pdown, pbest = _cs_pairs(st.A, st.G, st.S, st.yc, lo, hi, d, C, supports_only)
+    return m, p, best, pm, pup, pdown, pbest
+
+
+@numba.njit(**_NJIT)
+def _first_scores(A, G, S, yc, lo, hi, d, cs, C, supports_only, W):
+    """W[(t - lo) d + c] = the score of (t, c): g if it may grow (g > 0; LLW: a < C; CS: S_t <
+    C), -g if it may shrink (g < 0 and a > 0), else 0; 0 for c = y_t and, with
+    ``supports_only``, for a = 0."""
     for t in range(lo, hi):
         u = idx(t)  # unsigned: no negative-index test per access (index.py)
         yt = yc[u]
-        full = cs and S[u] >= C
+        grow = not (cs and S[u] >= C)
+        base = (t - lo) * d
+        for c in range(d):
+            a = A[u, c]
+            g = G[u, c]
+            score = g if (g > 0.0) & grow & (cs | (a < C)) else 0.0
+            score = -g if (g < 0.0) & (a > 0.0) else score
+            skip = (c == yt) | (supports_only & (a == 0.0))
+            W[at(base, c)] = 0.0 if skip else score
+
+
+@numba.njit(**_NJIT)
+def _cs_pairs(A, G, S, yc, lo, hi, d, C, supports_only):
+    """CS: the best pair "up c, down e" of one example at S_t = C, score g_c - g_e (e with a > 0,
+    c != e), over positions [lo, hi): (t, c, e, score), first t on ties; (-1, -1, -1, 0)."""
+    pm, pup, pdown, pbest = -1, -1, -1, 0.0
+    for t in range(lo, hi):
+        u = idx(t)
+        if not S[u] >= C:
+            continue
+        yt = yc[u]
+        up, down, cu, cd = -np.inf, np.inf, -1, -1
         for c in range(d):
             a = A[u, c]
             if c == yt or (supports_only and a == 0.0):
                 continue
             g = G[u, c]
-            if g > 0.0:
-                if full or (not cs and a >= C):
-                    continue
-                if g > best:
-                    m, p, best = t, c, g
-            elif g < 0.0 and a > 0.0 and -g > best:
-                m, p, best = t, c, -g
-        if full:
-            up, down, cu, cd = -np.inf, np.inf, -1, -1
-            for c in range(d):
-                a = A[u, c]
-                if c == yt or (supports_only and a == 0.0):
-                    continue
-                g = G[u, c]
-                if g > up:
-                    up, cu = g, c
-                if a > 0.0 and g < down:
-                    down, cd = g, c
-            if cd >= 0 and cu != cd and up - down > pbest:
-                pm, pup, pdown, pbest = t, cu, cd, up - down
-    return m, p, best, pm, pup, pdown, pbest
+            if g > up:
+                up, cu = g, c
+            if a > 0.0 and g < down:
+                down, cd = g, c
+        if cd >= 0 and cu != cd and up - down > pbest:
+            pm, pup, pdown, pbest = t, cu, cd, up - down
+    return pm, pup, pdown, pbest
 
 
 @numba.njit(**_NJIT)
 def select_second(st, K1, lo, hi, m, p, supports_only):
     """The second variable over positions [lo, hi): the movable (n, q) != (m, p) of the largest
-    unconstrained gain with (m, p) (Algorithm 4); K1 is m's kernel row. (-1, -1) if none."""
+    unconstrained gain with (m, p) (Algorithm 4); K1 is m's kernel row. (-1, -1) if none.
+    (Unlike select_first's scores, the gains stay in a loop that skips the variables that cannot
+    move: most of them, at a bound with the gradient pointing out; a branch-free loop that
+    computed every gain took longer.)"""
     d = st.ist[D]
     kind = st.ist[KIND]
     C = st.fst[C_]

@@ -41,6 +41,7 @@ import numpy as np
 
 from ..cache import cache_discard, cache_symmetric_at, held
 from ..index import at
+from ..qp.select import first_argmax_nonneg
 from .online_core import (F_DELTA, I_INSERTED, I_LABELS, I_NS, I_POOL, I_PROCESSED,
                           I_REPROCESS, I_STEPS, clipped_newton, expansion_at, max_violator,
                           new_epoch, newton_step, rand_below, swap_positions, take_from_pool)
@@ -144,32 +145,13 @@ def _update_scan(st, mu, K, bk, n):
     """g_p -= mu K[bk + p] over S (nothing when mu = 0), then the gap and the maximal violator
     (first index on ties, as the core's max_violator). Two leaf loops and a search rather than
     one loop: the first (update, gap terms, each position's violation into st.work) and the
-    max vectorise; the single loop that kept a running argmax did neither and cost about 3.8
-    ns a position (bench/bench_gap_scan.py). Arrays taken once (exception_exits.py's rules:
-    no reference counts a step)."""
+    max (qp.select.first_argmax_nonneg, on the bit patterns) vectorise; the single loop that
+    kept a running argmax did neither and cost about 3.8 ns a position (bench/bench_gap_scan.py).
+    Arrays taken once (exception_exits.py's rules: no reference counts a step)."""
     viol = st.work
     s = _update_gap_violations(st.g, st.alpha, st.A, st.B, K, bk, mu, n, viol)
-    k, v = _largest_violation(viol, n)
+    k, v = first_argmax_nonneg(viol, n)  # violations are never negative
     return s, k, v
-
-
-@numba.njit(**_NJIT)
-def _largest_violation(viol, n):
-    """(first index, value) of the largest viol[:n], (-1, 0.0) when none is positive.
-    Violations are never negative, and non-negative doubles order as their int64 bit patterns:
-    the max runs on the bits because an integer max vectorises where numba's float max does
-    not (qp.select.max_of runs eight scalar lanes instead, twice as slow here)."""
-    bits = viol.view(np.int64)
-    m = np.int64(0)  # +0.0; a -0.0 (bits < 0) never wins
-    for p in range(n):
-        x = bits[p]
-        m = x if x > m else m
-    if m == 0:
-        return -1, 0.0
-    p = 0
-    while bits[p] != m:
-        p += 1
-    return p, viol[p]
 
 
 @numba.njit(fastmath={"reassoc"}, **_NJIT)
