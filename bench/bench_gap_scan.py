@@ -12,11 +12,10 @@ split into vector lanes). Printed: ns a position, the minimum over repeated timi
 of S that adult's LASVM-I and -NC reach. Usage: ``python bench/bench_gap_scan.py``.
 """
 
-import time
-
 import numba
 import numpy as np
 
+from bench_index import best_ns  # bench/ is the script's directory
 from lasvm_cli.index import at
 from lasvm_cli.qp.select import first_argmax_nonneg
 from lasvm_cli.solvers.lasvm_g_core import _gap_term, _update_gap_violations
@@ -65,16 +64,6 @@ def problem(n, seed=0):
     return g, alpha, A, B, K
 
 
-def best_ns(fn, args, n, repeats=200, inner=20):
-    best = np.inf
-    for _ in range(repeats):
-        t = time.perf_counter()
-        for _ in range(inner):
-            fn(*args)
-        best = min(best, time.perf_counter() - t)
-    return best / inner / n * 1e9
-
-
 def main():
     print("| positions in S | one loop (ns a position) | three loops | three / one |")
     print("|---:|---:|---:|---:|")
@@ -86,8 +75,8 @@ def main():
         assert np.array_equal(g1, g3) and (j1, v1) == (j3, v3), n  # the same step either way
         assert abs(s1 - s3) <= 1e-12 * abs(s1), n
         # timed with a tiny step: the update runs, and g hardly moves between repetitions
-        t1 = best_ns(one_loop, (g1, alpha, A, B, K, n // 2, 1e-12, n), n)
-        t3 = best_ns(three_loops, (g3, alpha, A, B, K, n // 2, 1e-12, n, viol), n)
+        t1 = best_ns(one_loop, (g1, alpha, A, B, K, n // 2, 1e-12, n), n, 200, 20)
+        t3 = best_ns(three_loops, (g3, alpha, A, B, K, n // 2, 1e-12, n, viol), n, 200, 20)
         print(f"| {n} | {t1:.2f} | {t3:.2f} | {t3 / t1:.2f} |", flush=True)
 
 

@@ -80,7 +80,9 @@ def copy_unsigned(dest, base, have, length, src, pex):
         dest[at(base, t)] = src[idx(pex[idx(t)])]
 
 
-def best_ns(fn, args, repeats=300, inner=5):
+def best_ns(fn, args, n=N, repeats=300, inner=5):
+    """ns a position of fn(*args) over n positions: the minimum over ``repeats`` timings of
+    ``inner`` calls (the machine's noise only adds); bench_gap_scan.py uses it too."""
     fn(*args)
     best = np.inf
     for _ in range(repeats):
@@ -88,7 +90,7 @@ def best_ns(fn, args, repeats=300, inner=5):
         for _ in range(inner):
             fn(*args)
         best = min(best, time.perf_counter() - t)
-    return best / inner / N * 1e9
+    return best / inner / n * 1e9
 
 
 def main():
