@@ -1,15 +1,15 @@
-"""The bias-free gap loop's scan (solvers/lasvm_g_core.py _update_scan): one loop against three.
+"""The bias-free gap loop's scan (solvers/lasvm_g_core.py _update_scan): one loop against several.
 
 Each REPROCESS step of LASVM-G / -NC / -I / FULL SVM updates g over the expansion S and then
 needs the duality gap and the maximal KKT violator of S. The old form did all of it in one loop
 that kept a running argmax (its branches and its chain of dependent compares kept the loop
-scalar, about 25 instructions a position); the product's form is three leaf loops: the update,
-the gap's sum and each position's violation into a work array (vectorised), the largest
-violation as an integer max over the bit patterns (vectorised; violations are never negative),
-and a search for its first index.
-Both give the same index and violation (checked) and the same gap to rounding (the new sum is
-split into vector lanes). Printed: ns a position, the minimum over repeated timings, for sizes
-of S that adult's LASVM-I and -NC reach. Usage: ``python bench/bench_gap_scan.py``.
+scalar, about 25 instructions a position); the product's form is leaf loops: the update, each
+position's violation and gap term into a work array (vectorised), the largest violation as an
+integer max over the bit patterns (vectorised; violations are never negative), a search for its
+first index, and the gap as a vector sum in a fixed order (ordered.sum8). Both give the same
+index and violation (checked) and the same gap to rounding (the sums' orders differ). Printed:
+ns a position, the minimum over repeated timings, for sizes of S that adult's LASVM-I and -NC
+reach. Usage: ``python bench/bench_gap_scan.py``.
 """
 
 import numba
@@ -18,7 +18,8 @@ import numpy as np
 from bench_index import best_ns  # bench/ is the script's directory
 from lasvm_cli.index import at
 from lasvm_cli.qp.select import first_argmax_nonneg
-from lasvm_cli.solvers.lasvm_g_core import _gap_term, _update_gap_violations
+from lasvm_cli.ordered import sum8
+from lasvm_cli.solvers.lasvm_g_core import _gap_term, _update_terms
 
 
 @numba.njit
@@ -43,11 +44,12 @@ def one_loop(g, alpha, A, B, K, bk, mu, n):
 
 
 @numba.njit
-def three_loops(g, alpha, A, B, K, bk, mu, n, viol):
+def split_loops(g, alpha, A, B, K, bk, mu, n, work):
     """The product's _update_scan, its leaf functions called on bare arrays."""
-    s = _update_gap_violations(g, alpha, A, B, K, bk, mu, n, viol)
-    k, v = first_argmax_nonneg(viol, n)
-    return s, k, v
+    l = g.shape[0]
+    _update_terms(g, alpha, A, B, K, bk, mu, n, work, l)
+    k, v = first_argmax_nonneg(work, n)
+    return sum8(work, l, n), k, v
 
 
 def problem(n, seed=0):
@@ -65,18 +67,18 @@ def problem(n, seed=0):
 
 
 def main():
-    print("| positions in S | one loop (ns a position) | three loops | three / one |")
+    print("| positions in S | one loop (ns a position) | split loops | split / one |")
     print("|---:|---:|---:|---:|")
     for n in (2000, 5000, 12000):
         g, alpha, A, B, K = problem(n)
-        g1, g3, viol = g.copy(), g.copy(), np.empty(n)
+        g1, g3, work = g.copy(), g.copy(), np.empty(2 * n)
         s1, j1, v1 = one_loop(g1, alpha, A, B, K, n // 2, 1e-3, n)
-        s3, j3, v3 = three_loops(g3, alpha, A, B, K, n // 2, 1e-3, n, viol)
+        s3, j3, v3 = split_loops(g3, alpha, A, B, K, n // 2, 1e-3, n, work)
         assert np.array_equal(g1, g3) and (j1, v1) == (j3, v3), n  # the same step either way
         assert abs(s1 - s3) <= 1e-12 * abs(s1), n
         # timed with a tiny step: the update runs, and g hardly moves between repetitions
         t1 = best_ns(one_loop, (g1, alpha, A, B, K, n // 2, 1e-12, n), n, 200, 20)
-        t3 = best_ns(three_loops, (g3, alpha, A, B, K, n // 2, 1e-12, n, viol), n, 200, 20)
+        t3 = best_ns(split_loops, (g3, alpha, A, B, K, n // 2, 1e-12, n, work), n, 200, 20)
         print(f"| {n} | {t1:.2f} | {t3:.2f} | {t3 / t1:.2f} |", flush=True)
 
 

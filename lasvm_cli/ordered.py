@@ -14,6 +14,8 @@ written out, so every compile context computes the same numbers:
   targets at once (:func:`_dots8`: four columns of four targets per vector operation) instead
   of letting LLVM reorder one target's sum.
 - :func:`fma`: a fused multiply-add wherever the source writes one (the exp polynomial).
+- :func:`sum8`: a sum of many values in vector lanes, the lanes and their combination fixed
+  by the source (the bias-free gap loop's duality gap, solvers/lasvm_g_core.py).
 """
 
 import numba
@@ -180,3 +182,48 @@ def dense_dots(x, X, targets, out, lo, hi):
         for c in range(d):
             s += x[c] * X[b, c]
         out[r] = s
+
+
+def _sum8_codegen(context, builder, signature, args):
+    va = context.make_array(signature.args[0])(context, builder, args[0])
+    base, n = args[1], args[2]
+    i64, f64 = ir.IntType(64), ir.DoubleType()
+    vec = ir.VectorType(f64, 4)
+    start = builder.gep(va.data, [base], inbounds=True)
+
+    def eight(t, accs):  # v[t:t+4] to the first accumulator, v[t+4:t+8] to the second
+        new = []
+        for h, acc in enumerate(accs):
+            p = builder.gep(start, [builder.add(t, i64(4 * h))], inbounds=True)
+            new.append(builder.fadd(acc, builder.load(builder.bitcast(p, vec.as_pointer()),
+                                                      align=8)))
+        return new
+
+    def one(t, accs):
+        return [builder.fadd(accs[0], builder.load(builder.gep(start, [t], inbounds=True)))]
+
+    zero = ir.Constant(vec, [0.0] * 4)
+    t, (a, b) = _counted_loop(builder, "sum8.by8", i64(0), builder.and_(n, i64(-8)), 8,
+                              [zero, zero], eight)
+    _, (tail,) = _counted_loop(builder, "sum8.by1", t, n, 1, [f64(0.0)], one)
+    ab = builder.fadd(a, b)
+    lane = [builder.extract_element(ab, i64(k)) for k in range(4)]
+    return builder.fadd(builder.fadd(builder.fadd(lane[0], lane[1]),
+                                     builder.fadd(lane[2], lane[3])), tail)
+
+
+@intrinsic
+def _sum8(typingctx, v, base, n):
+    if not (isinstance(v, types.Array) and v.ndim == 1 and v.layout == "C"
+            and v.dtype == types.float64):
+        return None
+    return types.float64(v, types.int64, types.int64), _sum8_codegen
+
+
+@numba.njit(cache=True, nogil=True)
+def sum8(v, base, n):
+    """v[base] + ... + v[base + n - 1] (float64, C order): eight running sums in two 4-wide
+    vector accumulators (v[t + k] goes to sum k % 8 for t < n rounded down to 8), added as
+    ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7)), then the tail in order: one rounding
+    whatever the compile context, at the speed of a vectorised sum."""
+    return _sum8(v, base, n)

@@ -163,6 +163,28 @@ def test_scan_finds_the_cores_maximal_violator_and_the_gap(seed):
     assert gc.scan(st)[1:] == (-1, 0.0) == core.max_violator(st, n)
 
 
+def test_sum8_adds_in_the_order_it_states():
+    """ordered.sum8 (the gap's sum): eight lanes, v[t + k] to lane k % 8, combined as
+    ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7)), then the tail in order: bit for bit, for
+    lengths around the multiples of 8 and an offset base."""
+    from lasvm_cli.ordered import sum8
+
+    rng = np.random.default_rng(0)
+    v = rng.standard_normal(1003) * 10.0 ** rng.integers(-8, 9, 1003)  # rounding matters
+    for base, n in ((0, 0), (0, 7), (3, 8), (1, 9), (5, 998), (0, 1003)):
+        x = v[base:base + n]
+        m = n // 8 * 8
+        lanes = np.zeros(8)
+        for row in x[:m].reshape(-1, 8):
+            lanes = lanes + row
+        want = ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) + \
+            ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]))
+        tail = 0.0
+        for y in x[m:]:
+            tail += y
+        assert sum8(v, base, n) == want + tail, (base, n)
+
+
 def test_gap_loop_stops_when_reprocess_bails_out(heart):
     """With a coarse tau the loop cannot bring the gap below T: REPROCESS bails out, the loop
     stops there (counted), and the run ends."""

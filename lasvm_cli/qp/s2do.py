@@ -20,8 +20,9 @@ example) and updates every gradient from the two examples' kernel rows.
 :class:`S2doState` is a namedtuple of arrays in *position order* (the shared row cache's
 ``perm``, keyed by example: one row per example serves its d - 1 variables). ``A`` and ``G`` are
 [l, d] (column y_t unused), ``S`` [l] the sums, ``yc`` the class indices, ``KD`` the kernel
-diagonal, ``W`` [l d] scratch (the selection's scores, not part of a saved state). Positions [0, ACTIVE) are the active examples (batch shrinking) or, for the online
-driver (solvers/s2do_online.py), the support patterns W.
+diagonal, ``W`` [l d] scratch (the selection's scores, not part of a saved state). Positions
+[0, ACTIVE) are the active examples (batch shrinking) or, for the online driver
+(solvers/s2do_online.py), the support patterns.
 
 Working-set selection (Algorithm 3 with the report's §2.1 and §4.1 fixes): the first variable
 has the largest *feasible-direction* score (g if it may grow, -g if it may shrink); for CS an
