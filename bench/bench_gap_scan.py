@@ -3,11 +3,12 @@
 Each REPROCESS step of LASVM-G / -NC / -I / FULL SVM updates g over the expansion S and then
 needs the duality gap and the maximal KKT violator of S. The old form did all of it in one loop
 that kept a running argmax (its branches and its chain of dependent compares kept the loop
-scalar, about 25 instructions a position); the product's form is leaf loops: the update, each
-position's violation and gap term into a work array (vectorised), the largest violation as an
-integer max over the bit patterns (vectorised; violations are never negative), a search for its
-first index, and the gap as a vector sum in a fixed order (ordered.sum8). Both give the same
-index and violation (checked) and the same gap to rounding (the sums' orders differ). Printed:
+scalar, about 25 instructions a position); the product's form: one pass in explicit vector
+lanes (ordered.gap_pass4: the update, each position's violation into a work array, the gap's
+sum lane by lane in a fixed order), the largest violation as an integer max over the bit
+patterns (vectorised; violations are never negative), and a search for its first index. Both
+give the same index and violation (checked) and the same gap to rounding (the sums' orders
+differ). Printed:
 ns a position, the minimum over repeated timings, for sizes of S that adult's LASVM-I and -NC
 reach. Usage: ``python bench/bench_gap_scan.py``.
 """
@@ -18,8 +19,8 @@ import numpy as np
 from bench_index import best_ns  # bench/ is the script's directory
 from lasvm_cli.index import at
 from lasvm_cli.qp.select import first_argmax_nonneg
-from lasvm_cli.ordered import sum8
-from lasvm_cli.solvers.lasvm_g_core import _gap_term, _update_terms
+from lasvm_cli.ordered import gap_pass4
+from lasvm_cli.solvers.lasvm_g_core import _gap_term
 
 
 @numba.njit
@@ -46,10 +47,9 @@ def one_loop(g, alpha, A, B, K, bk, mu, n):
 @numba.njit
 def split_loops(g, alpha, A, B, K, bk, mu, n, work):
     """The product's _update_scan, its leaf functions called on bare arrays."""
-    l = g.shape[0]
-    _update_terms(g, alpha, A, B, K, bk, mu, n, work, l)
+    s = gap_pass4(g, alpha, A, B, K, bk, mu, n, work)
     k, v = first_argmax_nonneg(work, n)
-    return sum8(work, l, n), k, v
+    return s, k, v
 
 
 def problem(n, seed=0):
@@ -71,7 +71,7 @@ def main():
     print("|---:|---:|---:|---:|")
     for n in (2000, 5000, 12000):
         g, alpha, A, B, K = problem(n)
-        g1, g3, work = g.copy(), g.copy(), np.empty(2 * n)
+        g1, g3, work = g.copy(), g.copy(), np.empty(n)
         s1, j1, v1 = one_loop(g1, alpha, A, B, K, n // 2, 1e-3, n)
         s3, j3, v3 = split_loops(g3, alpha, A, B, K, n // 2, 1e-3, n, work)
         assert np.array_equal(g1, g3) and (j1, v1) == (j3, v3), n  # the same step either way

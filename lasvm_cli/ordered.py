@@ -1,4 +1,4 @@
-"""Floating-point arithmetic in an order the source fixes, for kernel values.
+"""Floating-point arithmetic in an order the source fixes: kernel values, and the bias-free gap.
 
 Why: with fast-math's ``reassoc`` / ``contract`` flags LLVM chooses the summation order of a
 dot product and where to fuse multiply-adds, and it chooses differently when a function is
@@ -14,8 +14,9 @@ written out, so every compile context computes the same numbers:
   targets at once (:func:`_dots8`: four columns of four targets per vector operation) instead
   of letting LLVM reorder one target's sum.
 - :func:`fma`: a fused multiply-add wherever the source writes one (the exp polynomial).
-- :func:`sum8`: a sum of many values in vector lanes, the lanes and their combination fixed
-  by the source (the bias-free gap loop's duality gap, solvers/lasvm_g_core.py).
+- :func:`gap_pass4`: the bias-free gap loop's pass (solvers/lasvm_g_core.py) in 4-wide vector
+  lanes: the gradient update, each position's violation, and the duality gap summed lane by
+  lane in a fixed order.
 """
 
 import numba
@@ -23,6 +24,7 @@ from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+import numpy as np
 from . import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 
 BLOCK = 8  # targets per _dots8 call: two 4-wide accumulators, enough to hide the add latency
@@ -184,46 +186,92 @@ def dense_dots(x, X, targets, out, lo, hi):
         out[r] = s
 
 
-def _sum8_codegen(context, builder, signature, args):
-    va = context.make_array(signature.args[0])(context, builder, args[0])
-    base, n = args[1], args[2]
-    i64, f64 = ir.IntType(64), ir.DoubleType()
-    vec = ir.VectorType(f64, 4)
-    start = builder.gep(va.data, [base], inbounds=True)
+def _gap_pass_codegen(update):
+    def codegen(context, builder, signature, args):
+        g_ty, a_ty, A_ty, B_ty, K_ty = signature.args[:5]
+        ga, aa, Aa, Ba, Ka = (context.make_array(t)(context, builder, v)
+                              for t, v in zip(signature.args[:5], args[:5]))
+        va = context.make_array(signature.args[8])(context, builder, args[8])
+        bk, mu, n4 = args[5], args[6], args[7]
+        i64, f64 = ir.IntType(64), ir.DoubleType()
+        vec = ir.VectorType(f64, 4)
+        zero = ir.Constant(vec, [0.0] * 4)
+        elt = Ka.data.type.pointee
+        mus = _splat(builder, vec, mu)
 
-    def eight(t, accs):  # v[t:t+4] to the first accumulator, v[t+4:t+8] to the second
-        new = []
-        for h, acc in enumerate(accs):
-            p = builder.gep(start, [builder.add(t, i64(4 * h))], inbounds=True)
-            new.append(builder.fadd(acc, builder.load(builder.bitcast(p, vec.as_pointer()),
-                                                      align=8)))
-        return new
+        def ptr(array, t):
+            return builder.bitcast(builder.gep(array.data, [t], inbounds=True), vec.as_pointer())
 
-    def one(t, accs):
-        return [builder.fadd(accs[0], builder.load(builder.gep(start, [t], inbounds=True)))]
+        def four(t, accs):
+            g = builder.load(ptr(ga, t), align=8)
+            if update:  # g -= mu * K[bk + t] (K widened exactly to double), no FMA
+                kp = builder.gep(Ka.data, [builder.add(bk, t)], inbounds=True)
+                k = builder.load(builder.bitcast(kp, ir.VectorType(elt, 4).as_pointer()),
+                                 align=4 if elt != f64 else 8)
+                k = builder.fpext(k, vec) if elt != f64 else k
+                g = builder.fsub(g, builder.fmul(mus, k))
+                builder.store(g, ptr(ga, t), align=8)
+            a = builder.load(ptr(aa, t), align=8)
+            lo = builder.load(ptr(Aa, t), align=8)
+            hi = builder.load(ptr(Ba, t), align=8)
+            neg = builder.fneg(g)
+            up = builder.select(builder.fcmp_ordered("<", a, hi), g, zero)
+            down = builder.select(builder.fcmp_ordered(">", a, lo), neg, zero)
+            builder.store(builder.select(builder.fcmp_ordered(">", up, down), up, down),
+                          ptr(va, t), align=8)
+            gup = builder.select(builder.fcmp_ordered(">", g, zero), g, zero)
+            gdown = builder.select(builder.fcmp_ordered("<", g, zero), neg, zero)
+            term = builder.fsub(builder.fsub(builder.fmul(hi, gup), builder.fmul(lo, gdown)),
+                                builder.fmul(a, g))
+            return [builder.fadd(accs[0], term)]
 
-    zero = ir.Constant(vec, [0.0] * 4)
-    t, (a, b) = _counted_loop(builder, "sum8.by8", i64(0), builder.and_(n, i64(-8)), 8,
-                              [zero, zero], eight)
-    _, (tail,) = _counted_loop(builder, "sum8.by1", t, n, 1, [f64(0.0)], one)
-    ab = builder.fadd(a, b)
-    lane = [builder.extract_element(ab, i64(k)) for k in range(4)]
-    return builder.fadd(builder.fadd(builder.fadd(lane[0], lane[1]),
-                                     builder.fadd(lane[2], lane[3])), tail)
+        _, (acc,) = _counted_loop(builder, "gap4", i64(0), n4, 4, [zero], four)
+        lane = [builder.extract_element(acc, i64(k)) for k in range(4)]
+        return builder.fadd(builder.fadd(lane[0], lane[1]), builder.fadd(lane[2], lane[3]))
+    return codegen
 
 
-@intrinsic
-def _sum8(typingctx, v, base, n):
-    if not (isinstance(v, types.Array) and v.ndim == 1 and v.layout == "C"
-            and v.dtype == types.float64):
-        return None
-    return types.float64(v, types.int64, types.int64), _sum8_codegen
+def _gap_pass_typer(update):
+    def typer(typingctx, g, alpha, A, B, K, bk, mu, n4, viol):
+        f64_1d = [g, alpha, A, B, viol]
+        if not all(isinstance(x, types.Array) and x.ndim == 1 and x.layout == "C"
+                   and x.dtype == types.float64 for x in f64_1d):
+            return None
+        if not (isinstance(K, types.Array) and K.ndim == 1 and K.layout == "C"
+                and K.dtype in (types.float64, types.float32)):
+            return None
+        sig = types.float64(g, alpha, A, B, K, types.int64, types.float64, types.int64, viol)
+        return sig, _gap_pass_codegen(update)
+    return typer
+
+
+_gap_pass_update = intrinsic(_gap_pass_typer(True))
+_gap_pass_scan = intrinsic(_gap_pass_typer(False))
 
 
 @numba.njit(cache=True, nogil=True)
-def sum8(v, base, n):
-    """v[base] + ... + v[base + n - 1] (float64, C order): eight running sums in two 4-wide
-    vector accumulators (v[t + k] goes to sum k % 8 for t < n rounded down to 8), added as
-    ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7)), then the tail in order: one rounding
-    whatever the compile context, at the speed of a vectorised sum."""
-    return _sum8(v, base, n)
+def gap_pass4(g, alpha, A, B, K, bk, mu, n, viol):
+    """The bias-free gap loop's pass over positions [0, n) (solvers/lasvm_g_core.py's terms):
+    g[p] -= mu K[bk + p] (nothing when mu = 0); viol[p] = g_p where alpha_p < B_p and g_p > 0,
+    -g_p where alpha_p > A_p and g_p < 0, else 0; returns the sum of the gap terms
+    (B max(0, g) - A max(0, -g)) - alpha g. Positions [0, n - n % 4) run four at a time in
+    vector lanes, term t to lane t % 4, the lanes added as (l0 + l1) + (l2 + l3); the rest one
+    at a time, added after in order: one rounding whatever the compile context, no fast-math."""
+    n4 = n - n % 4
+    if mu != 0.0:
+        s = _gap_pass_update(g, alpha, A, B, K, bk, mu, n4, viol)
+    else:
+        s = _gap_pass_scan(g, alpha, A, B, K, bk, mu, n4, viol)
+    tail = 0.0
+    for p in range(n4, n):
+        if mu != 0.0:
+            g[p] -= mu * np.float64(K[bk + p])
+        gp = g[p]
+        a = alpha[p]
+        up = gp if a < B[p] else 0.0
+        down = -gp if a > A[p] else 0.0
+        viol[p] = up if up > down else down
+        gup = gp if gp > 0.0 else 0.0
+        gdown = -gp if gp < 0.0 else 0.0
+        tail += (B[p] * gup - A[p] * gdown) - a * gp
+    return s + tail

@@ -163,26 +163,39 @@ def test_scan_finds_the_cores_maximal_violator_and_the_gap(seed):
     assert gc.scan(st)[1:] == (-1, 0.0) == core.max_violator(st, n)
 
 
-def test_sum8_adds_in_the_order_it_states():
-    """ordered.sum8 (the gap's sum): eight lanes, v[t + k] to lane k % 8, combined as
-    ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7)), then the tail in order: bit for bit, for
-    lengths around the multiples of 8 and an offset base."""
-    from lasvm_cli.ordered import sum8
+@pytest.mark.parametrize("n", [0, 3, 4, 9, 1003])
+def test_gap_pass_adds_in_the_order_it_states(n):
+    """ordered.gap_pass4 (the gap loop's pass): g updated and violations as the scalar rules,
+    and the gap bit for bit in its stated order: term t to lane t % 4 for the first n - n % 4
+    positions, lanes added as (l0 + l1) + (l2 + l3), then the rest in order; float32 and
+    float64 rows, with and without an update."""
+    from lasvm_cli.ordered import gap_pass4
 
-    rng = np.random.default_rng(0)
-    v = rng.standard_normal(1003) * 10.0 ** rng.integers(-8, 9, 1003)  # rounding matters
-    for base, n in ((0, 0), (0, 7), (3, 8), (1, 9), (5, 998), (0, 1003)):
-        x = v[base:base + n]
-        m = n // 8 * 8
-        lanes = np.zeros(8)
-        for row in x[:m].reshape(-1, 8):
+    rng = np.random.default_rng(n)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    A, B = core.svc_boxes(y, 3.0, 2.0)
+    alpha = np.where(rng.random(n) < 0.3, np.where(rng.random(n) < 0.5, A, B),
+                     rng.random(n) * (A + B))
+    g0 = rng.standard_normal(n) * 10.0 ** rng.integers(-6, 7, n)  # rounding matters
+    for K, mu in ((rng.random(n + 5).astype(np.float32), 0.37), (rng.random(n + 5), 1.3),
+                  (rng.random(n + 5), 0.0)):
+        g, viol = g0.copy(), np.full(n, np.nan)
+        gap = gap_pass4(g, alpha, A, B, K, 5, mu, n, viol)
+        want_g = g0 - mu * K[5:5 + n].astype(np.float64) if mu != 0.0 else g0
+        assert np.array_equal(g, want_g)
+        up = np.where(alpha < B, g, 0.0)
+        down = np.where(alpha > A, -g, 0.0)
+        assert np.array_equal(viol, np.where(up > down, up, down))
+        terms = (B * np.where(g > 0, g, 0.0) - A * np.where(g < 0, -g, 0.0)) - alpha * g
+        m = n - n % 4
+        lanes = np.zeros(4)
+        for row in terms[:m].reshape(-1, 4):
             lanes = lanes + row
-        want = ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) + \
-            ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]))
+        want = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
         tail = 0.0
-        for y in x[m:]:
-            tail += y
-        assert sum8(v, base, n) == want + tail, (base, n)
+        for x in terms[m:]:
+            tail += x
+        assert gap == want + tail
 
 
 def test_gap_loop_stops_when_reprocess_bails_out(heart):

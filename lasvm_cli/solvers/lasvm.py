@@ -256,7 +256,7 @@ class LasvmRun:
                                     **{f: np.array(getattr(self.st, f)) for f in SAVED_FIELDS
                                        if f not in ("pos2ex", "ex2pos")},
                                     t_pos=np.zeros(self.l, np.int64),
-                                    t_ex=np.zeros(self.l, np.int64), work=np.zeros(2 * self.l))
+                                    t_ex=np.zeros(self.l, np.int64), work=np.zeros(self.l))
         other.load_state_arrays(self.state_arrays(), self.phase)
         return other
 

@@ -41,7 +41,7 @@ import numpy as np
 
 from ..cache import cache_discard, cache_symmetric_at, held
 from ..index import at
-from ..ordered import sum8
+from ..ordered import gap_pass4
 from ..qp.select import first_argmax_nonneg
 from .online_core import (F_DELTA, I_INSERTED, I_LABELS, I_NS, I_POOL, I_PROCESSED,
                           I_REPROCESS, I_STEPS, clipped_newton, expansion_at, max_violator,
@@ -144,34 +144,17 @@ def scan(st):
 @numba.njit(**_NJIT)
 def _update_scan(st, mu, K, bk, n):
     """g_p -= mu K[bk + p] over S (nothing when mu = 0), then the gap and the maximal violator
-    (first index on ties, as the core's max_violator). Leaf loops rather than one loop: the
-    first (update; each position's violation and gap term into st.work) vectorises, the
-    largest violation is an integer max over its bit patterns (qp.select.first_argmax_nonneg),
-    its index a search that stops there, and the gap a vector sum in an order the source fixes
-    (ordered.sum8; no fast-math: ordered.py says why). The single loop that kept a running
-    argmax and a running sum did none of that and cost about 3.8 ns a position
-    (bench/bench_gap_scan.py). Arrays taken once (exception_exits.py's rules: no reference
-    counts a step)."""
-    work = st.work
-    l = st.g.shape[0]
-    _update_terms(st.g, st.alpha, st.A, st.B, K, bk, mu, n, work, l)
-    k, v = first_argmax_nonneg(work, n)  # violations are never negative
-    return sum8(work, l, n), k, v
-
-
-@numba.njit(**_NJIT)
-def _update_terms(g, alpha, A, B, K, bk, mu, n, work, l):
-    """The update, then work[p] = p's violation (g_p where alpha_p < B_p and g_p > 0, -g_p where
-    alpha_p > A_p and g_p < 0, else 0) and work[l + p] = p's gap term, for p < n."""
-    for p in range(n):
-        if mu != 0.0:
-            g[p] -= mu * np.float64(K[at(bk, p)])
-        gp = g[p]
-        a = alpha[p]
-        up = gp if a < B[p] else 0.0
-        down = -gp if a > A[p] else 0.0
-        work[p] = up if up > down else down
-        work[at(l, p)] = _gap_term(gp, a, A[p], B[p])
+    (first index on ties, as the core's max_violator). One pass in vector lanes writes each
+    position's violation into st.work and sums the gap terms (ordered.gap_pass4: the lanes
+    and their order fixed by the source, no fast-math), the largest violation is an integer
+    max over its bit patterns (qp.select.first_argmax_nonneg), its index a search that stops
+    there. The single loop that kept a running argmax and a running sum stayed scalar and cost
+    about 3.8 ns a position (bench/bench_gap_scan.py). Arrays taken once (exception_exits.py's
+    rules: no reference counts a step)."""
+    viol = st.work
+    s = gap_pass4(st.g, st.alpha, st.A, st.B, K, bk, mu, n, viol)
+    k, v = first_argmax_nonneg(viol, n)  # violations are never negative
+    return s, k, v
 
 
 @numba.njit(**_NJIT)
