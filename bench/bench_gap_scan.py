@@ -19,8 +19,7 @@ import numpy as np
 from bench_index import best_ns  # bench/ is the script's directory
 from lasvm_cli.index import at
 from lasvm_cli.qp.select import first_argmax_nonneg
-from lasvm_cli.ordered import gap_pass4
-from lasvm_cli.solvers.lasvm_g_core import _gap_term
+from lasvm_cli.ordered import gap_pass4, gap_term
 
 
 @numba.njit
@@ -34,7 +33,7 @@ def one_loop(g, alpha, A, B, K, bk, mu, n):
             g[p] -= mu * np.float64(K[at(bk, p)])
         gp = g[p]
         a = alpha[p]
-        s += _gap_term(gp, a, A[p], B[p])
+        s += gap_term(gp, a, A[p], B[p])
         if gp > best and a < B[p]:
             best = gp
             j = p

@@ -186,9 +186,23 @@ def dense_dots(x, X, targets, out, lo, hi):
         out[r] = s
 
 
+@numba.njit(inline="always", cache=True, nogil=True)
+def gap_term(g, a, A, B):
+    """A position's term of the bias-free duality gap (seed 001's [fix] of eq. 9, report §2.4),
+    C_l max(0, y_l g_l) - alpha_l g_l - beta_l y_l g_l, from its gradient, alpha and box only:
+    every box there is [0, C] or [-C, 0] (the four cases of y = +-1, beta = 0 or C), and in each
+    the term is B max(0, g) - A max(0, -g) - alpha g (e.g. y = +1, beta = C, box [-C, 0]:
+    C max(0, g) - alpha g - C g = C max(0, -g) - alpha g). Bit for bit the printed form where
+    beta = 0 (LASVM-G, -I, FULL SVM); within rounding for LASVM-NC's outliers. Without y the
+    loop reads no label through pos2ex: two random loads a position fewer. gap_pass4's lanes
+    compute the same, operation for operation."""
+    up = g if g > 0.0 else 0.0
+    down = -g if g < 0.0 else 0.0
+    return (B * up - A * down) - a * g
+
+
 def _gap_pass_codegen(update):
     def codegen(context, builder, signature, args):
-        g_ty, a_ty, A_ty, B_ty, K_ty = signature.args[:5]
         ga, aa, Aa, Ba, Ka = (context.make_array(t)(context, builder, v)
                               for t, v in zip(signature.args[:5], args[:5]))
         va = context.make_array(signature.args[8])(context, builder, args[8])
@@ -254,7 +268,7 @@ def gap_pass4(g, alpha, A, B, K, bk, mu, n, viol):
     """The bias-free gap loop's pass over positions [0, n) (solvers/lasvm_g_core.py's terms):
     g[p] -= mu K[bk + p] (nothing when mu = 0); viol[p] = g_p where alpha_p < B_p and g_p > 0,
     -g_p where alpha_p > A_p and g_p < 0, else 0; returns the sum of the gap terms
-    (B max(0, g) - A max(0, -g)) - alpha g. Positions [0, n - n % 4) run four at a time in
+    (:func:`gap_term`). Positions [0, n - n % 4) run four at a time in
     vector lanes, term t to lane t % 4, the lanes added as (l0 + l1) + (l2 + l3); the rest one
     at a time, added after in order: one rounding whatever the compile context, no fast-math."""
     n4 = n - n % 4
@@ -271,7 +285,5 @@ def gap_pass4(g, alpha, A, B, K, bk, mu, n, viol):
         up = gp if a < B[p] else 0.0
         down = -gp if a > A[p] else 0.0
         viol[p] = up if up > down else down
-        gup = gp if gp > 0.0 else 0.0
-        gdown = -gp if gp < 0.0 else 0.0
-        tail += (B[p] * gup - A[p] * gdown) - a * gp
+        tail += gap_term(gp, a, A[p], B[p])
     return s + tail

@@ -82,24 +82,10 @@ N_GFS = 2
 M_NEW_EPOCH, M_ONLINE, M_GAP, M_FINISH, M_PURGE = range(5)
 
 
-@numba.njit(inline="always", **_NJIT)
-def _gap_term(g, a, A, B):
-    """A position's term of the duality gap ([fix] of eq. 9, report §2.4),
-    C_l max(0, y_l g_l) - alpha_l g_l - beta_l y_l g_l, from its gradient, alpha and box only:
-    every box here is [0, C] or [-C, 0] (the four cases of y = +-1, beta = 0 or C), and in each
-    the term is B max(0, g) - A max(0, -g) - alpha g (e.g. y = +1, beta = C, box [-C, 0]:
-    C max(0, g) - alpha g - C g = C max(0, -g) - alpha g). Bit for bit the printed form where
-    beta = 0 (LASVM-G, -I, FULL SVM); within rounding for LASVM-NC's outliers. Without y the
-    loop reads no label through pos2ex: two random loads a position fewer."""
-    up = g if g > 0.0 else 0.0
-    down = -g if g < 0.0 else 0.0
-    return (B * up - A * down) - a * g
-
-
 @numba.njit(**_NJIT)
 def gap_of(st):
     """The duality gap J_beta(w) - G_beta(alpha) of the CCCP sub-problem over S: the sum of
-    :func:`_gap_term`. Never negative for a feasible alpha (weak duality); for beta = 0 the
+    ordered.gap_term over S. Never negative for a feasible alpha (weak duality); for beta = 0 the
     hinge loss's gap."""
     return scan(st)[0]
 
