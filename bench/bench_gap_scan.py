@@ -18,7 +18,7 @@ import numpy as np
 
 from bench_index import best_ns  # bench/ is the script's directory
 from lasvm_cli.index import at
-from lasvm_cli.qp.select import first_argmax_nonneg
+from lasvm_cli.qp.select import first_argmax_above
 from lasvm_cli.ordered import gap_pass4, gap_term
 
 
@@ -47,7 +47,7 @@ def one_loop(g, alpha, A, B, K, bk, mu, n):
 def split_loops(g, alpha, A, B, K, bk, mu, n, work):
     """The product's _update_scan, its leaf functions called on bare arrays."""
     s = gap_pass4(g, alpha, A, B, K, bk, mu, n, work)
-    k, v = first_argmax_nonneg(work, n)
+    k, v = first_argmax_above(work, n, 0.0)
     return s, k, v
 
 

@@ -158,6 +158,78 @@ def test_select_first_follows_its_rules(kind, supports_only):
         assert got[0] >= 0
 
 
+def reference_second(st, K1, kind, C, lo, hi, m, p, supports_only):
+    """select_second's rules as one plain loop (its form before the gains went to a vectorised
+    pass): the movable (t, c) != (m, p) of the largest Algorithm-4 gain above -1, first on
+    ties; gains by the same operations, Shark's ridge where Q_B is (near) singular."""
+    d = st.A.shape[1]
+    diag = 1.0 - 1.0 / d if kind == LLW else 2.0
+    g1, q11, ym = st.G[m, p], diag * st.KD[m], st.yc[m]
+    n, q, best = -1, -1, -1.0
+    for t in range(lo, hi):
+        yt, q22, k = st.yc[t], diag * st.KD[t], float(K1[t])
+        for c in range(d):
+            a, g = st.A[t, c], st.G[t, c]
+            if c == yt or (t == m and c == p) or (supports_only and a == 0.0):
+                continue
+            grows = g > 0.0 and (a < C if kind == LLW else (st.S[t] < C or t == m))
+            if not (grows or (g < 0.0 and a > 0.0)):
+                continue
+            M = ((p == c) - 1.0 / d if kind == LLW
+                 else float(ym == yt) - float(ym == c) - float(p == yt) + float(p == c))
+            q12 = M * k
+            a11, a22 = q11, q22
+            det = a11 * a22 - q12 * q12
+            if det <= 1e-12 * a11 * a22 or det <= 0.0:
+                a11, a22 = a11 + 1e-6, a22 + 1e-6
+                det = a11 * a22 - q12 * q12
+            v = (g1 * g1 * a22 - 2.0 * g1 * g * q12 + g * g * a11) / (2.0 * det)
+            if v > best:
+                n, q, best = t, c, v
+    return n, q
+
+
+@pytest.mark.parametrize("kind", [LLW, CS])
+@pytest.mark.parametrize("supports_only", [False, True])
+def test_select_second_follows_its_rules(kind, supports_only):
+    """select_second (gains in a branch-free pass, the max on their order keys) against the
+    plain loop: tied gains (repeated gradients and kernel values), variables at both bounds,
+    CS examples at S = C, a singular Q_B (an example equal to m's), m inside and outside a
+    sub-range of positions."""
+    from lasvm_cli.qp import s2do
+
+    rng = np.random.default_rng(10 + kind * 2 + supports_only)
+    l, d, C = 300, 5, 2.0
+    yc = rng.integers(0, d, l)
+    st = s2do.make_state(kind, yc, d, np.round(rng.uniform(0.5, 1.5, l), 1), C)
+    A = np.where(rng.random((l, d)) < 0.3, 0.0, rng.random((l, d)) * C)
+    A[rng.random((l, d)) < 0.2] = C
+    A[np.arange(l), yc] = 0.0
+    if kind == CS:
+        A *= 0.5
+        full = rng.random(l) < 0.3
+        A[full] *= C / np.maximum(A[full].sum(1), 1e-12)[:, None]
+    st.A[:] = A
+    st.S[:] = A.sum(1)
+    st.G[:] = np.round(rng.standard_normal((l, d)), 1)
+    K1 = np.round(rng.random(l), 1).astype(np.float32)
+    for m, lo, hi in ((40, 0, l), (40, 17, 251), (5, 17, 251), (260, 17, 251)):
+        p = (yc[m] + 1) % d
+        K1[m] = np.float32(st.KD[m])  # K_mm: (m, p) with another class of m is singular
+        got = s2do.select_second(st, K1, lo, hi, m, p, supports_only)
+        ref = reference_second(st, K1, kind, C, lo, hi, m, p, supports_only)
+        assert got == ref, (m, lo, hi)
+        assert got[0] >= 0
+    # m's example alone (TWO_NEWS) with no other variable that can move: none, not (m, p)
+    m = 40
+    p = (yc[m] + 1) % d
+    st.G[m] = 0.0
+    st.G[m, p] = 1.0
+    st.A[m, p] = 0.0
+    assert reference_second(st, K1, kind, C, m, m + 1, m, p, supports_only) == (-1, -1)
+    assert s2do.select_second(st, K1, m, m + 1, m, p, supports_only) == (-1, -1)
+
+
 def test_box_step_is_the_exact_optimum():
     rng = np.random.default_rng(1)
     for _ in range(150):

@@ -119,3 +119,30 @@ def test_nu_selection_is_libsvms_including_ties(seed):
     st, c, kd, kp, K32, active = tie_state(100 + seed)
     i, j, _ = select_nu(st, c, kd, kp)
     assert (i, j) == libsvm_nu_wss(st.y, st.G, st.status, st.QD, K32, active, st.fst[EPS])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_first_argmax_above_is_the_first_largest(seed):
+    """select.first_argmax_above (an integer max over order keys) against a plain loop: signed
+    values with many ties, -0.0 and +0.0, infinities, a floor that nothing or everything
+    exceeds, empty and one-element ranges. (Keys put -0.0 below +0.0, where a float compare
+    ties them: below a floor of 0 or more that never shows; with a lower floor callers store
+    +0.0, as here.)"""
+    from lasvm_cli.qp.select import first_argmax_above
+
+    rng = np.random.default_rng(seed)
+    v = np.round(rng.standard_normal(300), 1)
+    v[rng.random(300) < 0.1] = -0.0
+    v[rng.random(300) < 0.1] = 0.0
+    if seed == 3:
+        v[[7, 50]] = np.inf
+        v[9] = -np.inf
+    for floor in (-1.0, 0.0, 0.5, -np.inf, 1e9, v.max()):
+        for n in (0, 1, 2, 37, 300):
+            w = v if floor >= 0.0 else v + 0.0
+            best_t, best = -1, floor
+            for t in range(n):
+                if w[t] > best:
+                    best_t, best = t, w[t]
+            t, m = first_argmax_above(w, n, floor)
+            assert (t, m) == (best_t, best), (floor, n)

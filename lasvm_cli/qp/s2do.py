@@ -40,7 +40,7 @@ import numpy as np
 from ..cache import cache_get, cache_swap, cache_swap_keep_prefix
 from ..index import at, idx
 from .s2do_steps import edge, gain2, increase, solve_box, solve_triangle
-from .select import first_argmax_nonneg
+from .select import first_argmax_above
 
 _NJIT = dict(cache=True, nogil=True)
 
@@ -119,14 +119,14 @@ def select_first(st, lo, hi, supports_only):
     feasible-direction score (first in position order on ties), and for CS the best
     same-example pair at S = C: (pm, pup, pdown, pair score). ``supports_only``: only variables
     with a > 0 (TWO_OLD_SUPPORTS). Every variable's score goes to st.W in a branch-free loop,
-    the largest is found on the scores' bit patterns (select.first_argmax_nonneg), the CS pairs
+    the largest is found on the scores' order keys (select.first_argmax_above), the CS pairs
     in a loop of their own: the single loop that kept a running argmax through branches on the
     gradient's sign cost about three times as much."""
     d = st.ist[D]
     cs = st.ist[KIND] == CS
     C = st.fst[C_]
     _first_scores(st.A, st.G, st.S, st.yc, lo, hi, d, cs, C, supports_only, st.W)
-    i, best = first_argmax_nonneg(st.W, (hi - lo) * d)  # scores are never negative
+    i, best = first_argmax_above(st.W, (hi - lo) * d, 0.0)  # scores are never negative
     m, p = (lo + i // d, i % d) if i >= 0 else (-1, -1)
     if not cs:
         return m, p, best, -1, -1, -1, 0.0
@@ -181,10 +181,27 @@ def _cs_pairs(A, G, S, yc, lo, hi, d, C, supports_only):
 @numba.njit(**_NJIT)
 def select_second(st, K1, lo, hi, m, p, supports_only):
     """The second variable over positions [lo, hi): the movable (n, q) != (m, p) of the largest
-    unconstrained gain with (m, p) (Algorithm 4); K1 is m's kernel row. (-1, -1) if none.
-    (Unlike select_first's scores, the gains stay in a loop that skips the variables that cannot
-    move: most of them, at a bound with the gradient pointing out; a branch-free loop that
-    computed every gain took longer.)"""
+    unconstrained gain with (m, p) (Algorithm 4; first in position order on ties); K1 is m's
+    kernel row. (-1, -1) if none. Every variable's gain goes to st.W (-1 where it cannot move),
+    the largest is found on the gains' order keys: the loop that kept a running argmax through
+    branches per variable took 7-9 ns a variable, this one 3 (usps, online CS and LLW)."""
+    d = st.ist[D]
+    kind = st.ist[KIND]
+    ym = st.yc[m]
+    # Q_{(m,p),(t,c)} = (row_t + col_c) K_mt: M's terms in t (row_t) and in c (col_c)
+    col = np.empty(d)
+    for c in range(d):
+        col[c] = (1.0 if c == p else 0.0) - (1.0 if kind == CS and c == ym else 0.0)
+    _second_gains(st, K1, lo, hi, m, p, supports_only, col, st.W)
+    i, _ = first_argmax_above(st.W, (hi - lo) * d, -1.0)
+    return (lo + i // d, i % d) if i >= 0 else (-1, -1)
+
+
+@numba.njit(error_model="numpy", **_NJIT)
+def _second_gains(st, K1, lo, hi, m, p, supports_only, col, W):
+    """W[(t - lo) d + c] = gain2 of (m, p) with (t, c) where (t, c) may move, else -1.0, with no
+    branch per variable, so the loop vectorises. (error_model numpy: no zero test per
+    division: the ridge keeps every divisor positive.)"""
     d = st.ist[D]
     kind = st.ist[KIND]
     C = st.fst[C_]
@@ -193,32 +210,26 @@ def select_second(st, K1, lo, hi, m, p, supports_only):
     g1 = G[m, p]
     q11 = diag * KD[m]
     ym = yc[m]
-    n, q, best = -1, -1, -1.0
     for t in range(lo, hi):
         u = idx(t)  # unsigned: no negative-index test per access (index.py)
         yt = yc[u]
         q22 = diag * KD[u]
         k = np.float64(K1[u])
-        grow_all = kind == CS and (S[u] < C or t == m)
+        row = (-1.0 / d if kind == LLW
+               else (1.0 if yt == ym else 0.0) - (1.0 if yt == p else 0.0))
+        # may grow below: LLW a < C; CS every variable of an example with S_t < C (and m's)
+        cap = C if kind == LLW else (np.inf if S[u] < C or t == m else -1.0)
+        base = (t - lo) * d
         for c in range(d):
-            if c == yt or (t == m and c == p):
-                continue
             a = A[u, c]
-            if supports_only and a == 0.0:
-                continue
             g = G[u, c]
-            if g > 0.0:
-                if not (grow_all or (kind == LLW and a < C)):
-                    continue
-            elif g < 0.0:
-                if a <= 0.0:
-                    continue
-            else:
-                continue
-            v = gain2(g1, g, q11, mcoef(kind, d, ym, p, yt, c) * k, q22)
-            if v > best:
-                n, q, best = t, c, v
-    return n, q
+            v = gain2(g1, g, q11, (row + col[c]) * k, q22)
+            moves = ((g > 0.0) & (a < cap)) | ((g < 0.0) & (a > 0.0))
+            moves = moves & (v == v) & ((not supports_only) | (a != 0.0))
+            W[at(base, c)] = v + 0.0 if moves else -1.0  # + 0.0: -0.0 keys below +0.0
+        W[at(base, yt)] = -1.0
+    if lo <= m < hi:
+        W[at((m - lo) * d, p)] = -1.0
 
 
 # ---------------------------------------------------------------------------------------------

@@ -21,12 +21,14 @@ GAIN_RIDGE = 1e-6  # Shark: added to both diagonal entries of a (near) singular 
 @numba.njit(inline="always", **_NJIT)
 def gain2(g1, g2, q11, q12, q22):
     """Algorithm 4 (report §2.3): 0.5 g_B' Q_B^-1 g_B, the increase at the unconstrained
-    optimum; a (near) singular Q_B gets Shark's ridge instead of the thesis's infinite gain."""
+    optimum; a (near) singular Q_B gets Shark's ridge instead of the thesis's infinite gain.
+    The ridge is a select, not a branch (the same values: adding 0.0 changes nothing), so a
+    loop of gains vectorises (s2do.select_second)."""
     det = q11 * q22 - q12 * q12
-    if det <= TINY * q11 * q22 or det <= 0.0:
-        q11 += GAIN_RIDGE
-        q22 += GAIN_RIDGE
-        det = q11 * q22 - q12 * q12
+    ridge = GAIN_RIDGE if (det <= TINY * q11 * q22) | (det <= 0.0) else 0.0
+    q11 += ridge
+    q22 += ridge
+    det = q11 * q22 - q12 * q12
     return (g1 * g1 * q22 - 2.0 * g1 * g2 * q12 + g2 * g2 * q11) / (2.0 * det)
 
 

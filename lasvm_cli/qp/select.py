@@ -155,23 +155,37 @@ def last_index_of(v, n, m):
     return t
 
 
+MAGNITUDE = np.int64(0x7FFFFFFFFFFFFFFF)
+
+
+@numba.njit(inline="always", **_NJIT)
+def order_key(bits):
+    """An int64 that orders doubles as their values order (bits: the double's bit pattern): a
+    non-negative double's bits already do; a negative one's magnitude bits are flipped, so more
+    negative is smaller. The map is its own inverse. -0.0 comes just below +0.0 (a float
+    compare ties them), and a NaN with the sign bit clear above +inf."""
+    return bits ^ ((bits >> 63) & MAGNITUDE)
+
+
 @numba.njit(**_NJIT)
-def first_argmax_nonneg(v, n):
-    """(t, m): m = max(v[:n]) of values that are never negative, t its first index; (-1, 0.0)
-    when none is positive. Non-negative doubles order as their int64 bit patterns, so the max
-    runs on the bits: an integer max vectorises where a float one does not (max_of's eight
-    scalar lanes take about twice as long); a -0.0 (bits < 0) never wins."""
+def first_argmax_above(v, n, floor):
+    """(t, m): m = max(v[:n]) and t its first index when m > floor; (-1, floor) otherwise. The
+    max runs on the values' order keys: an integer max vectorises where a float one does not
+    (max_of's eight scalar lanes take about twice as long); the index is then a search for the
+    max's bit pattern. Callers store no NaN, and store +0.0 rather than -0.0 when the floor is
+    below zero (order_key puts -0.0 lower)."""
+    if n <= 0:
+        return -1, floor
     bits = v.view(np.int64)
-    m = np.int64(0)
-    for t in range(n):
-        x = bits[t]
+    m = order_key(bits[0])
+    for t in range(1, n):
+        x = order_key(bits[t])
         m = x if x > m else m
-    if m == 0:
-        return -1, 0.0
+    target = order_key(m)
     t = 0
-    while bits[t] != m:
+    while bits[t] != target:
         t += 1
-    return t, v[t]
+    return (t, v[t]) if v[t] > floor else (-1, floor)
 
 
 @numba.njit(**_NJIT)
