@@ -4,11 +4,10 @@ Each REPROCESS step of LASVM-G / -NC / -I / FULL SVM updates g over the expansio
 needs the duality gap and the maximal KKT violator of S. The old form did all of it in one loop
 that kept a running argmax (its branches and its chain of dependent compares kept the loop
 scalar, about 25 instructions a position); the product's form: one pass in explicit vector
-lanes (ordered.gap_pass4: the update, each position's violation into a work array, the gap's
-sum lane by lane in a fixed order), the largest violation as an integer max over the bit
-patterns (vectorised; violations are never negative), and a search for its first index. Both
-give the same index and violation (checked) and the same gap to rounding (the sums' orders
-differ). Printed:
+lanes (ordered.gap_pass4: the update, the gap's sum lane by lane in a fixed order, and in each
+lane the largest violation as integer bits, which vectorises (violations are never negative),
+with its first position). Both give the same index and violation (checked) and the same gap to
+rounding (the sums' orders differ). Printed:
 ns a position, the minimum over repeated timings, for sizes of S that adult's LASVM-I and -NC
 reach. Usage: ``python bench/bench_gap_scan.py``.
 """
@@ -18,13 +17,12 @@ import numpy as np
 
 from bench_index import best_ns  # bench/ is the script's directory
 from lasvm_cli.index import at
-from lasvm_cli.qp.select import first_argmax_above
 from lasvm_cli.ordered import gap_pass4, gap_term
 
 
 @numba.njit
 def one_loop(g, alpha, A, B, K, bk, mu, n):
-    """The old single loop (lasvm_g_core._update_scan before the split), verbatim."""
+    """The old single loop (lasvm_g_core._update_scan before the vector lanes), verbatim."""
     s = 0.0
     j = -1
     best = 0.0
@@ -44,11 +42,9 @@ def one_loop(g, alpha, A, B, K, bk, mu, n):
 
 
 @numba.njit
-def split_loops(g, alpha, A, B, K, bk, mu, n, work):
-    """The product's _update_scan, its leaf functions called on bare arrays."""
-    s = gap_pass4(g, alpha, A, B, K, bk, mu, n, work)
-    k, v = first_argmax_above(work, n, 0.0)
-    return s, k, v
+def lanes(g, alpha, A, B, K, bk, mu, n):
+    """The product's _update_scan on bare arrays."""
+    return gap_pass4(g, alpha, A, B, K, bk, mu, n)
 
 
 def problem(n, seed=0):
@@ -66,18 +62,18 @@ def problem(n, seed=0):
 
 
 def main():
-    print("| positions in S | one loop (ns a position) | split loops | split / one |")
+    print("| positions in S | one loop (ns a position) | vector lanes | lanes / one |")
     print("|---:|---:|---:|---:|")
     for n in (2000, 5000, 12000):
         g, alpha, A, B, K = problem(n)
-        g1, g3, work = g.copy(), g.copy(), np.empty(n)
+        g1, g3 = g.copy(), g.copy()
         s1, j1, v1 = one_loop(g1, alpha, A, B, K, n // 2, 1e-3, n)
-        s3, j3, v3 = split_loops(g3, alpha, A, B, K, n // 2, 1e-3, n, work)
+        s3, j3, v3 = lanes(g3, alpha, A, B, K, n // 2, 1e-3, n)
         assert np.array_equal(g1, g3) and (j1, v1) == (j3, v3), n  # the same step either way
         assert abs(s1 - s3) <= 1e-12 * abs(s1), n
         # timed with a tiny step: the update runs, and g hardly moves between repetitions
         t1 = best_ns(one_loop, (g1, alpha, A, B, K, n // 2, 1e-12, n), n, 200, 20)
-        t3 = best_ns(split_loops, (g3, alpha, A, B, K, n // 2, 1e-12, n, work), n, 200, 20)
+        t3 = best_ns(lanes, (g3, alpha, A, B, K, n // 2, 1e-12, n), n, 200, 20)
         print(f"| {n} | {t1:.2f} | {t3:.2f} | {t3 / t1:.2f} |", flush=True)
 
 

@@ -205,18 +205,20 @@ def _gap_pass_codegen(update):
     def codegen(context, builder, signature, args):
         ga, aa, Aa, Ba, Ka = (context.make_array(t)(context, builder, v)
                               for t, v in zip(signature.args[:5], args[:5]))
-        va = context.make_array(signature.args[8])(context, builder, args[8])
         bk, mu, n4 = args[5], args[6], args[7]
         i64, f64 = ir.IntType(64), ir.DoubleType()
         vec = ir.VectorType(f64, 4)
+        ivec = ir.VectorType(i64, 4)
         zero = ir.Constant(vec, [0.0] * 4)
         elt = Ka.data.type.pointee
         mus = _splat(builder, vec, mu)
+        lane_offsets = ir.Constant(ivec, [0, 1, 2, 3])
 
         def ptr(array, t):
             return builder.bitcast(builder.gep(array.data, [t], inbounds=True), vec.as_pointer())
 
         def four(t, accs):
+            total, best, where = accs
             g = builder.load(ptr(ga, t), align=8)
             if update:  # g -= mu * K[bk + t] (K widened exactly to double), no FMA
                 kp = builder.gep(Ka.data, [builder.add(bk, t)], inbounds=True)
@@ -231,30 +233,40 @@ def _gap_pass_codegen(update):
             neg = builder.fneg(g)
             up = builder.select(builder.fcmp_ordered("<", a, hi), g, zero)
             down = builder.select(builder.fcmp_ordered(">", a, lo), neg, zero)
-            builder.store(builder.select(builder.fcmp_ordered(">", up, down), up, down),
-                          ptr(va, t), align=8)
+            viol = builder.select(builder.fcmp_ordered(">", up, down), up, down)
+            # each lane's largest violation and its first position: a violation is never
+            # negative, so its bits order as integers (-0.0's are negative: it never wins)
+            bits = builder.bitcast(viol, ivec)
+            larger = builder.icmp_signed(">", bits, best)
+            best = builder.select(larger, bits, best)
+            where = builder.select(larger, builder.add(_splat(builder, ivec, t), lane_offsets),
+                                   where)
             gup = builder.select(builder.fcmp_ordered(">", g, zero), g, zero)
             gdown = builder.select(builder.fcmp_ordered("<", g, zero), neg, zero)
             term = builder.fsub(builder.fsub(builder.fmul(hi, gup), builder.fmul(lo, gdown)),
                                 builder.fmul(a, g))
-            return [builder.fadd(accs[0], term)]
+            return [builder.fadd(total, term), best, where]
 
-        _, (acc,) = _counted_loop(builder, "gap4", i64(0), n4, 4, [zero], four)
+        start = [zero, ir.Constant(ivec, [0] * 4), ir.Constant(ivec, [-1] * 4)]
+        _, (acc, best, where) = _counted_loop(builder, "gap4", i64(0), n4, 4, start, four)
         lane = [builder.extract_element(acc, i64(k)) for k in range(4)]
-        return builder.fadd(builder.fadd(lane[0], lane[1]), builder.fadd(lane[2], lane[3]))
+        gap = builder.fadd(builder.fadd(lane[0], lane[1]), builder.fadd(lane[2], lane[3]))
+        out = ([gap] + [builder.extract_element(best, i64(k)) for k in range(4)]
+               + [builder.extract_element(where, i64(k)) for k in range(4)])
+        return context.make_tuple(builder, signature.return_type, out)
     return codegen
 
 
 def _gap_pass_typer(update):
-    def typer(typingctx, g, alpha, A, B, K, bk, mu, n4, viol):
-        f64_1d = [g, alpha, A, B, viol]
+    def typer(typingctx, g, alpha, A, B, K, bk, mu, n4):
         if not all(isinstance(x, types.Array) and x.ndim == 1 and x.layout == "C"
-                   and x.dtype == types.float64 for x in f64_1d):
+                   and x.dtype == types.float64 for x in (g, alpha, A, B)):
             return None
         if not (isinstance(K, types.Array) and K.ndim == 1 and K.layout == "C"
                 and K.dtype in (types.float64, types.float32)):
             return None
-        sig = types.float64(g, alpha, A, B, K, types.int64, types.float64, types.int64, viol)
+        result = types.Tuple([types.float64] + [types.int64] * 8)
+        sig = result(g, alpha, A, B, K, types.int64, types.float64, types.int64)
         return sig, _gap_pass_codegen(update)
     return typer
 
@@ -263,27 +275,61 @@ _gap_pass_update = intrinsic(_gap_pass_typer(True))
 _gap_pass_scan = intrinsic(_gap_pass_typer(False))
 
 
+@numba.njit(inline="always", cache=True, nogil=True)
+def violation(g, a, A, B):
+    """How far a position violates its KKT condition: g where alpha < B and g > 0, -g where
+    alpha > A and g < 0, else 0 (-0.0 where g = 0 and alpha > A); gap_pass4's lanes compute the
+    same, operation for operation."""
+    up = g if a < B else 0.0
+    down = -g if a > A else 0.0
+    return up if up > down else down
+
+
+@numba.njit(inline="always", cache=True, nogil=True)
+def _first_of_lanes(b0, b1, b2, b3, w0, w1, w2, w3):
+    """The first position of the largest of four lanes' largest violations (bits b, first
+    positions w); -1 when none is positive."""
+    best = b0 if b0 > b1 else b1
+    best = best if best > b2 else b2
+    best = best if best > b3 else b3
+    if best <= 0:
+        return -1
+    k = w0 if b0 == best else -1
+    if b1 == best and (k < 0 or w1 < k):
+        k = w1
+    if b2 == best and (k < 0 or w2 < k):
+        k = w2
+    if b3 == best and (k < 0 or w3 < k):
+        k = w3
+    return k
+
+
 @numba.njit(cache=True, nogil=True)
-def gap_pass4(g, alpha, A, B, K, bk, mu, n, viol):
+def gap_pass4(g, alpha, A, B, K, bk, mu, n):
     """The bias-free gap loop's pass over positions [0, n) (solvers/lasvm_g_core.py's terms):
-    g[p] -= mu K[bk + p] (nothing when mu = 0); viol[p] = g_p where alpha_p < B_p and g_p > 0,
-    -g_p where alpha_p > A_p and g_p < 0, else 0; returns the sum of the gap terms
-    (:func:`gap_term`). Positions [0, n - n % 4) run four at a time in
-    vector lanes, term t to lane t % 4, the lanes added as (l0 + l1) + (l2 + l3); the rest one
-    at a time, added after in order: one rounding whatever the compile context, no fast-math."""
+    g[p] -= mu K[bk + p] (nothing when mu = 0); returns (gap, k, v): the sum of the gap terms
+    (:func:`gap_term`), and the largest violation v (:func:`violation`) with k its first
+    position, (-1, 0.0) when none is positive. Positions [0, n - n % 4) run four at a time in
+    vector lanes, term t to lane t % 4, the lanes added as (l0 + l1) + (l2 + l3); each lane keeps
+    its largest violation (as integer bits) and where it first occurs; the rest one at a time,
+    added after in order: one rounding whatever the compile context, no fast-math."""
     n4 = n - n % 4
     if mu != 0.0:
-        s = _gap_pass_update(g, alpha, A, B, K, bk, mu, n4, viol)
+        r = _gap_pass_update(g, alpha, A, B, K, bk, mu, n4)
     else:
-        s = _gap_pass_scan(g, alpha, A, B, K, bk, mu, n4, viol)
+        r = _gap_pass_scan(g, alpha, A, B, K, bk, mu, n4)
+    s = r[0]
+    k = _first_of_lanes(r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8])
     tail = 0.0
     for p in range(n4, n):
         if mu != 0.0:
             g[p] -= mu * np.float64(K[bk + p])
         gp = g[p]
         a = alpha[p]
-        up = gp if a < B[p] else 0.0
-        down = -gp if a > A[p] else 0.0
-        viol[p] = up if up > down else down
+        v = violation(gp, a, A[p], B[p])
+        if v > 0.0 and (k < 0 or v > violation(g[k], alpha[k], A[k], B[k])):
+            k = p
         tail += gap_term(gp, a, A[p], B[p])
-    return s + tail
+    if k < 0:
+        return s + tail, -1, 0.0
+    return s + tail, k, violation(g[k], alpha[k], A[k], B[k])

@@ -165,10 +165,11 @@ def test_scan_finds_the_cores_maximal_violator_and_the_gap(seed):
 
 @pytest.mark.parametrize("n", [0, 3, 4, 9, 1003])
 def test_gap_pass_adds_in_the_order_it_states(n):
-    """ordered.gap_pass4 (the gap loop's pass): g updated and violations as the scalar rules,
-    and the gap bit for bit in its stated order: term t to lane t % 4 for the first n - n % 4
-    positions, lanes added as (l0 + l1) + (l2 + l3), then the rest in order; float32 and
-    float64 rows, with and without an update."""
+    """ordered.gap_pass4 (the gap loop's pass): g updated as the scalar rule, the largest
+    violation and its first position as a plain argmax of the scalar rules (tied violations
+    in several lanes and in the tail included), and the gap bit for bit in its stated order:
+    term t to lane t % 4 for the first n - n % 4 positions, lanes added as (l0 + l1) +
+    (l2 + l3), then the rest in order; float32 and float64 rows, with and without an update."""
     from lasvm_cli.ordered import gap_pass4
 
     rng = np.random.default_rng(n)
@@ -177,15 +178,20 @@ def test_gap_pass_adds_in_the_order_it_states(n):
     alpha = np.where(rng.random(n) < 0.3, np.where(rng.random(n) < 0.5, A, B),
                      rng.random(n) * (A + B))
     g0 = rng.standard_normal(n) * 10.0 ** rng.integers(-6, 7, n)  # rounding matters
+    ties = np.flatnonzero((alpha < B) & (alpha > A))[-6:]  # the largest in four lanes and the tail
+    g0[ties] = 1e9
     for K, mu in ((rng.random(n + 5).astype(np.float32), 0.37), (rng.random(n + 5), 1.3),
-                  (rng.random(n + 5), 0.0)):
-        g, viol = g0.copy(), np.full(n, np.nan)
-        gap = gap_pass4(g, alpha, A, B, K, 5, mu, n, viol)
-        want_g = g0 - mu * K[5:5 + n].astype(np.float64) if mu != 0.0 else g0
+                  (rng.random(n + 5), 0.0), (np.zeros(n + 5), 0.0)):
+        g = g0.copy() if K.any() else np.zeros(n)  # the last: nothing violates
+        start = g.copy()
+        gap, k, v = gap_pass4(g, alpha, A, B, K, 5, mu, n)
+        want_g = start - mu * K[5:5 + n].astype(np.float64) if mu != 0.0 else start
         assert np.array_equal(g, want_g)
         up = np.where(alpha < B, g, 0.0)
         down = np.where(alpha > A, -g, 0.0)
-        assert np.array_equal(viol, np.where(up > down, up, down))
+        viol = np.where(up > down, up, down)
+        want_k = int(np.argmax(viol)) if n and viol.max() > 0.0 else -1
+        assert (k, v) == ((want_k, viol[want_k]) if want_k >= 0 else (-1, 0.0))
         terms = (B * np.where(g > 0, g, 0.0) - A * np.where(g < 0, -g, 0.0)) - alpha * g
         m = n - n % 4
         lanes = np.zeros(4)

@@ -51,7 +51,7 @@ def result_of(st, kc):
 
 PH_ONLINE, PH_FINISH, PH_DONE = 0, 1, 2
 PHASES = ("online", "finish", "done")
-# state arrays saved by LasvmRun.state_arrays (t_pos/t_ex/work are scratch)
+# state arrays saved by LasvmRun.state_arrays (t_pos/t_ex are scratch)
 SAVED_FIELDS = ("pos2ex", "ex2pos", "alpha", "g", "A", "B", "y", "pool", "labeled", "ist", "fst",
                 "rng")
 
@@ -256,7 +256,7 @@ class LasvmRun:
                                     **{f: np.array(getattr(self.st, f)) for f in SAVED_FIELDS
                                        if f not in ("pos2ex", "ex2pos")},
                                     t_pos=np.zeros(self.l, np.int64),
-                                    t_ex=np.zeros(self.l, np.int64), work=np.zeros(self.l))
+                                    t_ex=np.zeros(self.l, np.int64))
         other.load_state_arrays(self.state_arrays(), self.phase)
         return other
 

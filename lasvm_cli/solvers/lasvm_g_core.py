@@ -42,7 +42,6 @@ import numpy as np
 from ..cache import cache_discard, cache_symmetric_at, held
 from ..index import at
 from ..ordered import gap_pass4
-from ..qp.select import first_argmax_above
 from .online_core import (F_DELTA, I_INSERTED, I_LABELS, I_NS, I_POOL, I_PROCESSED,
                           I_REPROCESS, I_STEPS, clipped_newton, expansion_at, max_violator,
                           new_epoch, newton_step, rand_below, swap_positions, take_from_pool)
@@ -130,17 +129,12 @@ def scan(st):
 @numba.njit(**_NJIT)
 def _update_scan(st, mu, K, bk, n):
     """g_p -= mu K[bk + p] over S (nothing when mu = 0), then the gap and the maximal violator
-    (first index on ties, as the core's max_violator). One pass in vector lanes writes each
-    position's violation into st.work and sums the gap terms (ordered.gap_pass4: the lanes
-    and their order fixed by the source, no fast-math), the largest violation is an integer
-    max over its bit patterns (qp.select.first_argmax_above), its index a search that stops
-    there. The single loop that kept a running argmax and a running sum stayed scalar and cost
-    about 3.8 ns a position (bench/bench_gap_scan.py). Arrays taken once (exception_exits.py's
-    rules: no reference counts a step)."""
-    viol = st.work
-    s = gap_pass4(st.g, st.alpha, st.A, st.B, K, bk, mu, n, viol)
-    k, v = first_argmax_above(viol, n, 0.0)  # the largest positive violation
-    return s, k, v
+    (first index on ties, as the core's max_violator), all in one pass in vector lanes
+    (ordered.gap_pass4: the lanes and their order fixed by the source, no fast-math; each lane
+    keeps its largest violation as integer bits, which vectorises where a float max does not,
+    and where it first occurs). The single loop that kept a running argmax and a running sum
+    stayed scalar and cost about 3.8 ns a position (bench/bench_gap_scan.py)."""
+    return gap_pass4(st.g, st.alpha, st.A, st.B, K, bk, mu, n)
 
 
 @numba.njit(**_NJIT)

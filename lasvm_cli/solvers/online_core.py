@@ -88,7 +88,7 @@ F_DELTA = 0       # delta = the largest violation after the last REPROCESS
 N_FST = 2
 
 LasvmState = namedtuple("LasvmState",
-                        "pos2ex ex2pos alpha g A B y pool labeled ist fst rng t_pos t_ex work")
+                        "pos2ex ex2pos alpha g A B y pool labeled ist fst rng t_pos t_ex")
 LasvmState.__doc__ = """Online solver state (all arrays; positions are cache positions).
 
 pos2ex, ex2pos  int64 [l]   position -> example id and back (the cache's perm and pos)
@@ -100,7 +100,6 @@ labeled         uint8 [l]   1 once the label of the example has been read (activ
 ist, fst        int64 [N_IST], float64 [N_FST] scalars (I_*, F_* constants)
 rng             uint64 [N_RNG] random generator (make_rng)
 t_pos, t_ex     int64 [l]   scratch (not part of the saved state)
-work            float64 [l] scratch: the bias-free gap loop's violations (not saved)
 """
 
 RNG_SPLITMIX, RNG_GLIBC = 0, 1
@@ -670,7 +669,7 @@ def make_state(kc, y, A, B, seed=0, rng=RNG_SPLITMIX, bias=True):
                     np.zeros(l), np.zeros(l), np.array(A, np.float64), np.array(B, np.float64),
                     np.array(y, np.float64), np.arange(l, dtype=np.int64),
                     np.zeros(l, np.uint8), np.zeros(N_IST, np.int64), np.zeros(N_FST),
-                    make_rng(rng, seed), np.zeros(l, np.int64), np.zeros(l, np.int64), np.zeros(l))
+                    make_rng(rng, seed), np.zeros(l, np.int64), np.zeros(l, np.int64))
     st.ist[I_NOBIAS] = 0 if bias else 1
     return st
 
