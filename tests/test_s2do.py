@@ -102,6 +102,26 @@ def _random_Q(rng):
     return Q[0, 0], Q[0, 1], Q[1, 1]
 
 
+def selection_state(rng, kind, l, d, C, diag):
+    """An S2doState for the selection tests: alphas at 0, at C and between (CS: sums at and
+    below C), gradients rounded to one decimal (many ties)."""
+    from lasvm_cli.qp import s2do
+
+    yc = rng.integers(0, d, l)
+    st = s2do.make_state(kind, yc, d, diag, C)
+    A = np.where(rng.random((l, d)) < 0.3, 0.0, rng.random((l, d)) * C)
+    A[rng.random((l, d)) < 0.2] = C
+    A[np.arange(l), yc] = 0.0
+    if kind == CS:
+        A *= 0.5
+        full = rng.random(l) < 0.3
+        A[full] *= C / np.maximum(A[full].sum(1), 1e-12)[:, None]
+    st.A[:] = A
+    st.S[:] = A.sum(1)
+    st.G[:] = np.round(rng.standard_normal((l, d)), 1)
+    return st
+
+
 def reference_first(A, G, S, yc, kind, C, lo, hi, supports_only):
     """select_first's rules as one plain loop (the form it had before its scores went to a
     vectorised pass): the largest feasible-direction score, first (t, c) on ties, and CS's
@@ -138,19 +158,8 @@ def test_select_first_follows_its_rules(kind, supports_only):
     from lasvm_cli.qp import s2do
 
     rng = np.random.default_rng(kind * 2 + supports_only)
-    l, d, C = 300, 5, 2.0
-    yc = rng.integers(0, d, l)
-    st = s2do.make_state(kind, yc, d, np.ones(l), C)
-    A = np.where(rng.random((l, d)) < 0.3, 0.0, rng.random((l, d)) * C)
-    A[rng.random((l, d)) < 0.2] = C
-    A[np.arange(l), yc] = 0.0
-    if kind == CS:
-        A *= 0.5
-        full = rng.random(l) < 0.3
-        A[full] *= C / np.maximum(A[full].sum(1), 1e-12)[:, None]
-    st.A[:] = A
-    st.S[:] = A.sum(1)
-    st.G[:] = np.round(rng.standard_normal((l, d)), 1)  # many ties
+    l, C = 300, 2.0
+    st = selection_state(rng, kind, l, 5, C, np.ones(l))
     for lo, hi in ((0, l), (17, 251)):
         got = s2do.select_first(st, lo, hi, supports_only)
         ref = reference_first(st.A, st.G, st.S, st.yc, kind, C, lo, hi, supports_only)
@@ -200,18 +209,8 @@ def test_select_second_follows_its_rules(kind, supports_only):
 
     rng = np.random.default_rng(10 + kind * 2 + supports_only)
     l, d, C = 300, 5, 2.0
-    yc = rng.integers(0, d, l)
-    st = s2do.make_state(kind, yc, d, np.round(rng.uniform(0.5, 1.5, l), 1), C)
-    A = np.where(rng.random((l, d)) < 0.3, 0.0, rng.random((l, d)) * C)
-    A[rng.random((l, d)) < 0.2] = C
-    A[np.arange(l), yc] = 0.0
-    if kind == CS:
-        A *= 0.5
-        full = rng.random(l) < 0.3
-        A[full] *= C / np.maximum(A[full].sum(1), 1e-12)[:, None]
-    st.A[:] = A
-    st.S[:] = A.sum(1)
-    st.G[:] = np.round(rng.standard_normal((l, d)), 1)
+    st = selection_state(rng, kind, l, d, C, np.round(rng.uniform(0.5, 1.5, l), 1))
+    yc = st.yc
     K1 = np.round(rng.random(l), 1).astype(np.float32)
     for m, lo, hi in ((40, 0, l), (40, 17, 251), (5, 17, 251), (260, 17, 251)):
         p = (yc[m] + 1) % d
