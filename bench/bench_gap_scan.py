@@ -4,7 +4,7 @@ Each REPROCESS step of LASVM-G / -NC / -I / FULL SVM updates g over the expansio
 needs the duality gap and the maximal KKT violator of S. The old form did all of it in one loop
 that kept a running argmax (its branches and its chain of dependent compares kept the loop
 scalar, about 25 instructions a position); the product's form: one pass in explicit vector
-lanes (ordered.gap_pass4: the update, the gap's sum lane by lane in a fixed order, and in each
+lanes (ordered.gap_pass: the update, the gap's sum lane by lane in a fixed order, and in each
 lane the largest violation as integer bits, which vectorises (violations are never negative),
 with its first position). Both give the same index and violation (checked) and the same gap to
 rounding (the sums' orders differ). Printed:
@@ -17,7 +17,7 @@ import numpy as np
 
 from bench_index import best_ns  # bench/ is the script's directory
 from lasvm_cli.index import at
-from lasvm_cli.ordered import gap_pass4, gap_term
+from lasvm_cli.ordered import gap_pass, gap_term
 
 
 @numba.njit
@@ -44,7 +44,7 @@ def one_loop(g, alpha, A, B, K, bk, mu, n):
 @numba.njit
 def lanes(g, alpha, A, B, K, bk, mu, n):
     """The product's _update_scan on bare arrays."""
-    return gap_pass4(g, alpha, A, B, K, bk, mu, n)
+    return gap_pass(g, alpha, A, B, K, bk, mu, n)
 
 
 def problem(n, seed=0):

@@ -14,9 +14,9 @@ written out, so every compile context computes the same numbers:
   targets at once (:func:`_dots8`: four columns of four targets per vector operation) instead
   of letting LLVM reorder one target's sum.
 - :func:`fma`: a fused multiply-add wherever the source writes one (the exp polynomial).
-- :func:`gap_pass4`: the bias-free gap loop's pass (solvers/lasvm_g_core.py) in 4-wide vector
-  lanes: the gradient update, each position's violation, and the duality gap summed lane by
-  lane in a fixed order.
+- :func:`gap_pass`: the bias-free gap loop's pass (solvers/lasvm_g_core.py) in 8-wide vector
+  lanes: the gradient update, the duality gap summed lane by lane in a fixed order, and the
+  first maximal KKT violator.
 """
 
 import numba
@@ -194,35 +194,39 @@ def gap_term(g, a, A, B):
     the term is B max(0, g) - A max(0, -g) - alpha g (e.g. y = +1, beta = C, box [-C, 0]:
     C max(0, g) - alpha g - C g = C max(0, -g) - alpha g). Bit for bit the printed form where
     beta = 0 (LASVM-G, -I, FULL SVM); within rounding for LASVM-NC's outliers. Without y the
-    loop reads no label through pos2ex: two random loads a position fewer. gap_pass4's lanes
+    loop reads no label through pos2ex: two random loads a position fewer. gap_pass's lanes
     compute the same, operation for operation."""
     up = g if g > 0.0 else 0.0
     down = -g if g < 0.0 else 0.0
     return (B * up - A * down) - a * g
 
 
+GAP_LANES = 8  # positions per vector step of gap_pass: one AVX-512 register of doubles
+
+
 def _gap_pass_codegen(update):
     def codegen(context, builder, signature, args):
         ga, aa, Aa, Ba, Ka = (context.make_array(t)(context, builder, v)
                               for t, v in zip(signature.args[:5], args[:5]))
-        bk, mu, n4 = args[5], args[6], args[7]
+        bk, mu, n_vec = args[5], args[6], args[7]
+        W = GAP_LANES
         i64, f64 = ir.IntType(64), ir.DoubleType()
-        vec = ir.VectorType(f64, 4)
-        ivec = ir.VectorType(i64, 4)
-        zero = ir.Constant(vec, [0.0] * 4)
+        vec = ir.VectorType(f64, W)
+        ivec = ir.VectorType(i64, W)
+        zero = ir.Constant(vec, [0.0] * W)
         elt = Ka.data.type.pointee
         mus = _splat(builder, vec, mu)
-        lane_offsets = ir.Constant(ivec, [0, 1, 2, 3])
+        lane_offsets = ir.Constant(ivec, list(range(W)))
 
         def ptr(array, t):
             return builder.bitcast(builder.gep(array.data, [t], inbounds=True), vec.as_pointer())
 
-        def four(t, accs):
+        def step(t, accs):
             total, best, where = accs
             g = builder.load(ptr(ga, t), align=8)
             if update:  # g -= mu * K[bk + t] (K widened exactly to double), no FMA
                 kp = builder.gep(Ka.data, [builder.add(bk, t)], inbounds=True)
-                k = builder.load(builder.bitcast(kp, ir.VectorType(elt, 4).as_pointer()),
+                k = builder.load(builder.bitcast(kp, ir.VectorType(elt, W).as_pointer()),
                                  align=4 if elt != f64 else 8)
                 k = builder.fpext(k, vec) if elt != f64 else k
                 g = builder.fsub(g, builder.fmul(mus, k))
@@ -247,25 +251,38 @@ def _gap_pass_codegen(update):
                                 builder.fmul(a, g))
             return [builder.fadd(total, term), best, where]
 
-        start = [zero, ir.Constant(ivec, [0] * 4), ir.Constant(ivec, [-1] * 4)]
-        _, (acc, best, where) = _counted_loop(builder, "gap4", i64(0), n4, 4, start, four)
-        lane = [builder.extract_element(acc, i64(k)) for k in range(4)]
-        gap = builder.fadd(builder.fadd(lane[0], lane[1]), builder.fadd(lane[2], lane[3]))
-        out = ([gap] + [builder.extract_element(best, i64(k)) for k in range(4)]
-               + [builder.extract_element(where, i64(k)) for k in range(4)])
-        return context.make_tuple(builder, signature.return_type, out)
+        start = [zero, ir.Constant(ivec, [0] * W), ir.Constant(ivec, [-1] * W)]
+        _, (acc, best, where) = _counted_loop(builder, "gap", i64(0), n_vec, W, start, step)
+        # the gap: the lanes added pairwise, (l0 + l1) + (l2 + l3), ... up a binary tree
+        lanes = [builder.extract_element(acc, i64(k)) for k in range(W)]
+        while len(lanes) > 1:
+            lanes = [builder.fadd(lanes[k], lanes[k + 1]) for k in range(0, len(lanes), 2)]
+        # the largest of the lanes' maxima, then the first position among the lanes holding it
+        b = [builder.extract_element(best, i64(k)) for k in range(W)]
+        w = [builder.extract_element(where, i64(k)) for k in range(W)]
+        top = b[0]
+        for x in b[1:]:
+            top = builder.select(builder.icmp_signed(">", x, top), x, top)
+        first = i64(-1)
+        for x, p in zip(b, w):
+            earlier = builder.or_(builder.icmp_signed("<", first, i64(0)),
+                                  builder.icmp_signed("<", p, first))
+            take = builder.and_(builder.icmp_signed("==", x, top), earlier)
+            first = builder.select(take, p, first)
+        first = builder.select(builder.icmp_signed(">", top, i64(0)), first, i64(-1))
+        return context.make_tuple(builder, signature.return_type, [lanes[0], first])
     return codegen
 
 
 def _gap_pass_typer(update):
-    def typer(typingctx, g, alpha, A, B, K, bk, mu, n4):
+    def typer(typingctx, g, alpha, A, B, K, bk, mu, n_vec):
         if not all(isinstance(x, types.Array) and x.ndim == 1 and x.layout == "C"
                    and x.dtype == types.float64 for x in (g, alpha, A, B)):
             return None
         if not (isinstance(K, types.Array) and K.ndim == 1 and K.layout == "C"
                 and K.dtype in (types.float64, types.float32)):
             return None
-        result = types.Tuple([types.float64] + [types.int64] * 8)
+        result = types.Tuple([types.float64, types.int64])
         sig = result(g, alpha, A, B, K, types.int64, types.float64, types.int64)
         return sig, _gap_pass_codegen(update)
     return typer
@@ -278,50 +295,30 @@ _gap_pass_scan = intrinsic(_gap_pass_typer(False))
 @numba.njit(inline="always", cache=True, nogil=True)
 def violation(g, a, A, B):
     """How far a position violates its KKT condition: g where alpha < B and g > 0, -g where
-    alpha > A and g < 0, else 0 (-0.0 where g = 0 and alpha > A); gap_pass4's lanes compute the
+    alpha > A and g < 0, else 0 (-0.0 where g = 0 and alpha > A); gap_pass's lanes compute the
     same, operation for operation."""
     up = g if a < B else 0.0
     down = -g if a > A else 0.0
     return up if up > down else down
 
 
-@numba.njit(inline="always", cache=True, nogil=True)
-def _first_of_lanes(b0, b1, b2, b3, w0, w1, w2, w3):
-    """The first position of the largest of four lanes' largest violations (bits b, first
-    positions w); -1 when none is positive."""
-    best = b0 if b0 > b1 else b1
-    best = best if best > b2 else b2
-    best = best if best > b3 else b3
-    if best <= 0:
-        return -1
-    k = w0 if b0 == best else -1
-    if b1 == best and (k < 0 or w1 < k):
-        k = w1
-    if b2 == best and (k < 0 or w2 < k):
-        k = w2
-    if b3 == best and (k < 0 or w3 < k):
-        k = w3
-    return k
-
-
 @numba.njit(cache=True, nogil=True)
-def gap_pass4(g, alpha, A, B, K, bk, mu, n):
+def gap_pass(g, alpha, A, B, K, bk, mu, n):
     """The bias-free gap loop's pass over positions [0, n) (solvers/lasvm_g_core.py's terms):
     g[p] -= mu K[bk + p] (nothing when mu = 0); returns (gap, k, v): the sum of the gap terms
     (:func:`gap_term`), and the largest violation v (:func:`violation`) with k its first
-    position, (-1, 0.0) when none is positive. Positions [0, n - n % 4) run four at a time in
-    vector lanes, term t to lane t % 4, the lanes added as (l0 + l1) + (l2 + l3); each lane keeps
-    its largest violation (as integer bits) and where it first occurs; the rest one at a time,
-    added after in order: one rounding whatever the compile context, no fast-math."""
-    n4 = n - n % 4
+    position, (-1, 0.0) when none is positive. Positions [0, n - n % GAP_LANES) run GAP_LANES
+    at a time in vector lanes, term t to lane t % GAP_LANES, the lanes added pairwise up a
+    binary tree ((l0 + l1) + (l2 + l3)) + ...; each lane keeps its largest violation (as
+    integer bits) and where it first occurs; the rest one at a time, added after in order: one
+    rounding whatever the compile context, no fast-math."""
+    n_vec = n - n % GAP_LANES
     if mu != 0.0:
-        r = _gap_pass_update(g, alpha, A, B, K, bk, mu, n4)
+        s, k = _gap_pass_update(g, alpha, A, B, K, bk, mu, n_vec)
     else:
-        r = _gap_pass_scan(g, alpha, A, B, K, bk, mu, n4)
-    s = r[0]
-    k = _first_of_lanes(r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8])
+        s, k = _gap_pass_scan(g, alpha, A, B, K, bk, mu, n_vec)
     tail = 0.0
-    for p in range(n4, n):
+    for p in range(n_vec, n):
         if mu != 0.0:
             g[p] -= mu * np.float64(K[bk + p])
         gp = g[p]

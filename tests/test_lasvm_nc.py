@@ -163,14 +163,15 @@ def test_scan_finds_the_cores_maximal_violator_and_the_gap(seed):
     assert gc.scan(st)[1:] == (-1, 0.0) == core.max_violator(st, n)
 
 
-@pytest.mark.parametrize("n", [0, 3, 4, 9, 1003])
+@pytest.mark.parametrize("n", [0, 3, 8, 13, 1003])
 def test_gap_pass_adds_in_the_order_it_states(n):
-    """ordered.gap_pass4 (the gap loop's pass): g updated as the scalar rule, the largest
+    """ordered.gap_pass (the gap loop's pass): g updated as the scalar rule, the largest
     violation and its first position as a plain argmax of the scalar rules (tied violations
     in several lanes and in the tail included), and the gap bit for bit in its stated order:
-    term t to lane t % 4 for the first n - n % 4 positions, lanes added as (l0 + l1) +
-    (l2 + l3), then the rest in order; float32 and float64 rows, with and without an update."""
-    from lasvm_cli.ordered import gap_pass4
+    term t to lane t % W for the first n - n % W positions (W = GAP_LANES), lanes added
+    pairwise up a binary tree, then the rest in order; float32 and float64 rows, with and
+    without an update."""
+    from lasvm_cli.ordered import GAP_LANES as W, gap_pass
 
     rng = np.random.default_rng(n)
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
@@ -178,13 +179,13 @@ def test_gap_pass_adds_in_the_order_it_states(n):
     alpha = np.where(rng.random(n) < 0.3, np.where(rng.random(n) < 0.5, A, B),
                      rng.random(n) * (A + B))
     g0 = rng.standard_normal(n) * 10.0 ** rng.integers(-6, 7, n)  # rounding matters
-    ties = np.flatnonzero((alpha < B) & (alpha > A))[-6:]  # the largest in four lanes and the tail
+    ties = np.flatnonzero((alpha < B) & (alpha > A))[-10:]  # the largest in lanes and the tail
     g0[ties] = 1e9
     for K, mu in ((rng.random(n + 5).astype(np.float32), 0.37), (rng.random(n + 5), 1.3),
                   (rng.random(n + 5), 0.0), (np.zeros(n + 5), 0.0)):
         g = g0.copy() if K.any() else np.zeros(n)  # the last: nothing violates
         start = g.copy()
-        gap, k, v = gap_pass4(g, alpha, A, B, K, 5, mu, n)
+        gap, k, v = gap_pass(g, alpha, A, B, K, 5, mu, n)
         want_g = start - mu * K[5:5 + n].astype(np.float64) if mu != 0.0 else start
         assert np.array_equal(g, want_g)
         up = np.where(alpha < B, g, 0.0)
@@ -193,11 +194,14 @@ def test_gap_pass_adds_in_the_order_it_states(n):
         want_k = int(np.argmax(viol)) if n and viol.max() > 0.0 else -1
         assert (k, v) == ((want_k, viol[want_k]) if want_k >= 0 else (-1, 0.0))
         terms = (B * np.where(g > 0, g, 0.0) - A * np.where(g < 0, -g, 0.0)) - alpha * g
-        m = n - n % 4
-        lanes = np.zeros(4)
-        for row in terms[:m].reshape(-1, 4):
+        m = n - n % W
+        lanes = np.zeros(W)
+        for row in terms[:m].reshape(-1, W):
             lanes = lanes + row
-        want = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
+        lanes = list(lanes)
+        while len(lanes) > 1:
+            lanes = [lanes[k] + lanes[k + 1] for k in range(0, len(lanes), 2)]
+        want = lanes[0]
         tail = 0.0
         for x in terms[m:]:
             tail += x

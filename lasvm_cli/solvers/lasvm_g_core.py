@@ -41,7 +41,7 @@ import numpy as np
 
 from ..cache import cache_discard, cache_symmetric_at, held
 from ..index import at
-from ..ordered import gap_pass4
+from ..ordered import gap_pass
 from .online_core import (F_DELTA, I_INSERTED, I_LABELS, I_NS, I_POOL, I_PROCESSED,
                           I_REPROCESS, I_STEPS, clipped_newton, expansion_at, max_violator,
                           new_epoch, newton_step, rand_below, swap_positions, take_from_pool)
@@ -130,11 +130,11 @@ def scan(st):
 def _update_scan(st, mu, K, bk, n):
     """g_p -= mu K[bk + p] over S (nothing when mu = 0), then the gap and the maximal violator
     (first index on ties, as the core's max_violator), all in one pass in vector lanes
-    (ordered.gap_pass4: the lanes and their order fixed by the source, no fast-math; each lane
+    (ordered.gap_pass: the lanes and their order fixed by the source, no fast-math; each lane
     keeps its largest violation as integer bits, which vectorises where a float max does not,
     and where it first occurs). The single loop that kept a running argmax and a running sum
     stayed scalar and cost about 3.8 ns a position (bench/bench_gap_scan.py)."""
-    return gap_pass4(st.g, st.alpha, st.A, st.B, K, bk, mu, n)
+    return gap_pass(st.g, st.alpha, st.A, st.B, K, bk, mu, n)
 
 
 @numba.njit(**_NJIT)
