@@ -1,4 +1,4 @@
-"""The bias-free gap loop's scan (solvers/lasvm_g_core.py _update_scan): one loop against several.
+"""The bias-free gap loop's scan (solvers/lasvm_g_core.py step_scan): one loop against lanes.
 
 Each REPROCESS step of LASVM-G / -NC / -I / FULL SVM updates g over the expansion S and then
 needs the duality gap and the maximal KKT violator of S. The old form did all of it in one loop
@@ -22,7 +22,7 @@ from lasvm_cli.ordered import gap_pass, gap_term
 
 @numba.njit
 def one_loop(g, alpha, A, B, K, bk, mu, n):
-    """The old single loop (lasvm_g_core._update_scan before the vector lanes), verbatim."""
+    """The old single loop (lasvm_g_core.step_scan's scan before the vector lanes), verbatim."""
     s = 0.0
     j = -1
     best = 0.0
@@ -43,7 +43,7 @@ def one_loop(g, alpha, A, B, K, bk, mu, n):
 
 @numba.njit
 def lanes(g, alpha, A, B, K, bk, mu, n):
-    """The product's _update_scan on bare arrays."""
+    """The product's pass (ordered.gap_pass, what step_scan calls)."""
     return gap_pass(g, alpha, A, B, K, bk, mu, n)
 
 

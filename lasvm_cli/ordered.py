@@ -317,6 +317,7 @@ def gap_pass(g, alpha, A, B, K, bk, mu, n):
         s, k = _gap_pass_update(g, alpha, A, B, K, bk, mu, n_vec)
     else:
         s, k = _gap_pass_scan(g, alpha, A, B, K, bk, mu, n_vec)
+    vk = violation(g[k], alpha[k], A[k], B[k]) if k >= 0 else 0.0
     tail = 0.0
     for p in range(n_vec, n):
         if mu != 0.0:
@@ -324,9 +325,7 @@ def gap_pass(g, alpha, A, B, K, bk, mu, n):
         gp = g[p]
         a = alpha[p]
         v = violation(gp, a, A[p], B[p])
-        if v > 0.0 and (k < 0 or v > violation(g[k], alpha[k], A[k], B[k])):
-            k = p
+        if v > vk:  # later than every lane position: only a larger one replaces k
+            k, vk = p, v
         tail += gap_term(gp, a, A[p], B[p])
-    if k < 0:
-        return s + tail, -1, 0.0
-    return s + tail, k, violation(g[k], alpha[k], A[k], B[k])
+    return s + tail, k, vk

@@ -40,7 +40,6 @@ from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from ..cache import cache_discard, cache_symmetric_at, held
-from ..index import at
 from ..ordered import gap_pass
 from .online_core import (F_DELTA, I_INSERTED, I_LABELS, I_NS, I_POOL, I_PROCESSED,
                           I_REPROCESS, I_STEPS, clipped_newton, expansion_at, max_violator,
@@ -122,32 +121,27 @@ def reprocess_g(st, kc, kd, kp, tau):
 @numba.njit(**_NJIT)
 def scan(st):
     """(gap, k, v) in one pass over S: gap_of(st) and the core's max_violator (k = -1, v = 0
-    when no variable violates; the same order of sums and the same tie-breaking)."""
-    return _update_scan(st, 0.0, st.g, 0, st.ist[I_NS])
-
-
-@numba.njit(**_NJIT)
-def _update_scan(st, mu, K, bk, n):
-    """g_p -= mu K[bk + p] over S (nothing when mu = 0), then the gap and the maximal violator
-    (first index on ties, as the core's max_violator), all in one pass in vector lanes
-    (ordered.gap_pass: the lanes and their order fixed by the source, no fast-math; each lane
-    keeps its largest violation as integer bits, which vectorises where a float max does not,
-    and where it first occurs). The single loop that kept a running argmax and a running sum
-    stayed scalar and cost about 3.8 ns a position (bench/bench_gap_scan.py)."""
-    return gap_pass(st.g, st.alpha, st.A, st.B, K, bk, mu, n)
+    when no variable violates; the same order of sums and the same tie-breaking):
+    ordered.gap_pass without a step (its unused row: st.g)."""
+    return gap_pass(st.g, st.alpha, st.A, st.B, st.g, 0, 0.0, st.ist[I_NS])
 
 
 @numba.njit(**_NJIT)
 def step_scan(st, kc, kd, kp, k):
     """The core's clipped Newton step on variable k (online_core.clipped_newton: alpha_k +=
     mu = clip(g_k / K_kk, [A_k, B_k] - alpha_k), landing exactly on a bound), its gradient
-    update fused with the next :func:`scan` (one pass over S instead of three)."""
+    update fused with the next :func:`scan`: g_p -= mu K[bk + p] over S, then the gap and the
+    maximal violator (first index on ties, as the core's max_violator), all in one pass in
+    vector lanes (ordered.gap_pass: the lanes and their order fixed by the source, no
+    fast-math; each lane keeps its largest violation as integer bits, which vectorises where a
+    float max does not, and where it first occurs). The single loop that kept a running argmax
+    and a running sum stayed scalar and cost about 3.8 ns a position (bench/bench_gap_scan.py)."""
     n = st.ist[I_NS]
     # row k as an offset into the cache's buffer, not a view (online_core._direction_search)
     bk = cache_symmetric_at(kc, kd, kp, st.pos2ex[k], n, st)
     mu = clipped_newton(st, k, np.float64(kc.buf[bk + k]))
     st.ist[I_STEPS] += 1
-    res = _update_scan(st, mu, kc.buf, bk, n)
+    res = gap_pass(st.g, st.alpha, st.A, st.B, kc.buf, bk, mu, n)
     held(kc, kd)  # one last use of the namedtuples (cache.held)
     held(kp, st)
     return res
