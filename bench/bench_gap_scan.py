@@ -7,9 +7,8 @@ scalar, about 25 instructions a position); the product's form: one pass in expli
 lanes (ordered.gap_pass: the update, the gap's sum lane by lane in a fixed order, and in each
 lane the largest violation as integer bits, which vectorises (violations are never negative),
 with its first position). Both give the same index and violation (checked) and the same gap to
-rounding (the sums' orders differ). Printed:
-ns a position, the minimum over repeated timings, for sizes of S that adult's LASVM-I and -NC
-reach. Usage: ``python bench/bench_gap_scan.py``.
+rounding (the sums' orders differ). Printed: ns a position, the minimum over repeated timings,
+for sizes of S that adult's LASVM-I and -NC reach. Usage: ``python bench/bench_gap_scan.py``.
 """
 
 import numba
