@@ -5,7 +5,7 @@ BIN     = $(VENV)/bin
 LASVM_DATA ?= $(abspath ../shared/data)
 export LASVM_DATA
 
-.PHONY: paper-000 paper-001 paper-002 paper-003 paper-004 demo test bench bench-parser bench-predict bench-train bench-lasvm bench-startup bench-threads bench-index bench-gap-scan bench-easy clean
+.PHONY: paper-000 paper-001 paper-002 paper-003 paper-004 demo test bench bench-parser bench-predict bench-train bench-lasvm bench-startup bench-threads bench-index bench-gap-scan bench-s2do-scan bench-easy clean
 
 # The package and its runtime dependencies only (numpy, numba, click, tqdm: wheels, no
 # compiler), then its numerical code compiled ahead of the first command (lasvm compile: in
@@ -38,7 +38,7 @@ test: $(VENV)/.test-extras
 	$(BIN)/python -m pytest -q
 
 bench: bench-parser bench-predict bench-train bench-lasvm bench-startup bench-threads bench-index \
-	bench-gap-scan
+	bench-gap-scan bench-s2do-scan
 
 bench-parser: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_parser.py
@@ -55,9 +55,12 @@ bench-threads: $(VENV)/.bench-extras
 # the hot row loops with signed and with unsigned indices (lasvm_cli/index.py)
 bench-index: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_index.py
-# the bias-free gap loop's scan: one loop with a running argmax against the product's three
+# the bias-free gap loop's scan: one loop with a running argmax against the product's lanes
 bench-gap-scan: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_gap_scan.py
+# S2DO's second-variable scan on online usps states: the branching loop against the product's
+bench-s2do-scan: $(VENV)/.bench-extras
+	$(BIN)/python bench/bench_s2do_scan.py
 # LIBSVM's easy.py with its binaries and with ours (needs Debian's libsvm-tools); not in `bench`
 bench-easy: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_easy.py
