@@ -8,6 +8,11 @@ is stamped with one digest over all of the package's .py files instead: any chan
 them recompiles everything (once). Numba's own locators still choose the folder
 (``NUMBA_CACHE_DIR``, the package's ``__pycache__``, or the user-wide cache).
 
+An index written by another tree of the package can name a type that this tree no longer
+has (a removed namedtuple in a signature): numba unpickles the whole index before it compares
+stamps, so it would fail with an AttributeError instead of recompiling. Such an index is
+stale by definition and is read as empty here (``_tolerant_index``).
+
 Every module with cached jitted functions imports this module before its first decorator
 (tests/test_imports.py checks that each function of the package is stamped this way).
 """
@@ -20,6 +25,7 @@ from numba.core import caching
 from . import exception_exits  # noqa: F401 (before any function compiles: see the module)
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+STAMP_PREFIX = "lasvm-cli:"
 
 
 @functools.lru_cache(maxsize=None)
@@ -35,7 +41,7 @@ def package_stamp():
                 with open(path, "rb") as f:
                     digest.update(f.read())
                 digest.update(b"\0")
-    return "lasvm-cli:" + digest.hexdigest()
+    return STAMP_PREFIX + digest.hexdigest()
 
 
 def _in_package(py_file):
@@ -57,7 +63,26 @@ def _package_locator(base):
     return locator
 
 
+def _tolerant_index(load_index):
+    """numba's index loader, reading an index of ours that cannot be unpickled as empty."""
+
+    @functools.wraps(load_index)
+    def load(self):
+        try:
+            return load_index(self)
+        except Exception:  # unpickling a stale index: any error of a missing module or type
+            if not str(self._source_stamp).startswith(STAMP_PREFIX):
+                raise
+            return {}
+
+    load.tolerant = True
+    return load
+
+
 def _install():
+    index_file = caching.IndexDataCacheFile
+    if not getattr(index_file._load_index, "tolerant", False):
+        index_file._load_index = _tolerant_index(index_file._load_index)
     impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # renamed in numba 0.6x
     if any(getattr(c, "__name__", "").startswith("Package") for c in impl._locator_classes):
         return

@@ -4,11 +4,14 @@ module must recompile it, not just an edit to its own file."""
 
 import importlib
 import os
+import pickle
 import pkgutil
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import numba
 
 import lasvm_cli
 from lasvm_cli import jit_cache
@@ -61,3 +64,28 @@ def test_an_edit_to_another_module_recompiles(tmp_path):
         f.write("\n# edited\n")
     hits, misses, new_stamp = probe()
     assert (hits, misses) == (0, 1) and new_stamp != stamp  # compiled again
+
+
+def test_an_index_naming_a_missing_type_recompiles(tmp_path):
+    """An index written by another tree whose signatures name a type this tree lacks: numba
+    unpickles it before comparing stamps; it must be read as stale, not raise."""
+    tree = tmp_path / "tree"
+    shutil.copytree(PACKAGE, tree / "lasvm_cli", ignore=shutil.ignore_patterns("__pycache__"))
+    jit = tmp_path / "jit"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(jit))
+
+    def probe():
+        run = subprocess.run([sys.executable, "-c", PROBE, str(tree)], env=env,
+                             capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr[-2000:]
+        out = run.stdout.split()
+        return int(out[0]), int(out[1])
+
+    assert probe() == (0, 1)
+    indexes = list(jit.rglob("*exp_inplace*.nbi"))
+    assert indexes
+    for index in indexes:  # numba's version header, then a pickle of a type that is gone
+        index.write_bytes(pickle.dumps(numba.__version__)
+                          + b"\x80\x04clasvm_cli.kernels\nGoneType\n.")
+    assert probe() == (0, 1)  # compiled again
+    assert probe() == (1, 0)  # and the new index is read
