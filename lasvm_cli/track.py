@@ -185,31 +185,48 @@ def trace_row(run, seconds, error=None):
                 seconds=seconds)
 
 
-def trace_run(run, every=None, error=None, progress=None):
+def trace_run(run, every=None, error=None, progress=None, at=None):
     """Run a TrackRun to its end; with ``every``, a trace row every ``every`` examples (rcd:
-    every ``every`` x K steps) and at the end. Training seconds exclude the rows' measures
-    (and the loading of the compiled code). Returns the rows (the last one alone, measured at
-    the end, without ``every``)."""
+    every ``every`` x K steps) and at the end; with ``at`` instead, a row at each of those
+    positions (examples; rcd: steps) and at the end. Training seconds exclude the rows'
+    measures (and the loading of the compiled code). Returns the rows (the last one alone,
+    measured at the end, without ``every`` or ``at``)."""
     from .solvers.tracking import CHUNK
 
-    step = None if every is None else every * (run.K if run.is_rcd else 1)
+    next_stop = _next_stop(every * (run.K if run.is_rcd else 1) if every else None, at)
     seconds, rows = 0.0, []
     position = (lambda: run.iterations) if run.is_rcd else (lambda: run.t)
     run.step(0)  # load (or compile) the jitted code outside the clock
     while not run.done:
         n = CHUNK * (run.K if run.is_rcd else 1)
-        if step is not None:
-            n = min(n, step - position() % step)
+        stop = next_stop(position()) if next_stop else None
+        if stop is not None:
+            n = min(n, stop - position())
         t0 = time.perf_counter()
         run.step(n)
         seconds += time.perf_counter() - t0
         if progress is not None:
             progress(position(), run.n_sv)
-        if step is not None and (position() % step == 0 or run.done):
+        if next_stop and (position() == stop or run.done):
             rows.append(trace_row(run, seconds, error))
     if not rows:
         rows.append(trace_row(run, seconds, error))
     return rows
+
+
+def _next_stop(step, at):
+    """position -> the next trace position after it (None: no more), or None for no trace."""
+    if at is not None:
+        at = np.unique(np.asarray(at, np.int64))
+
+        def next_of(p):
+            i = int(np.searchsorted(at, p, "right"))
+            return int(at[i]) if i < at.size else None
+
+        return next_of
+    if step:
+        return lambda p: (p // step + 1) * step
+    return None
 
 
 def train_tracking(problem, params, rows=None, info=None, warn=None, progress=None, rng=None):

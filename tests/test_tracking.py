@@ -301,6 +301,24 @@ def test_no_average_outputs_the_last_iterate(heart):
     np.testing.assert_array_equal(r.result().coef[0], r.alpha())
 
 
+@pytest.mark.parametrize("solver, every, at, positions", [
+    ("track1", 50, None, [50, 100, 150, 200, 250, 270]),
+    ("track1", None, [1, 7, 7, 300, 0], [1, 7, 270]),
+    ("rcd", 20, None, [60, 120, 180, 200]),  # every 20 x K steps, and the end
+    ("rcd", None, [5, 13, 64, 199], [5, 13, 64, 199, 200]),
+])
+def test_trace_rows_at_their_positions(heart, solver, every, at, positions):
+    """trace_run's rows: every ``every`` examples (rcd: every ``every`` x K steps) or at the
+    listed positions (deduplicated, past the end ignored), and always one at the end."""
+    from lasvm_cli.track import trace_run
+
+    kd, kp, y, _ = heart
+    r = TrackRun(kd, kp, y, 1.0, 1.0, algorithm=solver, K=3, order=shuffled(y.size, 1),
+                 batch_iters=200)
+    rows = trace_run(r, every, at=at)
+    assert [row["iterations" if solver == "rcd" else "t"] for row in rows] == positions
+
+
 def test_multiclass_one_vs_one_and_one_vs_rest(tmp_path):
     """Three classes: LIBSVM's one-vs-one layout (3 rho, all 0) and one-vs-rest, trained with
     a trace per machine, predicting well on their training set."""
