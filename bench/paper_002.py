@@ -8,7 +8,7 @@ Settings (the paper's Table 1): adult (a9a) C = 1, mnist digit 8 against the res
 (pixels / 255), RBF gamma = 0.005, kernel cache 512 MB, traces averaged over shuffled runs.
 
 Subsampling (the default, so that it runs in minutes on a small machine): ``--adult-rows``
-(default 3000) and ``--mnist-rows`` (default 1500) training rows drawn at random (seed 0),
+(default 3000) and ``--mnist-rows`` (default 6000) training rows drawn at random (seed 0),
 ``--mnist-test`` test rows (default 2000; adult's test set is used whole), ``--runs`` (default
 2). ``--full`` is the paper's setting: every row, 10 runs (hours). The cache is scaled with
 the subsample so that it holds the same fraction of the kernel matrix as 512 MB does for the
@@ -109,8 +109,9 @@ def load(name, rows, test_rows, cache_mb):
 
 
 def curve(case, algorithm, K, teacher, runs, every, max_examples=None, batch_iters=None,
-          with_error=False):
-    """Mean trace rows over ``runs`` seeds (fresh shuffles), and the rows of every run."""
+          with_error=False, at=None):
+    """Mean trace rows over ``runs`` seeds (fresh shuffles): every ``every`` examples, or at
+    the positions ``at`` (examples; rcd: steps)."""
     all_rows = []
     t0 = time.perf_counter()
     for r in range(runs):
@@ -119,7 +120,7 @@ def curve(case, algorithm, K, teacher, runs, every, max_examples=None, batch_ite
                        None, seed=r, cache_mb=case.cache_mb, max_examples=max_examples,
                        batch_iters=batch_iters, average=algorithm != "rcd")
         err = (lambda run_: case.error(run_.output_alpha())) if with_error else None
-        all_rows.append(trace_run(run, every, err))
+        all_rows.append(trace_run(run, every, err, at=at))
     print(f"  {case.name} {algorithm} K={K} {teacher}: {runs} run(s), "
           f"{time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     n = min(len(rows) for rows in all_rows)
@@ -167,7 +168,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--full", action="store_true", help="every row, 10 runs (the paper)")
     ap.add_argument("--adult-rows", type=int, default=3000)
-    ap.add_argument("--mnist-rows", type=int, default=1500)
+    ap.add_argument("--mnist-rows", type=int, default=6000)
     ap.add_argument("--mnist-test", type=int, default=2000)
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--cache-mb", type=float, default=None)
@@ -250,17 +251,21 @@ def main():
         notes.append(f"mnist 8 vs rest: {mnist.l} training rows, {mnist.y_te.size} test rows, "
                      f"C = 1000, cache {mnist.cache_mb:.3g} MB, {a.runs} runs, test error "
                      f"every {every} examples")
+        # Fig. 5's rows every l/30 examples, and more of them early (its "first iterations",
+        # and where a curve first comes near the optimum's error: the goal's crossing)
+        at = np.union1d(np.arange(every, mnist.l + 1, every), log_positions(mnist.l // 100,
+                                                                            mnist.l, 20))
         curves = []
         for K in (10, 100):
             for teacher in ("shuffle", "active"):
-                rows = curve(mnist, "track1", K, teacher, a.runs, every, with_error=True)
+                rows = curve(mnist, "track1", K, teacher, a.runs, every, with_error=True, at=at)
                 label = f"Alg. 1 K={K} {'random' if teacher == 'shuffle' else 'active'}"
                 curves.append((label, rows))
                 fig6[label] = rows
                 keep(5, label, rows)
-        n_batch = 100 * mnist.l
-        rcd = curve(mnist, "rcd", 100, "shuffle", 1, every, batch_iters=n_batch,
-                    with_error=True)
+        n_batch = 100 * mnist.l  # rows on Fig. 6's log scale: a tenth of a pass .. 100 passes
+        rcd = curve(mnist, "rcd", 100, "shuffle", a.runs, every, batch_iters=n_batch,
+                    with_error=True, at=log_positions(mnist.l // 10, n_batch, 40))
         keep(6, "rcd", rcd)
         fig6["rcd"] = rcd
         if 5 in figs:
@@ -280,24 +285,48 @@ def main():
         goals.append(f"Fig. 4: fit K = {fit[0]:.3f} / x^{fit[1]:.3f} (paper: a = {PAPER_A}, "
                      f"b = {PAPER_B}; goal: b in [0.9, 1.2])")
     if fig6:
-        best = min(r["test_error"] for r in fig6["rcd"])
-        rows = fig6["Alg. 1 K=100 active"]
-        hit = next((r for r in rows if r["test_error"] <= best + 0.001), None)
-        rcd_hit = next((r for r in fig6["rcd"] if r["test_error"] <= best + 0.001), None)
-        goals.append(
-            f"Fig. 6: batch rcd's best test error {100 * best:.2f}% at "
-            f"{rcd_hit['kernel_evals']:.3g} kernel computations; Alg. 1 K=100 active "
-            + (f"within 0.1 points of it at {hit['kernel_evals']:.3g} (ratio "
-               f"{hit['kernel_evals'] / rcd_hit['kernel_evals']:.3f}; goal: <= 1/3)"
-               if hit else f"never within 0.1 points (end: {100 * rows[-1]['test_error']:.2f}%"
-               f" at {rows[-1]['kernel_evals']:.3g})"))
+        goals.append(fig6_goal(fig6))
     if adult is not None:
-        goals.append(speed_goal(adult))
+        goals.append(speed_goal(adult if adult.l == FULL_SIZES["adult"] else
+                                load("adult", 0, 0, 512.0)))
     write_outputs(out, a, notes, goals, summary, traces, time.perf_counter() - t_start)
 
 
+def log_positions(first, last, n):
+    """About n positions from ``first`` to ``last``, evenly spaced on a log scale."""
+    return np.unique(np.geomspace(max(1, first), last, n).astype(np.int64))
+
+
+def fig6_goal(fig6):
+    """Kernel computations to come within 0.1 points of the batch optimum's test error: Alg. 1
+    K=100 active against rcd, first reached and reached for good (within from that row to the
+    end: the curves are noisy, and a lucky dip is not a solution). The optimum's error is rcd's
+    at its end (N = 100 l steps; its normalised gap is given), not the lowest on its way
+    there, which undershoots it."""
+    rcd, track = fig6["rcd"], fig6["Alg. 1 K=100 active"]
+    optimum = rcd[-1]["test_error"]
+    within = [[r["test_error"] <= optimum + 0.001 for r in rows] for rows in (rcd, track)]
+    first = [next((i for i, w in enumerate(ws) if w), None) for ws in within]
+    stays = [next((i for i in range(len(ws)) if all(ws[i:])), None) for ws in within]
+    text = (f"Fig. 6: the batch optimum's test error {100 * optimum:.2f}% (rcd after "
+            f"{rcd[-1]['iterations']:.3g} steps, normalised gap {rcd[-1]['gap']:.2g}); kernel "
+            "computations to come within 0.1 points of it, first / for good: ")
+    parts = []
+    for what, (i_rcd, i_track) in (("first", first), ("for good", stays)):
+        if i_track is None:
+            parts.append(f"{what}: Alg. 1 K=100 active never")
+            continue
+        hit, rcd_evals = track[i_track], rcd[i_rcd]["kernel_evals"]
+        parts.append(f"{what}: rcd {rcd_evals:.3g}, Alg. 1 K=100 active "
+                     f"{hit['kernel_evals']:.3g} at t = {hit['t']:.0f} examples, "
+                     f"{100 * hit['test_error']:.2f}% ({hit['teacher_kernel_evals']:.3g} of "
+                     f"them the teacher's), ratio {hit['kernel_evals'] / rcd_evals:.3f}")
+    return text + "; ".join(parts) + " (goal: ratio <= 1/3)"
+
+
 def speed_goal(case):
-    """One adult pass of track2 K = 10 against our batch SMO (-c 1 -g 0.005): time, error."""
+    """One pass of track2 K = 10 over the whole of adult against our batch SMO (-c 1 -g 0.005,
+    512 MB: the goal's setting, whatever the figures' subsample): time, test error."""
     from lasvm_cli.params import TrainParams
     from lasvm_cli.solvers import binary_solver
 
