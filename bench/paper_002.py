@@ -7,10 +7,10 @@ figures 2-6, with the tracking solvers (lasvm_cli/solvers/tracking.py): ``make p
 Settings (the paper's Table 1): adult (a9a) C = 1, mnist digit 8 against the rest C = 1000
 (pixels / 255), RBF gamma = 0.005, kernel cache 512 MB, traces averaged over shuffled runs.
 
-Subsampling (the default, so that it runs in minutes on a small machine): ``--adult-rows``
-(default 3000) and ``--mnist-rows`` (default 6000) training rows drawn at random (seed 0),
-``--mnist-test`` test rows (default 2000; adult's test set is used whole), ``--runs`` (default
-2). ``--full`` is the paper's setting: every row, 10 runs (hours). The cache is scaled with
+Sizes (the defaults take about a quarter of an hour on a 2-core machine): all of adult's
+training rows (``--adult-rows N`` draws N; figures 2-4 take about 4 minutes), ``--mnist-rows``
+(default 6000) of mnist's drawn at random (seed 0), ``--mnist-test`` test rows (default 2000;
+adult's test set is used whole), ``--runs`` (default 2). ``--full`` is the paper's setting: every row, 10 runs (hours). The cache is scaled with
 the subsample so that it holds the same fraction of the kernel matrix as 512 MB does for the
 full set (``--cache-mb`` overrides), otherwise every kernel value of a subsample would be
 computed once and the kernel-computation counts of Fig. 6 would mean nothing.
@@ -167,8 +167,8 @@ def plot(curves, x, y, path, title, xlabel, ylabel, logy=False, logx=False):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--full", action="store_true", help="every row, 10 runs (the paper)")
-    ap.add_argument("--adult-rows", type=int, default=3000)
-    ap.add_argument("--mnist-rows", type=int, default=6000)
+    ap.add_argument("--adult-rows", type=int, default=0, help="0: every row")
+    ap.add_argument("--mnist-rows", type=int, default=6000, help="0: every row")
     ap.add_argument("--mnist-test", type=int, default=2000)
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--cache-mb", type=float, default=None)
