@@ -137,8 +137,12 @@ def test_first_argmax_above_is_the_first_largest(seed):
     if seed == 3:
         v[[7, 50]] = np.inf
         v[9] = -np.inf
+    if seed == 2:  # the largest past the last whole block of the search (64 entries), or in it
+        v[290], v[250] = 9.0, 8.0
+    if seed < 2:  # alone at the first entry of a block
+        v[64 * seed] = 9.0
     for floor in (-1.0, 0.0, 0.5, -np.inf, 1e9, v.max()):
-        for n in (0, 1, 2, 37, 300):
+        for n in (0, 1, 2, 37, 63, 64, 65, 128, 129, 255, 256, 300):
             w = v if floor >= 0.0 else v + 0.0
             best_t, best = -1, floor
             for t in range(n):
