@@ -57,6 +57,7 @@ from ..cache import WIDTH, cache_discard, cache_set_width, held
 from ..cache import cache_symmetric_at as _row_at  # LaSVM 1.1's rows: symmetric fill
 from ..cache import cache_swap_keep_prefix as _swap_keep_prefix
 from ..index import at
+from ..ordered import violation
 from ..qp.steps import TAU, step_pair  # the pure two-variable step shared with SMO
 from ..rand import glibc_table
 
@@ -174,16 +175,14 @@ def _minmax(st, n):
 @numba.njit(**_NJIT)
 def _max_violator(st, n):
     """Without a bias: (k, v), k = argmax_{p<n} of the violation v_p = g_p where alpha_p < B_p
-    and g_p > 0, -g_p where alpha_p > A_p and g_p < 0 (first index wins ties); (-1, 0)."""
+    and g_p > 0, -g_p where alpha_p > A_p and g_p < 0 (ordered.violation; first index wins
+    ties); (-1, 0)."""
     k = -1
     best = 0.0
     for p in range(n):
-        gp = st.g[p]
-        if gp > best and st.alpha[p] < st.B[p]:
-            best = gp
-            k = p
-        elif -gp > best and st.alpha[p] > st.A[p]:
-            best = -gp
+        v = violation(st.g[p], st.alpha[p], st.A[p], st.B[p])
+        if v > best:
+            best = v
             k = p
     return k, best
 
