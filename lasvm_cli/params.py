@@ -18,6 +18,7 @@ SOLVERS = tuple(_solver_table) + ("online",)  # --solver names: the binary dispa
 # and the online S2DO solver of the all-in-one machines (train_allinone.ALLINONE_SOLVERS)
 WSS = ("mvp", "so", "hmg")  # --wss names, in the order of qp's WS_* codes
 X_STORAGES = ("auto", "float32", "float64")  # --x-storage (data.py: training rows)
+REPROCESS_STEPS = ("one", "pair")  # --reprocess (solvers/lasvm_nc.py REPROCESS)
 SELECTIONS = ("random", "gradient", "active", "autoactive")  # online_core's SEL_* order
 MULTICLASS = ("ovo", "ovr", "llw", "cs")
 ALL_IN_ONE = ("llw", "cs")  # all-in-one machines (train_allinone.py): --solver smo|online
@@ -68,6 +69,7 @@ class TrainParams:
     clean_every: int | None = None  # PROCESS calls between CLEANs (default 50)
     clean_keep: int | None = None  # non-SVs CLEAN keeps, m (default 100)
     finish_tau: bool = False  # REPROCESS to -e after every epoch (the paper has none)
+    reprocess: str | None = None  # REPROCESS's step: "one" variable (the paper's) or "pair"
     # LASVM long runs (lasvm_cli/online.py): state, stopping, snapshots, learning curves
     save_state: str | None = None
     resume: str | None = None
@@ -164,7 +166,7 @@ def check_parameter(p: TrainParams, class_counts=None):
 # TrainParams field -> option, for the LASVM-G family's options
 RAMP_OPTIONS = {"ramp_s": "--ramp-s", "sv_threshold": "--sv-threshold",
                 "clean_every": "--clean-every", "clean_keep": "--clean-keep",
-                "finish_tau": "--finish-tau"}
+                "finish_tau": "--finish-tau", "reprocess": "--reprocess"}
 
 
 def _check_ramp(p):
@@ -192,6 +194,9 @@ def _check_ramp(p):
         return "--clean-every < 1"
     if p.clean_keep is not None and p.clean_keep < 0:
         return "--clean-keep < 0"
+    if p.reprocess is not None and p.reprocess not in REPROCESS_STEPS:
+        return (f"unknown --reprocess '{p.reprocess}' (choose from "
+                f"{', '.join(REPROCESS_STEPS)})")
     return None
 
 

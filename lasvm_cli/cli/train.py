@@ -68,6 +68,8 @@ lasvm-cli options (the online solvers and options: -s 0, C-SVC, only):
 --clean-keep m : lasvm-g, -nc, -i: non-SVs kept by CLEAN (default 100)
 --finish-tau : lasvm-g & co.: REPROCESS until the KKT violation < -e after every epoch
 	(the paper has no finishing step)
+--reprocess one|pair : lasvm-g & co.: REPROCESS moves one variable (default, the paper's)
+	or a pair: the maximal violator and its best partner, by an exact two-variable step
 --strategy s2do-all|random-pattern-s2do-all|random-pattern-s2do-pattern : --solver online
 	working sets (default s2do-all for llw, random-pattern-s2do-all for cs)
 --llw-target x : --multiclass llw target margin (default 1; the thesis's dual prints 1/(k-1))
@@ -130,7 +132,7 @@ _LONG_VALUE = {
     "--trace": ("trace", str), "--trace-every": ("trace_every", int),
     "--test": ("test_file", str), "--ramp-s": ("ramp_s", float),
     "--sv-threshold": ("sv_threshold", int), "--clean-every": ("clean_every", int),
-    "--clean-keep": ("clean_keep", int),
+    "--clean-keep": ("clean_keep", int), "--reprocess": ("reprocess", str),
     "--eps": ("track_eps", float), "--max-examples": ("max_examples", int),
     "--batch-iters": ("batch_iters", int), "--runs": ("runs", int),
     "--teacher": ("teacher", str), "--pool": ("pool", int), "--order": ("order_file", str),

@@ -33,17 +33,27 @@ Deviations from the paper (each also marked in the code):
   #non-SV - m of them (ties broken by position).
 - An example already in S when it is drawn again (epochs > 1) is not PROCESSed again; the gap
   loop still runs. An example cleaned out earlier arrives afresh (a new beta for LASVM-NC).
+- Optional (``pair`` = 1, svm-train's ``--reprocess pair``; the default is the paper's
+  one-variable step): REPROCESS moves two variables, the paper's maximal violator and the
+  partner with the largest two-variable gain, by the exact step on their box (S2DO's steps,
+  qp/s2do_steps.py). Without a bias every coordinate step also moves the whole gradient along
+  K's large, nearly constant part, and single steps zigzag along it (on adult, gamma = 0.005,
+  every K_ij lies in [0.87, 1]); a pair moves along e_k - e_j as SMO's pairs do.
 """
 
 import numba
 from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
-from ..cache import cache_discard, cache_symmetric_at, held
+from ..cache import N_SLOTS, cache_discard, cache_symmetric_at, held
+from ..index import at, idx
 from ..ordered import gap_pass
+from ..qp.s2do_steps import gain2, solve_box
+from ..qp.select import first_argmax_above
 from .online_core import (F_DELTA, I_INSERTED, I_LABELS, I_NS, I_POOL, I_PROCESSED,
-                          I_REPROCESS, I_STEPS, clipped_newton, expansion_at, max_violator,
-                          new_epoch, newton_step, rand_below, swap_positions, take_from_pool)
+                          I_REPROCESS, I_STEPS, clipped_newton, expansion_at, land, max_violator,
+                          new_epoch, newton_step, rand_below, subtract_row, swap_positions,
+                          take_from_pool)
 
 _NJIT = dict(cache=True, nogil=True)
 
@@ -109,13 +119,18 @@ def gap_target(st):
 
 
 @numba.njit(**_NJIT)
-def reprocess_g(st, kc, kd, kp, tau):
+def reprocess_g(st, kc, kd, kp, tau, pair):
     """REPROCESS without a bias (report §2.3 [fix]): one clipped Newton step on the maximal
-    KKT violator of S; no eviction (CLEAN does that). Returns 1 when a step was made, 0 when
-    it bails out (no violation above tau)."""
+    KKT violator of S (with ``pair``: :func:`pair_scan` from it); no eviction (CLEAN does
+    that). Returns 1 when a step was made, 0 when it bails out (no violation above tau)."""
     st.ist[I_REPROCESS] += 1
-    k, _ = max_violator(st, st.ist[I_NS])
-    return newton_step(st, kc, kd, kp, k, tau)
+    k, v = max_violator(st, st.ist[I_NS])
+    if pair == 0:
+        return newton_step(st, kc, kd, kp, k, tau)
+    if k < 0 or v <= tau:
+        return 0
+    pair_scan(st, kc, kd, kp, k)
+    return 1
 
 
 @numba.njit(**_NJIT)
@@ -147,11 +162,77 @@ def step_scan(st, kc, kd, kp, k):
     return res
 
 
+@numba.njit(error_model="numpy", **_NJIT)
+def _partner_gains(st, kc, b1, k, q11, n):
+    """Trinh's Algorithm 4 over S for the first variable k (row k: kc.buf[b1 + p]): into
+    kc.scratch (free between row fetches), out[p] = the unconstrained two-variable gain of
+    (k, p) (qp.s2do_steps.gain2) where p can move along its gradient, 0 elsewhere and at k. K_pp is taken as K_kk here (exact for RBF, whose diagonal
+    is 1; the state keeps no diagonal), the step itself uses the true K_pp. Branch-free, and
+    without numba's zero test per division (error_model numpy), so the loop vectorises."""
+    g = st.g
+    K = kc.buf
+    out = kc.scratch
+    g1 = g[k]
+    for p in range(n):
+        u = idx(p)
+        gp = g[u]
+        a = st.alpha[u]
+        movable = ((gp > 0.0) & (a < st.B[u])) | ((gp < 0.0) & (a > st.A[u]))
+        v = gain2(g1, gp, q11, np.float64(K[at(b1, p)]), q11)
+        out[u] = v if movable & (v > 0.0) else 0.0
+    out[k] = 0.0
+
+
 @numba.njit(**_NJIT)
-def gap_loop(st, kc, kd, kp, target, tau, gst, gfs, gap, k, v):
+def _pair_step(st, k1, k2, q11, q12, q22):
+    """The exact step on the box of (alpha_k1, alpha_k2) (S2DO's Algorithm 5, corrected:
+    qp.s2do_steps.solve_box), each alpha landing exactly on a bound it reaches; returns the
+    steps (mu1, mu2). The gradient is not updated."""
+    a1 = st.alpha[k1]
+    a2 = st.alpha[k2]
+    lo1, hi1 = st.A[k1] - a1, st.B[k1] - a1
+    lo2, hi2 = st.A[k2] - a2, st.B[k2] - a2
+    m1, m2 = solve_box(st.g[k1], st.g[k2], q11, q12, q22, lo1, hi1, lo2, hi2)
+    st.alpha[k1] = land(a1, st.B[k1] if m1 > 0 else st.A[k1], m1, hi1 if m1 > 0 else lo1)
+    st.alpha[k2] = land(a2, st.B[k2] if m2 > 0 else st.A[k2], m2, hi2 if m2 > 0 else lo2)
+    return m1, m2
+
+
+@numba.njit(**_NJIT)
+def pair_scan(st, kc, kd, kp, k):
+    """REPROCESS on two variables (module docstring, ``pair``; deviation from the paper): k,
+    the maximal violator the paper's REPROCESS steps on, and the partner j of the largest
+    two-variable gain (:func:`_partner_gains`), the exact step on their box, then the gradient
+    update g -= mu_k K_k. - mu_j K_j. with the next :func:`scan` fused into its second half
+    (ordered.gap_pass). The one-variable :func:`step_scan` when no partner can move, or when
+    the cache holds fewer than two rows (the first row must survive the second's fetch: the
+    cache evicts its least recently used row and never moves one in use)."""
+    if kc.meta[N_SLOTS] < 2:
+        return step_scan(st, kc, kd, kp, k)
+    n = st.ist[I_NS]
+    b1 = cache_symmetric_at(kc, kd, kp, st.pos2ex[k], n, st)
+    q11 = np.float64(kc.buf[b1 + k])
+    _partner_gains(st, kc, b1, k, q11, n)
+    j, _ = first_argmax_above(kc.scratch, n, 0.0)
+    if j < 0:
+        return step_scan(st, kc, kd, kp, k)
+    b2 = cache_symmetric_at(kc, kd, kp, st.pos2ex[j], n, st)
+    m1, m2 = _pair_step(st, k, j, q11, np.float64(kc.buf[b1 + j]),
+                        np.float64(kc.buf[b2 + j]))
+    st.ist[I_STEPS] += 1
+    subtract_row(st, kc, b1, m1, n)
+    res = gap_pass(st.g, st.alpha, st.A, st.B, kc.buf, b2, m2, n)
+    held(kc, kd)  # one last use of the namedtuples (cache.held)
+    held(kp, st)
+    return res
+
+
+@numba.njit(**_NJIT)
+def gap_loop(st, kc, kd, kp, target, tau, gst, gfs, gap, k, v, pair):
     """while Gap > T: REPROCESS (paper §4.3), until REPROCESS bails out (no violation above
     tau) or GAP_CAP steps (deviation from paper: the guards; report pitfall 4). (gap, k, v):
-    the :func:`scan` of S at the start; each REPROCESS is one :func:`step_scan`."""
+    the :func:`scan` of S at the start; each REPROCESS is one :func:`step_scan` (with
+    ``pair``: one :func:`pair_scan`)."""
     steps = 0
     while gap > target:
         if steps >= GAP_CAP:
@@ -161,7 +242,10 @@ def gap_loop(st, kc, kd, kp, target, tau, gst, gfs, gap, k, v):
         if k < 0 or v <= tau:
             gst[G_BAILED] += 1
             break
-        gap, k, v = step_scan(st, kc, kd, kp, k)
+        if pair == 0:
+            gap, k, v = step_scan(st, kc, kd, kp, k)
+        else:
+            gap, k, v = pair_scan(st, kc, kd, kp, k)
         steps += 1
     gfs[F_GAP] = gap
     gfs[F_TARGET] = target
@@ -231,7 +315,7 @@ def process_g(st, kc, kd, kp, ex, f):
 
 
 @numba.njit(**_NJIT)
-def iteration(st, kc, kd, kp, ex, variant, s, sv_thr, Cp, Cn, C, tau, region, gst, gfs):
+def iteration(st, kc, kd, kp, ex, variant, s, sv_thr, Cp, Cn, C, tau, pair, region, gst, gfs):
     """One online iteration of LASVM-G / -NC / -I / FULL SVM on example ``ex`` (module
     docstring)."""
     gst[G_SEEN] += 1
@@ -245,7 +329,7 @@ def iteration(st, kc, kd, kp, ex, variant, s, sv_thr, Cp, Cn, C, tau, region, gs
         gst[G_IN_S] += 1
         ghat, _ = gap_target(st)
         gap, k, v = scan(st)
-        gap_loop(st, kc, kd, kp, max(C, ghat), tau, gst, gfs, gap, k, v)
+        gap_loop(st, kc, kd, kp, max(C, ghat), tau, gst, gfs, gap, k, v, pair)
         return
     y = st.y[ex]
     f = expansion_at(st, kc, kd, kp, ex)  # f_i = sum_S alpha_s K(x_i, x_s)
@@ -267,18 +351,19 @@ def iteration(st, kc, kd, kp, ex, variant, s, sv_thr, Cp, Cn, C, tau, region, gs
     region[ex] = reg
     gst[G_ADMIT_L if reg == R_LEFT else (G_ADMIT_R if reg == R_RIGHT else G_ADMIT_M)] += 1
     gap, k, v = process_g(st, kc, kd, kp, ex, f)
-    gap_loop(st, kc, kd, kp, target, tau, gst, gfs, gap, k, v)
+    gap_loop(st, kc, kd, kp, target, tau, gst, gfs, gap, k, v, pair)
     gst[G_SINCE_CLEAN] += 1
 
 
 @numba.njit(**_NJIT)
 def g_run(st, kc, kd, kp, region, gst, gfs, mode, n_iter, variant, s, sv_thr, clean_every,
-          clean_keep, Cp, Cn, C, tau):
+          clean_keep, Cp, Cn, C, tau, pair):
     """The one compiled entry point of the LASVM-G family: M_NEW_EPOCH; M_ONLINE (at most
     n_iter examples drawn in random order from the epoch's unseen ones, CLEAN every
     clean_every PROCESS calls except for FULL SVM; returns how many); M_GAP (gap and delta
     brought up to date); M_FINISH (REPROCESS until no tau-violating variable, at most n_iter
-    steps; returns 1 when finished); M_PURGE (CLEAN(0): drop every non-SV, report §2.6)."""
+    steps; returns 1 when finished); M_PURGE (CLEAN(0): drop every non-SV, report §2.6).
+    ``pair``: 1 for two-variable REPROCESS steps (module docstring), 0 for the paper's."""
     if mode == M_NEW_EPOCH:
         new_epoch(st)
         return 0
@@ -286,7 +371,8 @@ def g_run(st, kc, kd, kp, region, gst, gfs, mode, n_iter, variant, s, sv_thr, cl
         done = 0
         while done < n_iter and st.ist[I_POOL] > 0:
             ex = take_from_pool(st, rand_below(st.rng, st.ist[I_POOL]))
-            iteration(st, kc, kd, kp, ex, variant, s, sv_thr, Cp, Cn, C, tau, region, gst, gfs)
+            iteration(st, kc, kd, kp, ex, variant, s, sv_thr, Cp, Cn, C, tau, pair, region, gst,
+                      gfs)
             if variant != V_FULL and gst[G_SINCE_CLEAN] >= clean_every:
                 clean(st, kc, clean_keep, gst, region)
                 gst[G_SINCE_CLEAN] = 0
@@ -294,7 +380,7 @@ def g_run(st, kc, kd, kp, region, gst, gfs, mode, n_iter, variant, s, sv_thr, cl
         return done
     if mode == M_FINISH:
         for _ in range(n_iter):
-            if reprocess_g(st, kc, kd, kp, tau) == 0:
+            if reprocess_g(st, kc, kd, kp, tau, pair) == 0:
                 return 1
         return 0
     if mode == M_PURGE:

@@ -25,6 +25,7 @@ LASVM-G, -NC and -I; FULL SVM keeps its expansion whole.
 import numpy as np
 
 from ..cache import KERNEL_EVALS, cache_positions_loaded, cache_set_width
+from ..params import REPROCESS_STEPS
 from .lasvm import (PH_DONE, PH_FINISH, PH_ONLINE, SAVED_FIELDS, LasvmRun, result_of,
                     run_or_drive)
 from .lasvm_g_core import (F_GAP, F_TARGET, G_ADMIT_L, G_ADMIT_M, G_ADMIT_R, G_BAILED,
@@ -35,6 +36,8 @@ from .online_core import (CHUNK, I_EPOCH, I_NS, I_POOL, MODE_DELTA, MODE_NEW_EPO
                           MODE_ONLINE, fit_width)
 
 DEFAULTS = dict(ramp_s=-1.0, sv_threshold=10, clean_every=50, clean_keep=100)
+# REPROCESS's step: "one" variable (the paper's), or a "pair" (lasvm_g_core's module docstring)
+REPROCESS = REPROCESS_STEPS
 _MODES = {MODE_NEW_EPOCH: M_NEW_EPOCH, MODE_ONLINE: M_ONLINE, MODE_DELTA: M_GAP}
 EXTRA_FIELDS = ("region", "gst", "gfs")
 
@@ -52,9 +55,12 @@ class LasvmGRun(LasvmRun):
 
     def __init__(self, kd, kp, y, Cp, Cn, *, solver="lasvm-g", ramp_s=None, sv_threshold=None,
                  clean_every=None, clean_keep=None, eps=1e-3, cache_mb=100.0, epochs=1,
-                 finish=False, seed=0, rng="splitmix64", symmetric_fill="auto"):
+                 finish=False, seed=0, rng="splitmix64", symmetric_fill="auto",
+                 reprocess="one"):
         if solver not in VARIANTS:
             raise ValueError(f"unknown solver {solver!r} (expected one of {sorted(VARIANTS)})")
+        if reprocess not in REPROCESS:
+            raise ValueError(f"unknown reprocess {reprocess!r} (expected one of {REPROCESS})")
         super().__init__(kd, kp, y, Cp, Cn, eps=eps, cache_mb=cache_mb, epochs=epochs,
                          finish=False, seed=seed, rng=rng, symmetric_fill=symmetric_fill,
                          bias=False)
@@ -69,12 +75,12 @@ class LasvmGRun(LasvmRun):
         self.config.update(solver=solver, finish=bool(finish), ramp_s=float(opt["ramp_s"]),
                            sv_threshold=int(opt["sv_threshold"]),
                            clean_every=int(opt["clean_every"]),
-                           clean_keep=int(opt["clean_keep"]))
+                           clean_keep=int(opt["clean_keep"]), reprocess=reprocess)
         self._args = (np.int64(VARIANTS[solver]), float(opt["ramp_s"]),
                       np.int64(opt["sv_threshold"]), np.int64(opt["clean_every"]),
                       np.int64(opt["clean_keep"]), float(Cp), float(Cn), max(float(Cp),
                                                                               float(Cn)),
-                      self._tau)
+                      self._tau, np.int64(reprocess == "pair"))
         self.region = np.zeros(self.l, np.uint8)  # arrival region of each example (R_*)
         self.gst = np.zeros(N_GST, np.int64)
         self.gfs = np.zeros(N_GFS)
@@ -223,4 +229,5 @@ def solve_from_params(kd, kp, y, Cp, Cn, params, progress=None, control=None):
                          sv_threshold=params.sv_threshold, clean_every=params.clean_every,
                          clean_keep=params.clean_keep, eps=params.eps,
                          cache_mb=params.cache_size, epochs=params.epochs,
-                         finish=params.finish_tau, seed=params.seed)
+                         finish=params.finish_tau, seed=params.seed,
+                         reprocess=params.reprocess or "one")

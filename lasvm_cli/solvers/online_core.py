@@ -306,13 +306,20 @@ def _newton_step(st, kc, kd, kp, k, tau):
 @numba.njit(**_NJIT)
 def _newton_update(st, kc, n, k, bk):
     """The clipped Newton step on k and the gradient over [0, n) (row k is kc.buf[bk + p])."""
-    K = kc.buf
-    mu = _clipped_newton(st, k, np.float64(K[bk + k]))
-    # the one gradient update of the online core after a one-variable step: g_p -= d K_kp
+    mu = _clipped_newton(st, k, np.float64(kc.buf[bk + k]))
+    _subtract_row(st, kc, bk, mu, n)
+    st.ist[I_STEPS] += 1
+
+
+@numba.njit(**_NJIT)
+def _subtract_row(st, kc, bk, mu, n):
+    """The one gradient update of the online core after a variable's step mu:
+    g_p -= mu K_kp over [0, n) (row k is kc.buf[bk + p], widened exactly to float64, no FMA).
+    The namedtuples are passed whole (cache.held says why)."""
     g = st.g
+    K = kc.buf
     for p in range(n):
         g[p] -= mu * np.float64(K[at(bk, p)])
-    st.ist[I_STEPS] += 1
 
 
 @numba.njit(**_NJIT)
@@ -745,6 +752,8 @@ max_violator = _max_violator      # the maximal KKT violator without a bias: (k,
 expansion_at = _expansion_at      # sum over S of alpha_s K(x, x_s): the machine before its bias
 newton_step = _newton_step        # alpha_k += clip(g_k / K_kk) and the gradient update over [0, n_S)
 clipped_newton = _clipped_newton  # the same step without the gradient update (a caller fuses it)
+subtract_row = _subtract_row      # that gradient update, g -= mu K_k., for a step made elsewhere
+land = _land                      # alpha + step, exactly on the bound when the step is the room
 swap_positions = _swap_pos        # swap two positions (state arrays and the cache's columns)
 take_from_pool = _take            # remove pool[r] from the epoch's unseen examples
 rand_below = _rand                # random integer in [0, n) from the state's generator
