@@ -184,6 +184,14 @@ def _partner_gains(st, kc, b1, k, q11, n):
 
 
 @numba.njit(**_NJIT)
+def _partner(st, kc, b1, k, q11, n):
+    """The partner of k: the first position of the largest positive gain of
+    :func:`_partner_gains`, or -1 when no position can move."""
+    _partner_gains(st, kc, b1, k, q11, n)
+    return first_argmax_above(kc.scratch, n, 0.0)[0]
+
+
+@numba.njit(**_NJIT)
 def _pair_step(st, k1, k2, q11, q12, q22):
     """The exact step on the box of (alpha_k1, alpha_k2) (S2DO's Algorithm 5, corrected:
     qp.s2do_steps.solve_box), each alpha landing exactly on a bound it reaches; returns the
@@ -207,21 +215,23 @@ def pair_scan(st, kc, kd, kp, k):
     (ordered.gap_pass). The one-variable :func:`step_scan` when no partner can move, or when
     the cache holds fewer than two rows (the first row must survive the second's fetch: the
     cache evicts its least recently used row and never moves one in use)."""
-    if kc.meta[N_SLOTS] < 2:
-        return step_scan(st, kc, kd, kp, k)
     n = st.ist[I_NS]
-    b1 = cache_symmetric_at(kc, kd, kp, st.pos2ex[k], n, st)
-    q11 = np.float64(kc.buf[b1 + k])
-    _partner_gains(st, kc, b1, k, q11, n)
-    j, _ = first_argmax_above(kc.scratch, n, 0.0)
+    j = -1
+    b1 = 0
+    q11 = 0.0
+    if kc.meta[N_SLOTS] >= 2:
+        b1 = cache_symmetric_at(kc, kd, kp, st.pos2ex[k], n, st)
+        q11 = np.float64(kc.buf[b1 + k])
+        j = _partner(st, kc, b1, k, q11, n)
     if j < 0:
-        return step_scan(st, kc, kd, kp, k)
-    b2 = cache_symmetric_at(kc, kd, kp, st.pos2ex[j], n, st)
-    m1, m2 = _pair_step(st, k, j, q11, np.float64(kc.buf[b1 + j]),
-                        np.float64(kc.buf[b2 + j]))
-    st.ist[I_STEPS] += 1
-    subtract_row(st, kc, b1, m1, n)
-    res = gap_pass(st.g, st.alpha, st.A, st.B, kc.buf, b2, m2, n)
+        res = step_scan(st, kc, kd, kp, k)
+    else:
+        b2 = cache_symmetric_at(kc, kd, kp, st.pos2ex[j], n, st)
+        m1, m2 = _pair_step(st, k, j, q11, np.float64(kc.buf[b1 + j]),
+                            np.float64(kc.buf[b2 + j]))
+        st.ist[I_STEPS] += 1
+        subtract_row(st, kc, b1, m1, n)
+        res = gap_pass(st.g, st.alpha, st.A, st.B, kc.buf, b2, m2, n)
     held(kc, kd)  # one last use of the namedtuples (cache.held)
     held(kp, st)
     return res
