@@ -16,7 +16,8 @@ written out, so every compile context computes the same numbers:
 - :func:`fma`: a fused multiply-add wherever the source writes one (the exp polynomial).
 - :func:`gap_pass`: the bias-free gap loop's pass (solvers/lasvm_g_core.py) in 8-wide vector
   lanes: the gradient update, the duality gap summed lane by lane in a fixed order, and the
-  first maximal KKT violator.
+  first maximal KKT violator; :func:`gap_pass_pair` the same with the largest violator of
+  each direction apart (the two-variable REPROCESS step's pair).
 """
 
 import numba
@@ -204,7 +205,28 @@ def gap_term(g, a, A, B):
 GAP_LANES = 8  # positions per vector step of gap_pass: one AVX-512 register of doubles
 
 
-def _gap_pass_codegen(update):
+def _lanes_first(builder, best, where, W):
+    """The largest of the lanes' maxima (integer bits) and the first position among the lanes
+    holding it; -1 when no lane's maximum is positive."""
+    i64 = ir.IntType(64)
+    b = [builder.extract_element(best, i64(k)) for k in range(W)]
+    w = [builder.extract_element(where, i64(k)) for k in range(W)]
+    top = b[0]
+    for x in b[1:]:
+        top = builder.select(builder.icmp_signed(">", x, top), x, top)
+    first = i64(-1)
+    for x, p in zip(b, w):
+        earlier = builder.or_(builder.icmp_signed("<", first, i64(0)),
+                              builder.icmp_signed("<", p, first))
+        take = builder.and_(builder.icmp_signed("==", x, top), earlier)
+        first = builder.select(take, p, first)
+    return builder.select(builder.icmp_signed(">", top, i64(0)), first, i64(-1))
+
+
+def _gap_pass_codegen(update, pair=False):
+    """gap_pass's vector loop; with ``pair``, each lane keeps the largest violation of each
+    direction (alpha < B with g > 0, alpha > A with g < 0) apart, and the pass returns the
+    first position of each."""
     def codegen(context, builder, signature, args):
         ga, aa, Aa, Ba, Ka = (context.make_array(t)(context, builder, v)
                               for t, v in zip(signature.args[:5], args[:5]))
@@ -221,8 +243,18 @@ def _gap_pass_codegen(update):
         def ptr(array, t):
             return builder.bitcast(builder.gep(array.data, [t], inbounds=True), vec.as_pointer())
 
+        def keep(bits_of, best, where, t):
+            """The lane's largest violation so far (integer bits: a violation is never
+            negative, so its bits order as integers; -0.0's are negative and never win) and
+            the first position where it occurs."""
+            bits = builder.bitcast(bits_of, ivec)
+            larger = builder.icmp_signed(">", bits, best)
+            return (builder.select(larger, bits, best),
+                    builder.select(larger, builder.add(_splat(builder, ivec, t), lane_offsets),
+                                   where))
+
         def step(t, accs):
-            total, best, where = accs
+            total = accs[0]
             g = builder.load(ptr(ga, t), align=8)
             if update:  # g -= mu * K[bk + t] (K widened exactly to double), no FMA
                 kp = builder.gep(Ka.data, [builder.add(bk, t)], inbounds=True)
@@ -237,44 +269,31 @@ def _gap_pass_codegen(update):
             neg = builder.fneg(g)
             up = builder.select(builder.fcmp_ordered("<", a, hi), g, zero)
             down = builder.select(builder.fcmp_ordered(">", a, lo), neg, zero)
-            viol = builder.select(builder.fcmp_ordered(">", up, down), up, down)
-            # each lane's largest violation and its first position: a violation is never
-            # negative, so its bits order as integers (-0.0's are negative: it never wins)
-            bits = builder.bitcast(viol, ivec)
-            larger = builder.icmp_signed(">", bits, best)
-            best = builder.select(larger, bits, best)
-            where = builder.select(larger, builder.add(_splat(builder, ivec, t), lane_offsets),
-                                   where)
+            if pair:  # each direction apart
+                kept = [*keep(up, accs[1], accs[2], t), *keep(down, accs[3], accs[4], t)]
+            else:  # the larger of the two: the violation
+                viol = builder.select(builder.fcmp_ordered(">", up, down), up, down)
+                kept = list(keep(viol, accs[1], accs[2], t))
             gup = builder.select(builder.fcmp_ordered(">", g, zero), g, zero)
             gdown = builder.select(builder.fcmp_ordered("<", g, zero), neg, zero)
             term = builder.fsub(builder.fsub(builder.fmul(hi, gup), builder.fmul(lo, gdown)),
                                 builder.fmul(a, g))
-            return [builder.fadd(total, term), best, where]
+            return [builder.fadd(total, term), *kept]
 
-        start = [zero, ir.Constant(ivec, [0] * W), ir.Constant(ivec, [-1] * W)]
-        _, (acc, best, where) = _counted_loop(builder, "gap", i64(0), n_vec, W, start, step)
+        trackers = 2 if pair else 1
+        start = [zero] + [ir.Constant(ivec, [0] * W), ir.Constant(ivec, [-1] * W)] * trackers
+        _, accs = _counted_loop(builder, "gap", i64(0), n_vec, W, start, step)
         # the gap: the lanes added pairwise, (l0 + l1) + (l2 + l3), ... up a binary tree
-        lanes = [builder.extract_element(acc, i64(k)) for k in range(W)]
+        lanes = [builder.extract_element(accs[0], i64(k)) for k in range(W)]
         while len(lanes) > 1:
             lanes = [builder.fadd(lanes[k], lanes[k + 1]) for k in range(0, len(lanes), 2)]
-        # the largest of the lanes' maxima, then the first position among the lanes holding it
-        b = [builder.extract_element(best, i64(k)) for k in range(W)]
-        w = [builder.extract_element(where, i64(k)) for k in range(W)]
-        top = b[0]
-        for x in b[1:]:
-            top = builder.select(builder.icmp_signed(">", x, top), x, top)
-        first = i64(-1)
-        for x, p in zip(b, w):
-            earlier = builder.or_(builder.icmp_signed("<", first, i64(0)),
-                                  builder.icmp_signed("<", p, first))
-            take = builder.and_(builder.icmp_signed("==", x, top), earlier)
-            first = builder.select(take, p, first)
-        first = builder.select(builder.icmp_signed(">", top, i64(0)), first, i64(-1))
-        return context.make_tuple(builder, signature.return_type, [lanes[0], first])
+        firsts = [_lanes_first(builder, accs[1 + 2 * r], accs[2 + 2 * r], W)
+                  for r in range(trackers)]
+        return context.make_tuple(builder, signature.return_type, [lanes[0], *firsts])
     return codegen
 
 
-def _gap_pass_typer(update):
+def _gap_pass_typer(update, pair=False):
     def typer(typingctx, g, alpha, A, B, K, bk, mu, n_vec):
         if not all(isinstance(x, types.Array) and x.ndim == 1 and x.layout == "C"
                    and x.dtype == types.float64 for x in (g, alpha, A, B)):
@@ -282,14 +301,15 @@ def _gap_pass_typer(update):
         if not (isinstance(K, types.Array) and K.ndim == 1 and K.layout == "C"
                 and K.dtype in (types.float64, types.float32)):
             return None
-        result = types.Tuple([types.float64, types.int64])
+        result = types.Tuple([types.float64] + [types.int64] * (2 if pair else 1))
         sig = result(g, alpha, A, B, K, types.int64, types.float64, types.int64)
-        return sig, _gap_pass_codegen(update)
+        return sig, _gap_pass_codegen(update, pair)
     return typer
 
 
 _gap_pass_update = intrinsic(_gap_pass_typer(True))
 _gap_pass_scan = intrinsic(_gap_pass_typer(False))
+_gap_pass_pair_update = intrinsic(_gap_pass_typer(True, pair=True))
 
 
 @numba.njit(inline="always", cache=True, nogil=True)
@@ -329,3 +349,32 @@ def gap_pass(g, alpha, A, B, K, bk, mu, n):
             k, vk = p, v
         tail += gap_term(gp, a, A[p], B[p])
     return s + tail, k, vk
+
+
+@numba.njit(cache=True, nogil=True)
+def gap_pass_pair(g, alpha, A, B, K, bk, mu, n):
+    """:func:`gap_pass` with an update (mu != 0), the largest violation of each direction kept
+    apart (up: g where alpha < B and g > 0; down: -g where alpha > A and g < 0; a position
+    violates one way at most). Returns (gap, k, v, j): the gap and (k, v) exactly as
+    gap_pass's (the larger direction's first position; on a tie the earlier one, as the first
+    maximal violation), and j the first position of the largest violation moving the other way
+    from k (-1 when none): the two-variable REPROCESS step's next pair."""
+    n_vec = n - n % GAP_LANES
+    s, ku, kd = _gap_pass_pair_update(g, alpha, A, B, K, bk, mu, n_vec)
+    vu = g[ku] if ku >= 0 else 0.0
+    vd = -g[kd] if kd >= 0 else 0.0
+    tail = 0.0
+    for p in range(n_vec, n):
+        g[p] -= mu * np.float64(K[bk + p])
+        gp = g[p]
+        a = alpha[p]
+        if a < B[p] and gp > vu:  # later than every lane position: only a larger one wins
+            ku, vu = p, gp
+        if a > A[p] and -gp > vd:
+            kd, vd = p, -gp
+        tail += gap_term(gp, a, A[p], B[p])
+    if vu > vd or (vu == vd and vu > 0.0 and ku < kd):
+        return s + tail, ku, vu, (kd if vd > 0.0 else -1)
+    if vd > 0.0:
+        return s + tail, kd, vd, (ku if vu > 0.0 else -1)
+    return s + tail, -1, 0.0, -1

@@ -213,6 +213,38 @@ def test_gap_pass_adds_in_the_order_it_states(n):
         assert gap == want + tail
 
 
+@pytest.mark.parametrize("n", [0, 3, 8, 13, 1003])
+def test_gap_pass_pair_is_gap_pass_with_the_next_pair(n):
+    """ordered.gap_pass_pair (the pair step's pass): g, the gap and (k, v) bit for bit those of
+    gap_pass, tied violations in several lanes, across directions and in the tail included;
+    j numpy's first argmax of the violations moving the other way from k (-1 when none)."""
+    from lasvm_cli.ordered import gap_pass, gap_pass_pair
+
+    rng = np.random.default_rng(100 + n)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    A, B = core.svc_boxes(y, 3.0, 2.0)
+    alpha = np.where(rng.random(n) < 0.3, np.where(rng.random(n) < 0.5, A, B),
+                     rng.random(n) * (A + B))
+    g0 = np.round(rng.standard_normal(n), 1) * 10.0 ** rng.integers(-3, 4, n)
+    free = np.flatnonzero((alpha < B) & (alpha > A))
+    g0[free[-6::2]] = 1e9  # equal violations up ...
+    g0[free[-5::2]] = -1e9  # ... and down, in lanes and in the tail
+    K = rng.random(n + 5).astype(np.float32)
+    for mu in (0.37, -2.5):
+        for g_start in (g0, -g0, np.zeros(n)):
+            g1, g2 = g_start.copy(), g_start.copy()
+            want = gap_pass(g1, alpha, A, B, K, 5, mu, n)
+            gap, k, v, j = gap_pass_pair(g2, alpha, A, B, K, 5, mu, n)
+            assert np.array_equal(g1, g2)
+            assert (gap, k, v) == want
+            if k < 0:
+                assert j == -1
+                continue
+            other = np.where(alpha > A, -g2, 0.0) if g2[k] > 0 else np.where(alpha < B, g2, 0.0)
+            want_j = int(np.argmax(other)) if other.max() > 0 else -1
+            assert j == want_j
+
+
 def test_gap_loop_stops_when_reprocess_bails_out(heart):
     """With a coarse tau the loop cannot bring the gap below T: REPROCESS bails out, the loop
     stops there (counted), and the run ends."""
@@ -288,7 +320,8 @@ def test_pair_step_is_the_two_variable_optimum(heart, seed):
     j = int(np.argmax(other))
     assert v > 1e-3 and other[j] > 0
     Ks = K[np.ix_(st.pos2ex[:n], st.pos2ex[:n])]
-    gc.pair_scan(st, run.kc, run.kd, run.kp, k)
+    assert gc.partner(st, run.kc, k) == j
+    gc.pair_scan(st, run.kc, run.kd, run.kp, k, j)
     moved = np.flatnonzero(st.alpha[:n] != a0)
     assert set(moved) <= {k, j} and k in moved
     Q = Ks[np.ix_([k, j], [k, j])]

@@ -47,7 +47,7 @@ import numpy as np
 
 from ..cache import N_SLOTS, cache_discard, cache_symmetric_at, held
 from ..index import at, idx
-from ..ordered import gap_pass
+from ..ordered import gap_pass, gap_pass_pair
 from ..qp.s2do_steps import solve_box
 from ..qp.select import first_argmax_above
 from .online_core import (F_DELTA, I_INSERTED, I_LABELS, I_NS, I_POOL, I_PROCESSED,
@@ -129,7 +129,7 @@ def reprocess_g(st, kc, kd, kp, tau, pair):
         return newton_step(st, kc, kd, kp, k, tau)
     if k < 0 or v <= tau:
         return 0
-    pair_scan(st, kc, kd, kp, k)
+    pair_scan(st, kc, kd, kp, k, partner(st, kc, k))
     return 1
 
 
@@ -163,15 +163,21 @@ def step_scan(st, kc, kd, kp, k):
 
 
 @numba.njit(**_NJIT)
-def _partner(st, kc, k, n):
+def partner(st, kc, k):
     """The partner of the maximal violator k: the largest violator moving the other way, the
     first position of the largest -g over alpha > A when k goes up (g_k > 0), of the largest
-    g over alpha < B when it goes down; -1 when there is none. Without a bias this is SMO's
-    maximal violating pair (LIBSVM's WSS 1 with y folded into g), whose step moves along
-    e_k - e_j, across K's nearly constant part. (The partner of the largest unconstrained
-    two-variable gain, Trinh's Algorithm 4, took 2.5x the steps on adult.) The violations go to
-    kc.scratch (free between row fetches) in a branch-free loop that vectorises, then
-    qp.select.first_argmax_above."""
+    g over alpha < B when it goes down; -1 when there is none, or when the cache holds fewer
+    than two rows (the first row must survive the second's fetch: the cache evicts its least
+    recently used row and never moves one in use). Without a bias this is SMO's maximal
+    violating pair (LIBSVM's WSS 1 with y folded into g), whose step moves along e_k - e_j,
+    across K's nearly constant part. (The partner of the largest unconstrained two-variable
+    gain, Trinh's Algorithm 4, took 2.5x the steps on adult.) Each pair step's own pass finds
+    the next partner (ordered.gap_pass_pair); this pass is for the first step of a gap loop:
+    the violations into kc.scratch (free between row fetches) in a branch-free loop that
+    vectorises, then qp.select.first_argmax_above."""
+    n = st.ist[I_NS]
+    if k < 0 or kc.meta[N_SLOTS] < 2:
+        return -1
     g = st.g
     out = kc.scratch
     s = 1.0 if g[k] > 0.0 else -1.0
@@ -200,18 +206,17 @@ def _pair_step(st, k1, k2, q11, q12, q22):
 
 
 @numba.njit(**_NJIT)
-def pair_scan(st, kc, kd, kp, k):
+def pair_scan(st, kc, kd, kp, k, j):
     """REPROCESS on two variables (module docstring, ``pair``; deviation from the paper): k,
-    the maximal violator the paper's REPROCESS steps on, and its partner j (:func:`_partner`),
-    the exact step on their box (:func:`_pair_step`), then the gradient
-    update g -= mu_k K_k. - mu_j K_j. with the next :func:`scan` fused into its second half
-    (ordered.gap_pass). The one-variable :func:`step_scan` when no partner can move, or when
-    the cache holds fewer than two rows (the first row must survive the second's fetch: the
-    cache evicts its least recently used row and never moves one in use)."""
+    the maximal violator the paper's REPROCESS steps on, and its partner j (:func:`partner`),
+    the exact step on their box (:func:`_pair_step`), then the gradient update
+    g -= mu_k K_k. - mu_j K_j. with the next scan and the next pair fused into its second half
+    (ordered.gap_pass_pair). The one-variable :func:`step_scan` when j < 0. Returns
+    (gap, k, v, j) for the next step."""
     n = st.ist[I_NS]
-    j = _partner(st, kc, k, n) if kc.meta[N_SLOTS] >= 2 else -1
     if j < 0:
-        res = step_scan(st, kc, kd, kp, k)
+        gap, k2, v2 = step_scan(st, kc, kd, kp, k)
+        res = (gap, k2, v2, partner(st, kc, k2))
     else:
         b1 = cache_symmetric_at(kc, kd, kp, st.pos2ex[k], n, st)
         b2 = cache_symmetric_at(kc, kd, kp, st.pos2ex[j], n, st)
@@ -219,7 +224,7 @@ def pair_scan(st, kc, kd, kp, k):
                             np.float64(kc.buf[b2 + j]))
         st.ist[I_STEPS] += 1
         subtract_row(st, kc, b1, m1, n)
-        res = gap_pass(st.g, st.alpha, st.A, st.B, kc.buf, b2, m2, n)
+        res = gap_pass_pair(st.g, st.alpha, st.A, st.B, kc.buf, b2, m2, n)
     held(kc, kd)  # one last use of the namedtuples (cache.held)
     held(kp, st)
     return res
@@ -232,6 +237,7 @@ def gap_loop(st, kc, kd, kp, target, tau, gst, gfs, gap, k, v, pair):
     the :func:`scan` of S at the start; each REPROCESS is one :func:`step_scan` (with
     ``pair``: one :func:`pair_scan`)."""
     steps = 0
+    j = partner(st, kc, k) if pair != 0 else -1
     while gap > target:
         if steps >= GAP_CAP:
             gst[G_CAPPED] += 1
@@ -243,7 +249,7 @@ def gap_loop(st, kc, kd, kp, target, tau, gst, gfs, gap, k, v, pair):
         if pair == 0:
             gap, k, v = step_scan(st, kc, kd, kp, k)
         else:
-            gap, k, v = pair_scan(st, kc, kd, kp, k)
+            gap, k, v, j = pair_scan(st, kc, kd, kp, k, j)
         steps += 1
     gfs[F_GAP] = gap
     gfs[F_TARGET] = target
