@@ -353,8 +353,8 @@ def gap_pass(g, alpha, A, B, K, bk, mu, n):
 
 @numba.njit(cache=True, nogil=True)
 def gap_pass_pair(g, alpha, A, B, K, bk, mu, n):
-    """:func:`gap_pass` with an update (mu != 0), the largest violation of each direction kept
-    apart (up: g where alpha < B and g > 0; down: -g where alpha > A and g < 0; a position
+    """:func:`gap_pass` with its update always made (mu = 0 leaves g as it is: g - 0 K = g),
+    the largest violation of each direction kept apart (up: g where alpha < B and g > 0; down: -g where alpha > A and g < 0; a position
     violates one way at most). Returns (gap, k, v, j): the gap and (k, v) exactly as
     gap_pass's (the larger direction's first position; on a tie the earlier one, as the first
     maximal violation), and j the first position of the largest violation moving the other way
