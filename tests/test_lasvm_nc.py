@@ -537,6 +537,17 @@ def test_reprocess_pair_from_the_command_line(tmp_path):
         acc[r] = float(re.search(r"Accuracy = ([\d.]+)%", p.output).group(1))
     assert 4 * steps["pair"] <= steps["one"], steps
     assert abs(acc["pair"] - acc["one"]) <= 2.0, acc
+    # a run stopped, saved and resumed gives the uninterrupted run's model, bit for bit
+    d = str(tmp_path)
+    common = ["--solver", "lasvm-nc", "--reprocess", "pair", "-c", "10", "--epochs", "2",
+              "--seed", "3", "-q"]
+    assert _cli(common + [str(HEART), f"{d}/full.m"]).exit_code == 0
+    r = _cli(common + ["--save-state", f"{d}/s.npz", "--stop-iterations", "300", str(HEART),
+                       f"{d}/part.m"])
+    assert r.exit_code == 0, r.output
+    r = _cli(common + ["--resume", f"{d}/s.npz", str(HEART), f"{d}/resumed.m"])
+    assert r.exit_code == 0, r.output
+    assert open(f"{d}/resumed.m").read() == open(f"{d}/full.m").read()
 
 
 def test_plot_any_trace_column(tmp_path):
