@@ -340,7 +340,7 @@ def test_pair_step_is_the_two_variable_optimum(heart, seed):
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_pair_reprocess_needs_far_fewer_steps_on_a_nearly_constant_kernel(heart, solver):
     """heart, C = 100, gamma = 0.005 (every K_ij near 1): the paper's one-variable REPROCESS
-    zigzags along K's constant part; pairs take at most a quarter of its steps (measured 8-20x
+    zigzags along K's constant part; pairs take at most a quarter of its steps (measured 12-14x
     fewer) and end with the gap under the same kind of threshold."""
     kd, _, y, _ = heart
     kp = make_params(RBF, gamma=0.005)
