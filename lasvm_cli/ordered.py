@@ -39,6 +39,58 @@ def fma(typingctx, a, b, c):
     return types.float64(types.float64, types.float64, types.float64), codegen
 
 
+EXP_LANES = 8  # elements per vector step of exp_lanes: one AVX-512 register of doubles
+# kernels._exp_block's constants (its docstring says why these)
+EXP_COEFFS = (1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0,
+              1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5,
+              1.0, 1.0)
+LOG2E, LN2_HI, LN2_LO = 1.4426950408889634, 0.693145751953125, 1.4286068203094173e-06
+
+
+def _exp_lanes_codegen(context, builder, signature, args):
+    xa = context.make_array(signature.args[0])(context, builder, args[0])
+    n_vec = args[1]
+    W = EXP_LANES
+    i64, f64 = ir.IntType(64), ir.DoubleType()
+    vec = ir.VectorType(f64, W)
+    ivec = ir.VectorType(i64, W)
+    mod = builder.module
+    floor = cgutils.get_or_insert_function(mod, ir.FunctionType(vec, [vec]),
+                                           f"llvm.floor.v{W}f64")
+    fma_v = cgutils.get_or_insert_function(mod, ir.FunctionType(vec, [vec, vec, vec]),
+                                           f"llvm.fma.v{W}f64")
+
+    def const(v):
+        return ir.Constant(vec, [float(v)] * W)
+
+    def step(t, accs):
+        ptr = builder.bitcast(builder.gep(xa.data, [t], inbounds=True), vec.as_pointer())
+        v = builder.load(ptr, align=8)
+        low = const(-708.0)
+        v = builder.select(builder.fcmp_ordered("<", v, low), low, v)
+        k = builder.call(floor, [builder.fadd(builder.fmul(v, const(LOG2E)), const(0.5))])
+        r = builder.fsub(builder.fsub(v, builder.fmul(k, const(LN2_HI))),
+                         builder.fmul(k, const(LN2_LO)))
+        p = const(EXP_COEFFS[0])
+        for c in EXP_COEFFS[1:]:
+            p = builder.call(fma_v, [p, r, const(c)])
+        bits = builder.shl(builder.add(builder.fptosi(k, ivec), ir.Constant(ivec, [1023] * W)),
+                           ir.Constant(ivec, [52] * W))
+        builder.store(builder.fmul(p, builder.bitcast(bits, vec)), ptr, align=8)
+        return accs
+
+    _counted_loop(builder, "exp", i64(0), n_vec, W, [], step)
+    return context.get_dummy_value()
+
+
+@intrinsic
+def _exp_lanes(typingctx, x, n_vec):
+    if not (isinstance(x, types.Array) and x.ndim == 1 and x.dtype == types.float64
+            and x.layout == "C"):
+        return None
+    return types.void(x, types.int64), _exp_lanes_codegen
+
+
 def _splat(builder, vec, value):
     i32 = ir.IntType(32)
     v = builder.insert_element(ir.Constant(vec, ir.Undefined), value, i32(0))
@@ -378,3 +430,14 @@ def gap_pass_pair(g, alpha, A, B, K, bk, mu, n):
     if vd > 0.0:
         return s + tail, kd, vd, (ku if vu > 0.0 else -1)
     return s + tail, -1, 0.0, -1
+
+
+@numba.njit(cache=True, nogil=True)
+def exp_lanes(x, n):
+    """x[t] = exp(x[t]) for t < n - n % EXP_LANES, EXP_LANES at a time in vector lanes: each
+    lane computes kernels._exp_block's operations in its order (clamp at -708, Cody-Waite
+    reduction, the FMA Horner chain, 2^k in the exponent bits), so values are bit for bit
+    _exp_block's. Returns how many it did (the caller does the rest)."""
+    n_vec = n - n % EXP_LANES
+    _exp_lanes(x, n_vec)
+    return n_vec

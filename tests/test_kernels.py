@@ -72,6 +72,33 @@ def test_exp_is_accurate_over_its_range():
     np.testing.assert_allclose(y, np.exp(x), rtol=5e-14, atol=0)
 
 
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 17, 1031])
+def test_exp_lanes_are_the_scalar_exp_bit_for_bit(n):
+    """ordered.exp_lanes (8-wide vector lanes) computes kernels._exp_block's operations in its
+    order: the same bits, the clamp at -708, 0, -0.0, -inf and subnormal-sized arguments
+    included; exp_inplace on a slice leaves its neighbours alone."""
+    from lasvm_cli.ordered import exp_lanes
+
+    rng = np.random.default_rng(n)
+    x = np.concatenate([-rng.random(n) * 30, -rng.random(n) * 800])
+    x[::7] = 0.0
+    x[1::11] = -0.0
+    x[2::13] = -708.0
+    x[3::17] = -np.inf
+    x[4::19] = -1e-300
+    want = x.copy()
+    K._exp_block(want, np.empty(want.size, np.int64))
+    got = x.copy()
+    done = exp_lanes(got, got.size)
+    assert done == got.size - got.size % 8
+    assert np.array_equal(got[:done].view(np.int64), want[:done].view(np.int64))
+    assert np.array_equal(got[done:], x[done:])  # the rest is the caller's
+    both = np.concatenate([[5.0], x, [7.0]])
+    K.exp_inplace(both[1:-1])
+    assert np.array_equal(both[1:-1].view(np.int64), want.view(np.int64))
+    assert both[0] == 5.0 and both[-1] == 7.0
+
+
 def test_precomputed_kernel_uses_serial_numbers():
     # rows "label 0:serial 1:K(i,1) 2:K(i,2) 3:K(i,3)"
     Kmat = np.array([[2.0, 1.0, 0.5], [1.0, 3.0, 0.25], [0.5, 0.25, 4.0]])
