@@ -18,7 +18,7 @@ SOLVERS = tuple(_solver_table) + ("online",)  # --solver names: the binary dispa
 # and the online S2DO solver of the all-in-one machines (train_allinone.ALLINONE_SOLVERS)
 WSS = ("mvp", "so", "hmg")  # --wss names, in the order of qp's WS_* codes
 X_STORAGES = ("auto", "float32", "float64")  # --x-storage (data.py: training rows)
-REPROCESS_STEPS = ("one", "pair")  # --reprocess (solvers/lasvm_nc.py REPROCESS)
+REPROCESS_STEPS = ("one", "pair")  # --reprocess (solvers/lasvm_g_core.py: the pair step)
 SELECTIONS = ("random", "gradient", "active", "autoactive")  # online_core's SEL_* order
 MULTICLASS = ("ovo", "ovr", "llw", "cs")
 ALL_IN_ONE = ("llw", "cs")  # all-in-one machines (train_allinone.py): --solver smo|online

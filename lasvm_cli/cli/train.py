@@ -69,7 +69,8 @@ lasvm-cli options (the online solvers and options: -s 0, C-SVC, only):
 --finish-tau : lasvm-g & co.: REPROCESS until the KKT violation < -e after every epoch
 	(the paper has no finishing step)
 --reprocess one|pair : lasvm-g & co.: REPROCESS moves one variable (default, the paper's)
-	or a pair: the maximal violator and its best partner, by an exact two-variable step
+	or a pair: the maximal violator and the largest violator moving the other way, by an
+	exact two-variable step
 --strategy s2do-all|random-pattern-s2do-all|random-pattern-s2do-pattern : --solver online
 	working sets (default s2do-all for llw, random-pattern-s2do-all for cs)
 --llw-target x : --multiclass llw target margin (default 1; the thesis's dual prints 1/(k-1))

@@ -63,6 +63,7 @@ VARIANTS = {"full-svm": V_FULL, "lasvm-g": V_G, "lasvm-nc": V_NC, "lasvm-i": V_I
 # where an example arrived: z = y f(x) against the ramp region [s, 1]
 R_MIDDLE, R_LEFT, R_RIGHT = 0, 1, 2
 
+NO_PARTNER_YET = -2  # gap_loop's pair step before its first partner search
 GAP_CAP = 100000  # REPROCESS steps of one gap loop at most (counted in G_CAPPED)
 
 # int64 counter block ``gst`` (the paper's Table 1, and the loop's own)
@@ -237,7 +238,7 @@ def gap_loop(st, kc, kd, kp, target, tau, gst, gfs, gap, k, v, pair):
     the :func:`scan` of S at the start; each REPROCESS is one :func:`step_scan` (with
     ``pair``: one :func:`pair_scan`)."""
     steps = 0
-    j = partner(st, kc, k) if pair != 0 else -1
+    j = NO_PARTNER_YET  # found when the loop first steps (most loops of LASVM-NC make none)
     while gap > target:
         if steps >= GAP_CAP:
             gst[G_CAPPED] += 1
@@ -249,6 +250,8 @@ def gap_loop(st, kc, kd, kp, target, tau, gst, gfs, gap, k, v, pair):
         if pair == 0:
             gap, k, v = step_scan(st, kc, kd, kp, k)
         else:
+            if j == NO_PARTNER_YET:
+                j = partner(st, kc, k)
             gap, k, v, j = pair_scan(st, kc, kd, kp, k, j)
         steps += 1
     gfs[F_GAP] = gap

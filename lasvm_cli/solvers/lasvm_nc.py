@@ -36,8 +36,6 @@ from .online_core import (CHUNK, I_EPOCH, I_NS, I_POOL, MODE_DELTA, MODE_NEW_EPO
                           MODE_ONLINE, fit_width)
 
 DEFAULTS = dict(ramp_s=-1.0, sv_threshold=10, clean_every=50, clean_keep=100)
-# REPROCESS's step: "one" variable (the paper's), or a "pair" (lasvm_g_core's module docstring)
-REPROCESS = REPROCESS_STEPS
 _MODES = {MODE_NEW_EPOCH: M_NEW_EPOCH, MODE_ONLINE: M_ONLINE, MODE_DELTA: M_GAP}
 EXTRA_FIELDS = ("region", "gst", "gfs")
 
@@ -59,8 +57,9 @@ class LasvmGRun(LasvmRun):
                  reprocess="one"):
         if solver not in VARIANTS:
             raise ValueError(f"unknown solver {solver!r} (expected one of {sorted(VARIANTS)})")
-        if reprocess not in REPROCESS:
-            raise ValueError(f"unknown reprocess {reprocess!r} (expected one of {REPROCESS})")
+        if reprocess not in REPROCESS_STEPS:  # "one" (the paper's) or "pair" (lasvm_g_core)
+            raise ValueError(f"unknown reprocess {reprocess!r} (expected one of "
+                             f"{REPROCESS_STEPS})")
         super().__init__(kd, kp, y, Cp, Cn, eps=eps, cache_mb=cache_mb, epochs=epochs,
                          finish=False, seed=seed, rng=rng, symmetric_fill=symmetric_fill,
                          bias=False)
