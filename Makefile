@@ -5,7 +5,7 @@ BIN     = $(VENV)/bin
 LASVM_DATA ?= $(abspath ../shared/data)
 export LASVM_DATA
 
-.PHONY: paper-000 paper-001 paper-002 paper-003 paper-004 demo test bench bench-parser bench-predict bench-train bench-lasvm bench-startup bench-threads bench-index bench-gap-scan bench-s2do-scan bench-easy clean
+.PHONY: paper-000 paper-001 paper-002 paper-003 paper-004 demo test bench bench-parser bench-predict bench-train bench-lasvm bench-startup bench-threads bench-index bench-gap-scan bench-s2do-scan bench-exp bench-easy clean
 
 # The package and its runtime dependencies only (numpy, numba, click, tqdm: wheels, no
 # compiler), then its numerical code compiled ahead of the first command (lasvm compile: in
@@ -38,7 +38,7 @@ test: $(VENV)/.test-extras
 	$(BIN)/python -m pytest -q
 
 bench: bench-parser bench-predict bench-train bench-lasvm bench-startup bench-threads bench-index \
-	bench-gap-scan bench-s2do-scan
+	bench-gap-scan bench-s2do-scan bench-exp
 
 bench-parser: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_parser.py
@@ -61,6 +61,9 @@ bench-gap-scan: $(VENV)/.bench-extras
 # S2DO's second-variable scan on online usps states: the branching loop against the product's
 bench-s2do-scan: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_s2do_scan.py
+# the exp of kernel rows: LLVM's 4-wide vectorisation of the scalar loop against 8-wide lanes
+bench-exp: $(VENV)/.bench-extras
+	$(BIN)/python bench/bench_exp.py
 # LIBSVM's easy.py with its binaries and with ours (needs Debian's libsvm-tools); not in `bench`
 bench-easy: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_easy.py
