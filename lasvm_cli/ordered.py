@@ -79,7 +79,7 @@ def _exp_lanes_codegen(context, builder, signature, args):
         builder.store(builder.fmul(p, builder.bitcast(bits, vec)), ptr, align=8)
         return accs
 
-    _counted_loop(builder, "exp", i64(0), n_vec, W, [], step)
+    counted_loop(builder, "exp", i64(0), n_vec, W, [], step)
     return context.get_dummy_value()
 
 
@@ -91,7 +91,9 @@ def _exp_lanes(typingctx, x, n_vec):
     return types.void(x, types.int64), _exp_lanes_codegen
 
 
-def _splat(builder, vec, value):
+def splat(builder, vec, value):
+    """``value`` in every lane of a vector of type ``vec`` (IR builder helper, as counted_loop;
+    qp/so_lanes.py uses both)."""
     i32 = ir.IntType(32)
     v = builder.insert_element(ir.Constant(vec, ir.Undefined), value, i32(0))
     return builder.shuffle_vector(v, ir.Constant(vec, ir.Undefined),
@@ -117,7 +119,7 @@ def _transpose4(builder, rows):
             builder.shuffle_vector(t1, t3, mask([2, 3, 6, 7]))]
 
 
-def _counted_loop(builder, name, start, stop, step, accs_in, body):
+def counted_loop(builder, name, start, stop, step, accs_in, body):
     """Emit ``for c in range(start, stop, step)`` carrying the values accs_in through it;
     ``body(c, accs)`` emits one iteration and returns the new values. Returns (c, accs) after
     the loop."""
@@ -163,7 +165,7 @@ def _dots8_codegen(context, builder, signature, args):
         rows.append(builder.gep(Xa.data, [builder.mul(target, n_cols)], inbounds=True))
 
     def load_x(c):
-        return _splat(builder, vec, builder.load(builder.gep(xa.data, [c], inbounds=True)))
+        return splat(builder, vec, builder.load(builder.gep(xa.data, [c], inbounds=True)))
 
     def widened(value, vector_type):
         return builder.fpext(value, vector_type) if elt != f64 else value
@@ -198,9 +200,9 @@ def _dots8_codegen(context, builder, signature, args):
 
     zero = ir.Constant(vec, [0.0] * 4)
     d4 = builder.and_(d, i64(-4))
-    c, accs = _counted_loop(builder, "dots8.by4", i64(0), d4, 4, [zero] * (BLOCK // 4),
+    c, accs = counted_loop(builder, "dots8.by4", i64(0), d4, 4, [zero] * (BLOCK // 4),
                             four_columns)
-    _, accs = _counted_loop(builder, "dots8.by1", c, d, 1, accs, one_column)  # d % 4 left
+    _, accs = counted_loop(builder, "dots8.by1", c, d, 1, accs, one_column)  # d % 4 left
     values = [builder.extract_element(accs[k // 4], i64(k % 4)) for k in range(BLOCK)]
     return context.make_tuple(builder, signature.return_type, values)
 
@@ -289,7 +291,7 @@ def _gap_pass_codegen(update, pair=False):
         ivec = ir.VectorType(i64, W)
         zero = ir.Constant(vec, [0.0] * W)
         elt = Ka.data.type.pointee
-        mus = _splat(builder, vec, mu)
+        mus = splat(builder, vec, mu)
         lane_offsets = ir.Constant(ivec, list(range(W)))
 
         def ptr(array, t):
@@ -302,7 +304,7 @@ def _gap_pass_codegen(update, pair=False):
             bits = builder.bitcast(bits_of, ivec)
             larger = builder.icmp_signed(">", bits, best)
             return (builder.select(larger, bits, best),
-                    builder.select(larger, builder.add(_splat(builder, ivec, t), lane_offsets),
+                    builder.select(larger, builder.add(splat(builder, ivec, t), lane_offsets),
                                    where))
 
         def step(t, accs):
@@ -334,7 +336,7 @@ def _gap_pass_codegen(update, pair=False):
 
         trackers = 2 if pair else 1
         start = [zero] + [ir.Constant(ivec, [0] * W), ir.Constant(ivec, [-1] * W)] * trackers
-        _, accs = _counted_loop(builder, "gap", i64(0), n_vec, W, start, step)
+        _, accs = counted_loop(builder, "gap", i64(0), n_vec, W, start, step)
         # the gap: the lanes added pairwise, (l0 + l1) + (l2 + l3), ... up a binary tree
         lanes = [builder.extract_element(accs[0], i64(k)) for k in range(W)]
         while len(lanes) > 1:

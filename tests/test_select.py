@@ -150,3 +150,50 @@ def test_first_argmax_above_is_the_first_largest(seed):
                     best_t, best = t, w[t]
             t, m = first_argmax_above(w, n, floor)
             assert (t, m) == (best_t, best), (floor, n)
+
+
+def libsvm_violator(y, G, status, n):
+    """The first loop of svm.cpp's select_working_set, and its second loop's Gmax2."""
+    i, m, low = -1, -INF, -INF
+    for t in range(n):
+        in_up = status[t] != UPPER if y[t] == 1 else status[t] != LOWER
+        in_low = status[t] != LOWER if y[t] == 1 else status[t] != UPPER
+        if in_up and -y[t] * G[t] >= m:
+            i, m = t, -y[t] * G[t]
+        if in_low and y[t] * G[t] >= low:
+            low = y[t] * G[t]
+    return i, m, low
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_so_lanes_are_libsvms_loops(seed):
+    """qp/so_lanes.py's one-pass scans (eight positions per vector lane, merged at the end)
+    against LIBSVM's loops: every length from 0 to 70 and some past the lanes' multiples of 8,
+    gradients full of ties including -0.0 against +0.0 (i and m bit for bit, the sign of m
+    included), all-bounded states (an empty I_up or I_low), rows in float32 and float64 at an
+    offset into the cache's buffer."""
+    from lasvm_cli.qp import SmoState
+    from lasvm_cli.qp.so_lanes import max_violator, so_partner
+
+    rng = np.random.default_rng(seed)
+    for n in [*range(71), 127, 128, 129, 200]:
+        l = n + int(rng.integers(0, 9))  # positions past n are not looked at
+        y = rng.choice([-1.0, 1.0], l)
+        G = rng.choice([-1.0, -0.5, -0.0, 0.0, 0.5, 2.0], l) if seed % 2 else rng.standard_normal(l)
+        status = rng.choice([LOWER, UPPER, FREE] if seed % 3 else [LOWER, UPPER], l).astype(np.int8)
+        QD = rng.choice([1.0, 0.5, 0.25], l)
+        bi = int(rng.integers(0, 5))
+        c = kc.make_cache(l + 8, 1, dtype=np.float32 if seed < 6 else np.float64)
+        c.buf[bi:bi + l] = rng.choice([0.25, 0.5, 0.75, 1.0], l)
+        z = np.zeros(l)
+        st = SmoState(z, y, G, z, z, z, QD, status, np.zeros(1, np.int64), z, z)
+        i, m, low = max_violator(st, n)
+        ri, rm, rlow = libsvm_violator(y, G, status, n)
+        assert (i, m, low) == (ri, rm, rlow) and np.signbit(m) == np.signbit(rm), n
+        if i < 0:
+            continue
+        K = np.zeros((l, l))
+        K[i] = c.buf[bi:bi + l].astype(np.float64)
+        j = so_partner(st, c, bi, i, m, n)
+        expected = libsvm_wss2(y, G, status, QD, K, n, -INF)[1]
+        assert j == expected, n

@@ -11,7 +11,8 @@ m = max_{I_up} -y_t G_t, M = min_{I_low} -y_t G_t; the pair is violating when m 
 * SO (Fan, Chen & Lin 2005, WSS2; svm.cpp ``select_working_set``): i as MVP, then
   j = argmin_{t in I_low, -y_tG_t < m} -(m + y_tG_t)^2 / a_it with a_it = QD_i + QD_t - 2 K_it
   (TAU = 1e-12 when a_it <= 0); ties: ``>=`` for i and ``<=`` for j, i.e. the last index wins,
-  as in LIBSVM. Stop when m - M < eps or no j qualifies. Needs row i.
+  as in LIBSVM. Stop when m - M < eps or no j qualifies. Needs row i. Each of its two scans
+  is one pass over the positions in vector lanes (qp/so_lanes.py), LIBSVM's pair bit for bit.
 * HMG (Glasmachers & Igel 2006, section 2.4; research/seed-003-hmg.md 1.11): with the previous
   working set {p1, p2} (example ids, kept in ist[PREV_I], ist[PREV_J]):
   - if there is none, or either has been shrunk, or both a_p are within eta*C_p of a bound
@@ -33,7 +34,8 @@ from ..cache import cache_row_at, held
 from ..index import at
 from . import (ACTIVE, ETA, EPS, FINAL_KKT, FREE, LAST_KIND, LOWER, N_FALLBACK, N_KKT_CONT,
                N_MG, PREV_I, PREV_J, UPPER)
-from .steps import TAU, pair_gain
+from .so_lanes import max_violator, so_partner
+from .steps import pair_gain
 
 _NJIT = dict(cache=True, nogil=True)
 INF = np.inf
@@ -67,42 +69,6 @@ def select_mvp(st, c, kd, kp):
     if viol < st.fst[EPS] or imax < 0 or jmax < 0:
         return -1, -1, viol
     return imax, jmax, viol
-
-
-# SO's two scans in branch-free form: LIBSVM's loops branch on the sign and the status of every
-# position, which the processor mispredicts when they are mixed (SVR's bounded half, shrunk
-# problems): each scan writes one candidate value per position (-INF or INF where a position is
-# not eligible) in a loop the compiler vectorises, then an unrolled max / min finds the best
-# value and a backward search its last index: LIBSVM's ">=" / "<=" tie rule, bit for bit.
-
-
-@numba.njit(**_NJIT)
-def _violations(st, active, up, low):
-    """up[t] = -y_t G_t on I_up and low[t] = y_t G_t on I_low, -INF elsewhere."""
-    y, G, status = st.y, st.G, st.status
-    for t in range(active):
-        yG = y[t] * G[t]  # y = +-1: exact
-        pos = y[t] > 0
-        in_up = status[t] != UPPER if pos else status[t] != LOWER
-        in_low = status[t] != LOWER if pos else status[t] != UPPER
-        up[t] = -yG if in_up else -INF
-        low[t] = yG if in_low else -INF
-
-
-@numba.njit(**_NJIT)
-def _so_objectives(st, c, bi, i, Gmax, active, out):
-    """out[t] = WSS2's -(m + y_t G_t)^2 / a_it for t in I_low with m + y_t G_t > 0, else INF
-    (row i is c.buf[bi + t]); LIBSVM's arithmetic, term for term."""
-    y, G, status, QD, K = st.y, st.G, st.status, st.QD, c.buf
-    QDi = QD[i]
-    for t in range(active):
-        grad_diff = Gmax + y[t] * G[t]
-        in_low = status[t] != LOWER if y[t] > 0 else status[t] != UPPER
-        quad_coef = QDi + QD[t] - 2.0 * np.float64(K[at(bi, t)])
-        if not quad_coef > 0.0:
-            quad_coef = TAU
-        obj_diff = -(grad_diff * grad_diff) / quad_coef
-        out[t] = obj_diff if in_low and grad_diff > 0.0 else INF
 
 
 @numba.njit(inline="always", **_NJIT)
@@ -217,36 +183,18 @@ def last_argmin(v, n):
 
 
 @numba.njit(**_NJIT)
-def _max_violator(st, active):
-    """i = argmax over I_up of -y_t G_t, that maximum m, and -M = max over I_low of y_t G_t
-    (st.work holds the candidates; last index on ties, as LIBSVM)."""
-    up = st.work[:active]
-    low = st.work[active:2 * active]
-    _violations(st, active, up, low)
-    i, Gmax = last_argmax(up, active)
-    return i, Gmax, max_of(low, active)
-
-
-@numba.njit(**_NJIT)
-def _so_partner(st, c, bi, i, Gmax, active):
-    """WSS2's j for i (row i is c.buf[bi + t]); -1 when no t in I_low has m + y_t G_t > 0."""
-    obj = st.work[:active]
-    _so_objectives(st, c, bi, i, Gmax, active, obj)
-    return last_argmin(obj, active)[0]
-
-
-@numba.njit(**_NJIT)
 def select_so(st, c, kd, kp):
-    # Two leaf loops, row i as an offset into the cache's buffer, the namedtuples passed whole
-    # and their last uses together: numba then prunes all 32 reference-count pairs of the
-    # arguments (36 atomic pairs an iteration otherwise; see exception_exits.py for the rules).
+    # Two leaf scans (so_lanes.py), row i as an offset into the cache's buffer, the
+    # namedtuples passed whole and their last uses together: numba then prunes all 32
+    # reference-count pairs of the arguments (36 atomic pairs an iteration otherwise; see
+    # exception_exits.py for the rules).
     active = st.ist[ACTIVE]
     st.ist[LAST_KIND] = 1
-    i, Gmax, Gmax2 = _max_violator(st, active)
+    i, Gmax, Gmax2 = max_violator(st, active)
     if i < 0:
         return -1, -1, -INF
     bi = cache_row_at(c, kd, kp, c.pex[i], active)
-    j = _so_partner(st, c, bi, i, Gmax, active)
+    j = so_partner(st, c, bi, i, Gmax, active)
     held(c, kd)  # one last use of both (cache.held says why)
     viol = Gmax + Gmax2
     if viol < st.fst[EPS] or j < 0:
