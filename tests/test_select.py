@@ -197,3 +197,52 @@ def test_so_lanes_are_libsvms_loops(seed):
         j = so_partner(st, c, bi, i, m, n)
         expected = libsvm_wss2(y, G, status, QD, K, n, -INF)[1]
         assert j == expected, n
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_nu_lanes_are_libsvms_loops(seed):
+    """Solver_NU's two scans in vector lanes (so_lanes.nu_max_violators / nu_partner) against
+    Solver_NU::select_working_set's loops: every length from 0 to 70 and past it, ties with
+    -0.0 and +0.0, a sign with no candidate, the two rows at different offsets."""
+    from lasvm_cli.qp import SmoState
+    from lasvm_cli.qp.so_lanes import nu_max_violators, nu_partner
+
+    rng = np.random.default_rng(200 + seed)
+    for n in [*range(71), 128, 133]:
+        l = n + int(rng.integers(0, 9))
+        y = rng.choice([-1.0, 1.0], l)
+        if seed % 4 == 3:
+            y[:] = 1.0  # no y = -1 at all
+        G = rng.choice([-1.0, -0.5, -0.0, 0.0, 0.5, 2.0], l) if seed % 2 else rng.standard_normal(l)
+        status = rng.choice([LOWER, UPPER, FREE], l).astype(np.int8)
+        QD = rng.choice([1.0, 0.5, 0.25], l)
+        c = kc.make_cache(l + 8, 1, dtype=np.float32 if seed < 4 else np.float64)
+        bp, bn = int(rng.integers(0, 4)), l + int(rng.integers(0, 4))
+        c.buf[bp:bp + l] = rng.choice([0.25, 0.5, 0.75, 1.0], l)
+        c.buf[bn:bn + l] = rng.choice([0.25, 0.5, 0.75, 1.0], l)
+        z = np.zeros(l)
+        st = SmoState(z, y, G, z, z, z, QD, status, np.zeros(1, np.int64), z, z)
+        ip, mp, inn, mn = nu_max_violators(st, n)
+        rp, rmp, rn, rmn = -1, -INF, -1, -INF
+        for t in range(n):
+            if y[t] == 1 and status[t] != UPPER and -G[t] >= rmp:
+                rp, rmp = t, -G[t]
+            elif y[t] == -1 and status[t] != LOWER and G[t] >= rmn:
+                rn, rmn = t, G[t]
+        assert (ip, mp, inn, mn) == (rp, rmp, rn, rmn), n
+        assert np.signbit(mp) == np.signbit(rmp) and np.signbit(mn) == np.signbit(rmn), n
+        if ip < 0 and inn < 0:
+            continue
+        if inn < 0:  # select_nu fetches the one row there is for both signs
+            bn = bp
+        if ip < 0:
+            bp = bn
+        K = np.zeros((l, l))
+        K[max(ip, 0)] = c.buf[bp:bp + l]
+        K[max(inn, 0)] = c.buf[bn:bn + l]
+        i, j, viol = nu_partner(st, c, bp, bn, ip, inn, mp, mn, n)
+        expected = libsvm_nu_wss(y, G, status, QD, K, n, -INF)
+        assert (i, j) == expected or (j == -1 and expected == (-1, -1)), n
+        gains = [(mp if y[t] == 1 else mn) + y[t] * G[t] for t in range(n)
+                 if (status[t] != LOWER if y[t] == 1 else status[t] != UPPER)]
+        assert viol == max(gains, default=-INF), n

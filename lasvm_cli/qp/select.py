@@ -71,56 +71,6 @@ def select_mvp(st, c, kd, kp):
     return imax, jmax, viol
 
 
-@numba.njit(inline="always", **_NJIT)
-def _larger(m, x):
-    return x if x > m else m
-
-
-@numba.njit(**_NJIT)
-def _signed_max(v, n, sign):
-    """max(sign * v[:n]) for sign = +-1 (exact; -INF when n = 0), over eight independent lanes:
-    a single running maximum is a chain of dependent instructions the compiler does not
-    vectorise."""
-    m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = -INF
-    t = 0
-    while t + 8 <= n:
-        m0 = _larger(m0, sign * v[t])
-        m1 = _larger(m1, sign * v[t + 1])
-        m2 = _larger(m2, sign * v[t + 2])
-        m3 = _larger(m3, sign * v[t + 3])
-        m4 = _larger(m4, sign * v[t + 4])
-        m5 = _larger(m5, sign * v[t + 5])
-        m6 = _larger(m6, sign * v[t + 6])
-        m7 = _larger(m7, sign * v[t + 7])
-        t += 8
-    while t < n:
-        m0 = _larger(m0, sign * v[t])
-        t += 1
-    return _larger(_larger(_larger(m0, m1), _larger(m2, m3)),
-                   _larger(_larger(m4, m5), _larger(m6, m7)))
-
-
-@numba.njit(**_NJIT)
-def max_of(v, n):
-    """max(v[:n]) (-INF when n = 0)."""
-    return _signed_max(v, n, 1.0)
-
-
-@numba.njit(**_NJIT)
-def min_of(v, n):
-    """min(v[:n]) (INF when n = 0)."""
-    return -_signed_max(v, n, -1.0)
-
-
-@numba.njit(**_NJIT)
-def last_index_of(v, n, m):
-    """The last t < n with v[t] == m (-1 if none)."""
-    t = n - 1
-    while t >= 0 and v[t] != m:
-        t -= 1
-    return t
-
-
 MAGNITUDE = np.int64(0x7FFFFFFFFFFFFFFF)
 SEARCH_BLOCK = 64  # entries first_argmax_above compares at once looking for the max
 
@@ -148,7 +98,7 @@ def _block_holds(bits, t, target):
 def first_argmax_above(v, n, floor):
     """(t, m): m = max(v[:n]) and t its first index when m > floor; (-1, floor) otherwise. The
     max runs on the values' order keys: an integer max vectorises where a float one does not
-    (max_of's eight scalar lanes take about twice as long); the index is then a search for the
+    (a float max over eight scalar lanes took about twice as long); the index is then a search for the
     max's bit pattern, a block of SEARCH_BLOCK entries at a time (entry by entry it took as long
     as the max itself). Callers store no NaN, and store +0.0 rather than -0.0 when the floor is
     below zero (order_key puts -0.0 lower)."""
@@ -166,20 +116,6 @@ def first_argmax_above(v, n, floor):
     while bits[t] != target:
         t += 1
     return (t, v[t]) if v[t] > floor else (-1, floor)
-
-
-@numba.njit(**_NJIT)
-def last_argmax(v, n):
-    """(t, m): m = max(v[:n]), t its last index (LIBSVM's ">="); t = -1 when all are -INF."""
-    m = max_of(v, n)
-    return (last_index_of(v, n, m) if m > -INF else -1), m
-
-
-@numba.njit(**_NJIT)
-def last_argmin(v, n):
-    """(t, m): m = min(v[:n]), t its last index (LIBSVM's "<="); t = -1 when all are INF."""
-    m = min_of(v, n)
-    return (last_index_of(v, n, m) if m < INF else -1), m
 
 
 @numba.njit(**_NJIT)

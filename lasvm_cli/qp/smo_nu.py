@@ -21,101 +21,32 @@ from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from ..cache import WIDTH, cache_row_at, cache_set_width, held
-from ..index import at
 from . import (ACTIVE, ADAPT_WIDTH, COUNTER, EPS, ITER, LAST_KIND, LOWER, MAX_ITER,
                MAX_ITER_REACHED, N_SHRINK, N_SHRUNK_VARS, OPTIMAL, PREV_I, PREV_J, RUNNING,
                SHRINKING, UNSHRINK, UPPER, VIOL)
 from .smo import reconstruct_gradient, swap_positions, take_step
-from .select import last_argmax, last_argmin, max_of
-from .steps import TAU
+from .so_lanes import nu_max_violators, nu_partner
 
 _NJIT = dict(cache=True, nogil=True)
 INF = np.inf
-
-
-# Branch-free scans as select.select_so's: candidate values written by vectorised loops (-INF /
-# INF where a position is not eligible), the best value by an unrolled max / min, its last
-# index by a backward search: LIBSVM's ties exactly.
-
-
-@numba.njit(**_NJIT)
-def _nu_violations(st, active, up_p, up_n):
-    """up_p[t] = -G_t for y_t = +1 not at the upper bound, up_n[t] = G_t for y_t = -1 not at
-    the lower bound; -INF elsewhere."""
-    y, G, status = st.y, st.G, st.status
-    for t in range(active):  # every load unconditional, "&" not "and": no branch to vectorise
-        pos = y[t] > 0
-        g = G[t]
-        s = status[t]
-        up_p[t] = -g if pos & (s != UPPER) else -INF
-        up_n[t] = g if (not pos) & (s != LOWER) else -INF
-
-
-@numba.njit(**_NJIT)
-def _nu_max_violators(st, active):
-    """i within each sign: ip = argmax -G_t over y = +1 not at the upper bound (Gmaxp), inn =
-    argmax G_t over y = -1 not at the lower bound (Gmaxn); last index on ties, as LIBSVM."""
-    up_p = st.work[:active]
-    up_n = st.work[active:2 * active]
-    _nu_violations(st, active, up_p, up_n)
-    ip, Gmaxp = last_argmax(up_p, active)
-    inn, Gmaxn = last_argmax(up_n, active)
-    return ip, Gmaxp, inn, Gmaxn
-
-
-@numba.njit(**_NJIT)
-def _nu_objectives(st, c, bp, bn, ip, inn, Gmaxp, Gmaxn, active, obj, gain):
-    """obj[t] = -(Gmax_y + y_t G_t)^2 / a_it for t not at its sign's lower-side bound with
-    Gmax_y + y_t G_t > 0 (i = ip or inn by t's sign; row ip is c.buf[bp + t], row inn
-    c.buf[bn + t]), INF elsewhere; gain[t] = Gmax_y + y_t G_t where t may move, -INF elsewhere
-    (its maximum is LIBSVM's max(Gmaxp + Gmaxp2, Gmaxn + Gmaxn2): rounding is monotonic)."""
-    y, G, status, QD, K = st.y, st.G, st.status, st.QD, c.buf
-    QDp = QD[max(ip, 0)]
-    QDn = QD[max(inn, 0)]
-    for t in range(active):  # every load unconditional: no branch to vectorise
-        pos = y[t] > 0
-        g = G[t]
-        s = status[t]
-        k_p = np.float64(K[at(bp, t)])
-        k_n = np.float64(K[at(bn, t)])
-        grad_diff = Gmaxp + g if pos else Gmaxn - g
-        movable = s != LOWER if pos else s != UPPER
-        quad_coef = (QDp if pos else QDn) + QD[t] - 2.0 * (k_p if pos else k_n)
-        if not quad_coef > 0.0:
-            quad_coef = TAU
-        obj_diff = -(grad_diff * grad_diff) / quad_coef
-        obj[t] = obj_diff if movable and grad_diff > 0.0 else INF
-        gain[t] = grad_diff if movable else -INF
-
-
-@numba.njit(**_NJIT)
-def _nu_partner(st, c, bp, bn, ip, inn, Gmaxp, Gmaxn, active):
-    """(i, j, violation): j minimising -(Gmax_y + y_j G_j)^2 / a over both signs, i taken from
-    j's sign (Q_ij = K_ij within a sign)."""
-    obj = st.work[:active]
-    gain = st.work[active:2 * active]
-    _nu_objectives(st, c, bp, bn, ip, inn, Gmaxp, Gmaxn, active, obj, gain)
-    jmin = last_argmin(obj, active)[0]
-    y_j = st.y[max(jmin, 0)]  # read on every path: a last use in one branch only keeps the pairs
-    i = ip if jmin >= 0 and y_j > 0 else inn
-    return i, jmin, max_of(gain, active)
 
 
 @numba.njit(**_NJIT)
 def select_nu(st, c, kd, kp):
     """Solver_NU::select_working_set; returns (i, j, violation), i = -1 when optimal.
 
-    Shaped as select.select_so (leaf loops, rows as offsets into the cache's buffer, one last
-    use of the namedtuples): numba then prunes their reference-count pairs."""
+    Shaped as select.select_so (two leaf scans in vector lanes, qp/so_lanes.py; rows as
+    offsets into the cache's buffer, one last use of the namedtuples): numba then prunes their
+    reference-count pairs."""
     active = st.ist[ACTIVE]
     st.ist[LAST_KIND] = 1
-    ip, Gmaxp, inn, Gmaxn = _nu_max_violators(st, active)
+    ip, Gmaxp, inn, Gmaxn = nu_max_violators(st, active)
     if ip == -1 and inn == -1:
         return -1, -1, -INF  # LIBSVM: every grad_diff is -inf, max(...) < eps
     # the two most recently fetched rows stay cached together
     bp = cache_row_at(c, kd, kp, c.pex[ip if ip != -1 else inn], active)
     bn = cache_row_at(c, kd, kp, c.pex[inn if inn != -1 else ip], active)
-    i, j, viol = _nu_partner(st, c, bp, bn, ip, inn, Gmaxp, Gmaxn, active)
+    i, j, viol = nu_partner(st, c, bp, bn, ip, inn, Gmaxp, Gmaxn, active)
     held(c, kd)  # one last use of both (cache.held says why)
     if viol < st.fst[EPS] or j == -1:
         return -1, -1, viol

@@ -1,4 +1,6 @@
 """SO's (WSS2's) two scans, one pass each, in 8-wide vector lanes: LIBSVM's answers bit for bit.
+Solver_NU's (qp/smo_nu.py) are the same scans with i, m and i's row taken by each position's
+sign (:func:`nu_max_violators`, :func:`nu_partner`).
 
 LIBSVM's ``select_working_set`` walks the active positions twice, branching on each one's
 sign and status: the maximal violator i (the last t of largest -y_t G_t over I_up), then its
@@ -95,74 +97,129 @@ class _Lanes:
                 self.b.select(take, self.positions(t), where))
 
 
-def _violator_codegen(context, builder, signature, args):
-    L = _Lanes(context, builder, signature, args)
-    ya, Ga, sa = L.arrays
-    minus_inf = L.splat(-INF)
+def _violator_codegen(by_sign):
+    """The violator scan: (i, m, -M); ``by_sign`` (Solver_NU): the last largest -y_t G_t over
+    I_up within each sign apart, (ip, mp, inn, mn)."""
+    def codegen(context, builder, signature, args):
+        L = _Lanes(context, builder, signature, args)
+        ya, Ga, sa = L.arrays
+        minus_inf = L.splat(-INF)
+        nowhere = ir.Constant(L.ivec, [-1] * LANES)
 
-    def step(t, accs):
-        best_up, where_up, best_low = accs
-        y = L.load(ya, t)
-        yG = builder.fmul(y, L.load(Ga, t))  # y = +-1: exact
-        in_up, in_low = L.sides(y, L.load(sa, t))
-        up = builder.select(in_up, builder.fneg(yG), minus_inf)
-        low = builder.select(in_low, yG, minus_inf)
-        best_up, where_up = L.keep(">=", up, best_up, where_up, t)
-        best_low = builder.select(builder.fcmp_ordered(">", low, best_low), low, best_low)
-        return [best_up, where_up, best_low]
+        def step(t, accs):
+            y = L.load(ya, t)
+            yG = builder.fmul(y, L.load(Ga, t))  # y = +-1: exact
+            in_up, in_low = L.sides(y, L.load(sa, t))
+            up = builder.select(in_up, builder.fneg(yG), minus_inf)
+            if by_sign:
+                positive = builder.fcmp_ordered(">", y, L.splat(0.0))
+                return [*L.keep(">=", builder.select(positive, up, minus_inf), *accs[:2], t),
+                        *L.keep(">=", builder.select(positive, minus_inf, up), *accs[2:], t)]
+            best_up, where_up, best_low = accs
+            low = builder.select(in_low, yG, minus_inf)
+            best_low = builder.select(builder.fcmp_ordered(">", low, best_low), low, best_low)
+            return [*L.keep(">=", up, best_up, where_up, t), best_low]
 
-    start = [minus_inf, ir.Constant(L.ivec, [-1] * LANES), minus_inf]
-    _, (best_up, where_up, best_low) = counted_loop(builder, "violator", L.i64(0), args[3],
-                                                     LANES, start, step)
-    top, i = _lanes_last(builder, best_up, where_up, ">")
-    low, _ = _lanes_last(builder, best_low, where_up, ">")
-    return context.make_tuple(builder, signature.return_type, [i, top, low])
-
-
-@intrinsic
-def _violator_lanes(typingctx, y, G, status, n_vec):
-    """(i, m, -M) over positions [0, n_vec), n_vec a multiple of LANES (see the module)."""
-    if not (_is_vector(y, types.float64) and _is_vector(G, types.float64)
-            and _is_vector(status, types.int8)):
-        return None
-    sig = types.Tuple((types.int64, types.float64, types.float64))(y, G, status, types.int64)
-    return sig, _violator_codegen
+        start = [minus_inf, nowhere] * 2 if by_sign else [minus_inf, nowhere, minus_inf]
+        _, accs = counted_loop(builder, "violator", L.i64(0), args[3], LANES, start, step)
+        top, i = _lanes_last(builder, accs[0], accs[1], ">")
+        if by_sign:
+            top_n, i_n = _lanes_last(builder, accs[2], accs[3], ">")
+            values = [i, top, i_n, top_n]
+        else:
+            values = [i, top, _lanes_last(builder, accs[2], accs[1], ">")[0]]
+        return context.make_tuple(builder, signature.return_type, values)
+    return codegen
 
 
-def _partner_codegen(context, builder, signature, args):
-    L = _Lanes(context, builder, signature, args)
-    ya, Ga, sa, QDa, Ka = L.arrays
-    QDi, Gmax = L.splat(args[6]), L.splat(args[7])
-    zero, two, tau, plus_inf = L.splat(0.0), L.splat(2.0), L.splat(TAU), L.splat(INF)
+def _violator_typer(by_sign):
+    def typer(typingctx, y, G, status, n_vec):
+        if not (_is_vector(y, types.float64) and _is_vector(G, types.float64)
+                and _is_vector(status, types.int8)):
+            return None
+        result = (types.Tuple((types.int64, types.float64) * 2) if by_sign else
+                  types.Tuple((types.int64, types.float64, types.float64)))
+        return result(y, G, status, types.int64), _violator_codegen(by_sign)
+    return typer
 
-    def step(t, accs):
-        best, where = accs
-        y = L.load(ya, t)
-        grad_diff = builder.fadd(Gmax, builder.fmul(y, L.load(Ga, t)))
-        _, in_low = L.sides(y, L.load(sa, t))
-        K = L.load(Ka, t, offset=args[5])
-        quad_coef = builder.fsub(builder.fadd(QDi, L.load(QDa, t)), builder.fmul(two, K))
-        quad_coef = builder.select(builder.fcmp_ordered(">", quad_coef, zero), quad_coef, tau)
-        obj_diff = builder.fdiv(builder.fneg(builder.fmul(grad_diff, grad_diff)), quad_coef)
-        eligible = builder.and_(in_low, builder.fcmp_ordered(">", grad_diff, zero))
-        return list(L.keep("<=", builder.select(eligible, obj_diff, plus_inf), best, where, t))
 
-    start = [plus_inf, ir.Constant(L.ivec, [-1] * LANES)]
-    _, (best, where) = counted_loop(builder, "partner", L.i64(0), args[8], LANES, start, step)
-    top, j = _lanes_last(builder, best, where, "<")
-    return context.make_tuple(builder, signature.return_type, [j, top])
+# (i, m, -M) over positions [0, n_vec), n_vec a multiple of LANES (see the module); by sign:
+# (ip, mp, inn, mn)
+_violator_lanes = intrinsic(_violator_typer(False))
+_nu_violator_lanes = intrinsic(_violator_typer(True))
+
+
+def _partner_codegen(nu):
+    """The partner scan: (j, its objective); ``nu`` (Solver_NU): i's row, QD_i and m by the
+    sign of each position (rows at bp and bn), and also the largest m_y + y_t G_t over I_low
+    (LIBSVM's max(Gmaxp + Gmaxp2, Gmaxn + Gmaxn2): rounding is monotonic)."""
+    def codegen(context, builder, signature, args):
+        L = _Lanes(context, builder, signature, args)
+        ya, Ga, sa, QDa, Ka = L.arrays
+        zero, two, tau = L.splat(0.0), L.splat(2.0), L.splat(TAU)
+        plus_inf, minus_inf = L.splat(INF), L.splat(-INF)
+        if nu:
+            bp, bn = args[5], args[6]
+            QDp, QDn, Gmaxp, Gmaxn = (L.splat(v) for v in args[7:11])
+        else:
+            bp = args[5]
+            QDi, Gmax = L.splat(args[6]), L.splat(args[7])
+
+        def step(t, accs):
+            y = L.load(ya, t)
+            yG = builder.fmul(y, L.load(Ga, t))
+            if nu:
+                positive = builder.fcmp_ordered(">", y, zero)
+                Gmax_y = builder.select(positive, Gmaxp, Gmaxn)
+                QD_i = builder.select(positive, QDp, QDn)
+                K = builder.select(positive, L.load(Ka, t, offset=bp), L.load(Ka, t, offset=bn))
+            else:
+                Gmax_y, QD_i, K = Gmax, QDi, L.load(Ka, t, offset=bp)
+            grad_diff = builder.fadd(Gmax_y, yG)  # m - G_t for y_t = -1: the same rounding
+            _, in_low = L.sides(y, L.load(sa, t))
+            quad_coef = builder.fsub(builder.fadd(QD_i, L.load(QDa, t)), builder.fmul(two, K))
+            quad_coef = builder.select(builder.fcmp_ordered(">", quad_coef, zero), quad_coef, tau)
+            obj_diff = builder.fdiv(builder.fneg(builder.fmul(grad_diff, grad_diff)), quad_coef)
+            eligible = builder.and_(in_low, builder.fcmp_ordered(">", grad_diff, zero))
+            kept = list(L.keep("<=", builder.select(eligible, obj_diff, plus_inf), *accs[:2], t))
+            if nu:
+                gain = builder.select(in_low, grad_diff, minus_inf)
+                kept.append(builder.select(builder.fcmp_ordered(">", gain, accs[2]), gain, accs[2]))
+            return kept
+
+        start = [plus_inf, ir.Constant(L.ivec, [-1] * LANES)] + ([minus_inf] if nu else [])
+        _, accs = counted_loop(builder, "partner", L.i64(0), args[-1], LANES, start, step)
+        top, j = _lanes_last(builder, accs[0], accs[1], "<")
+        values = [j, top] + ([_lanes_last(builder, accs[2], accs[1], ">")[0]] if nu else [])
+        return context.make_tuple(builder, signature.return_type, values)
+    return codegen
+
+
+def _rows_ok(y, G, status, QD, K):
+    return (_is_vector(y, types.float64) and _is_vector(G, types.float64)
+            and _is_vector(status, types.int8) and _is_vector(QD, types.float64)
+            and (_is_vector(K, types.float32) or _is_vector(K, types.float64)))
 
 
 @intrinsic
 def _partner_lanes(typingctx, y, G, status, QD, K, bi, QDi, Gmax, n_vec):
     """(j, its objective) over positions [0, n_vec), row i in K[bi:] (see the module)."""
-    if not (_is_vector(y, types.float64) and _is_vector(G, types.float64)
-            and _is_vector(status, types.int8) and _is_vector(QD, types.float64)
-            and (_is_vector(K, types.float32) or _is_vector(K, types.float64))):
+    if not _rows_ok(y, G, status, QD, K):
         return None
     sig = types.Tuple((types.int64, types.float64))(
         y, G, status, QD, K, types.int64, types.float64, types.float64, types.int64)
-    return sig, _partner_codegen
+    return sig, _partner_codegen(False)
+
+
+@intrinsic
+def _nu_partner_lanes(typingctx, y, G, status, QD, K, bp, bn, QDp, QDn, Gmaxp, Gmaxn, n_vec):
+    """(j, its objective, the largest gain) over positions [0, n_vec), rows ip and inn in K[bp:]
+    and K[bn:] (see the module)."""
+    if not _rows_ok(y, G, status, QD, K):
+        return None
+    f, i = types.float64, types.int64
+    sig = types.Tuple((i, f, f))(y, G, status, QD, K, i, i, f, f, f, f, i)
+    return sig, _partner_codegen(True)
 
 
 def _is_vector(x, dtype):
@@ -219,3 +276,57 @@ def so_partner(st, c, bi, i, Gmax, n):
         if in_low and grad_diff > 0.0 and obj_diff <= best:
             j, best = t, obj_diff
     return j
+
+
+@numba.njit(cache=True, nogil=True)
+def nu_max_violators(st, n):
+    """Solver_NU's first scan over positions [0, n): (ip, mp, inn, mn), the last largest
+    -y_t G_t over I_up among y = +1 (ip) and among y = -1 (inn); -1 and -inf where none."""
+    y, G, status = st.y, st.G, st.status
+    n_vec = n - n % LANES
+    ip, mp, inn, mn = _nu_violator_lanes(y, G, status, n_vec)
+    if mp > -INF:
+        mp = -(y[ip] * G[ip])  # the values at the positions themselves, as max_violator's m
+    else:
+        ip = -1
+    if mn > -INF:
+        mn = -(y[inn] * G[inn])
+    else:
+        inn = -1
+    for t in range(n_vec, n):
+        up = -(y[t] * G[t])
+        if _sides(y[t], status[t])[0]:
+            if y[t] > 0 and up >= mp:
+                ip, mp = t, up
+            elif y[t] < 0 and up >= mn:
+                inn, mn = t, up
+    return ip, mp, inn, mn
+
+
+@numba.njit(cache=True, nogil=True)
+def nu_partner(st, c, bp, bn, ip, inn, Gmaxp, Gmaxn, n):
+    """Solver_NU's second scan over positions [0, n): (i, j, violation), j the last smallest
+    -(m_y + y_t G_t)^2 / a_it over I_low with m_y + y_t G_t > 0, i and m_y by t's sign (ip and
+    Gmaxp, rows at c.buf[bp:], for y = +1; inn, Gmaxn, c.buf[bn:] for y = -1), i taken from j's
+    sign; the violation is the largest m_y + y_t G_t over I_low."""
+    y, G, status, QD, K = st.y, st.G, st.status, st.QD, c.buf
+    n_vec = n - n % LANES
+    QDp = QD[max(ip, 0)]  # (unused where there is no ip: m_y = -inf there, nothing qualifies)
+    QDn = QD[max(inn, 0)]
+    j, best, gain = _nu_partner_lanes(y, G, status, QD, K, bp, bn, QDp, QDn, Gmaxp, Gmaxn, n_vec)
+    if best == INF:
+        j = -1
+    for t in range(n_vec, n):
+        pos = y[t] > 0
+        grad_diff = (Gmaxp if pos else Gmaxn) + y[t] * G[t]
+        movable = _sides(y[t], status[t])[1]
+        quad_coef = (QDp if pos else QDn) + QD[t] - 2.0 * np.float64(K[(bp if pos else bn) + t])
+        if not quad_coef > 0.0:
+            quad_coef = TAU
+        obj_diff = -(grad_diff * grad_diff) / quad_coef
+        if movable and grad_diff > 0.0 and obj_diff <= best:
+            j, best = t, obj_diff
+        if movable and grad_diff > gain:
+            gain = grad_diff
+    y_j = y[max(j, 0)]  # read on every path (a last use in one branch only keeps the pairs)
+    return (ip if j >= 0 and y_j > 0 else inn), j, gain
