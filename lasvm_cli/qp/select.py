@@ -98,9 +98,9 @@ def _block_holds(bits, t, target):
 def first_argmax_above(v, n, floor):
     """(t, m): m = max(v[:n]) and t its first index when m > floor; (-1, floor) otherwise. The
     max runs on the values' order keys: an integer max vectorises where a float one does not
-    (a float max over eight scalar lanes took about twice as long); the index is then a search for the
-    max's bit pattern, a block of SEARCH_BLOCK entries at a time (entry by entry it took as long
-    as the max itself). Callers store no NaN, and store +0.0 rather than -0.0 when the floor is
+    (a float max over eight scalar lanes took about twice as long); the index is then a search
+    for the max's bit pattern, a block of SEARCH_BLOCK entries at a time (entry by entry it
+    took as long as the max itself). Callers store no NaN, and store +0.0 rather than -0.0 when the floor is
     below zero (order_key puts -0.0 lower)."""
     if n <= 0:
         return -1, floor

@@ -64,17 +64,20 @@ class _Lanes:
         self.offsets = ir.Constant(self.ivec, list(range(LANES)))
 
     def splat(self, value):
-        return splat(self.b, self.vec, ir.Constant(self.f64, value)
-                      if isinstance(value, float) else value)
+        """A double (a Python float or an IR value) in every lane."""
+        if isinstance(value, float):
+            value = ir.Constant(self.f64, value)
+        return splat(self.b, self.vec, value)
 
     def load(self, array, t, offset=None):
         """Eight elements of ``array`` from t (+ offset), widened exactly to double."""
         b = self.b
         at = t if offset is None else b.add(offset, t)
         elt = array.data.type.pointee
-        p = b.bitcast(b.gep(array.data, [at], inbounds=True), ir.VectorType(elt, LANES).as_pointer())
-        v = b.load(p, align=elt.width // 8 if isinstance(elt, ir.IntType) else
-                   (8 if elt == self.f64 else 4))
+        p = b.bitcast(b.gep(array.data, [at], inbounds=True),
+                      ir.VectorType(elt, LANES).as_pointer())
+        size = elt.width // 8 if isinstance(elt, ir.IntType) else (8 if elt == self.f64 else 4)
+        v = b.load(p, align=size)
         return b.fpext(v, self.vec) if isinstance(elt, ir.FloatType) else v
 
     def positions(self, t):
@@ -92,6 +95,8 @@ class _Lanes:
                 b.select(positive, not_lower, not_upper))
 
     def keep(self, better, value, best, where, t):
+        """Each lane's (best, where) after positions t..t+7: a value that compares ``better``
+        (">=" / "<=": a later position wins a tie) replaces the lane's best."""
         take = self.b.fcmp_ordered(better, value, best)
         return (self.b.select(take, value, best),
                 self.b.select(take, self.positions(t), where))
