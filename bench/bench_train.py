@@ -3,7 +3,7 @@
     python bench/bench_train.py [case ...]   cases: adult adult_c100 ijcnn1 reuters usps mnist20k
                                              mnist20k_f64 (--x-storage float64 beside it)
                                              budgetfood_svr banana_iter adult_nusvc
-                                             adult_oneclass
+                                             adult_oneclass budgetfood4k_nusvr
 
 Data: $LASVM_DATA (default ../shared/data relative to the repository root). Times are training
 only (no parsing), LIBSVM via its Python binding with -q. The JIT warm-up (cache load or cold
@@ -108,18 +108,27 @@ def run_multiclass(label, name, opts_extra=""):
     sys.stdout.flush()
 
 
-def run_type(label, name, opts):
+def run_type(label, name, opts, rows=None):
     """Any svm-train options (the other svm types, -s 1..4; banana's iteration limit) through
-    lasvm_cli.train against LIBSVM's svm_train, the same options; training only (parsing
-    excluded from both)."""
+    lasvm_cli.train against LIBSVM's svm_train, the same options, on the first ``rows`` rows
+    (default all); training only (parsing excluded from both)."""
+    import tempfile
     from libsvm import svmutil
     from lasvm_cli.cli.train import parse_command_line
     from lasvm_cli.data import Problem
     from lasvm_cli.io.svmlight import read_svmlight
     from lasvm_cli.train import train
 
-    d = read_svmlight(DATA / name / "train.svm.xz")
-    X, y = load(name)
+    path = DATA / name / "train.svm.xz"
+    if rows is not None:
+        with lzma.open(path, "rb") as f, tempfile.NamedTemporaryFile(suffix=".svm",
+                                                                     delete=False) as out:
+            out.writelines(line for _, line in zip(range(rows), f))
+        path = Path(out.name)
+    d = read_svmlight(path)
+    if rows is not None:
+        os.unlink(path)
+    X, y = load(name, rows)
     o = parse_command_line(opts.split() + ["x"])
     p = o.params
     if p.gamma == 0:
@@ -148,6 +157,9 @@ TYPE_CASES = {
     "banana_iter": ("banana C-SVC -c 32768 -g 8 (10 M iterations)", "banana", "-c 32768 -g 8"),
     "adult_nusvc": ("adult nu-SVC -n 0.3", "adult", "-s 1 -n 0.3"),
     "adult_oneclass": ("adult one-class -n 0.1", "adult", "-s 2 -n 0.1"),
+    # Solver_NU's per-iteration cost: 8,000 variables, rows all cached, the 10 M iteration cap
+    "budgetfood4k_nusvr": ("budgetfood first 4,000 rows nu-SVR (10 M iterations)", "budgetfood",
+                           "-s 4 -n 0.5 -c 1000 -g 8 -m 400", 4000),
 }
 
 

@@ -201,7 +201,7 @@ def _dots8_codegen(context, builder, signature, args):
     zero = ir.Constant(vec, [0.0] * 4)
     d4 = builder.and_(d, i64(-4))
     c, accs = counted_loop(builder, "dots8.by4", i64(0), d4, 4, [zero] * (BLOCK // 4),
-                            four_columns)
+                           four_columns)
     _, accs = counted_loop(builder, "dots8.by1", c, d, 1, accs, one_column)  # d % 4 left
     values = [builder.extract_element(accs[k // 4], i64(k % 4)) for k in range(BLOCK)]
     return context.make_tuple(builder, signature.return_type, values)
@@ -408,8 +408,8 @@ def gap_pass(g, alpha, A, B, K, bk, mu, n):
 @numba.njit(cache=True, nogil=True)
 def gap_pass_pair(g, alpha, A, B, K, bk, mu, n):
     """:func:`gap_pass` with its update always made (mu = 0 leaves g as it is: g - 0 K = g),
-    the largest violation of each direction kept apart (up: g where alpha < B and g > 0; down: -g where alpha > A and g < 0; a position
-    violates one way at most). Returns (gap, k, v, j): the gap and (k, v) exactly as
+    the largest violation of each direction kept apart (up: g where alpha < B and g > 0;
+    down: -g where alpha > A and g < 0; a position violates one way at most). Returns (gap, k, v, j): the gap and (k, v) exactly as
     gap_pass's (the larger direction's first position; on a tie the earlier one, as the first
     maximal violation), and j the first position of the largest violation moving the other way
     from k (-1 when none): the two-variable REPROCESS step's next pair."""

@@ -33,15 +33,23 @@ LANES = 8  # positions per vector step: one AVX-512 register of doubles
 INF = np.inf
 
 
-def _lanes_last(builder, best, where, larger):
-    """Merge the lanes: (best value, largest position among the lanes holding it); ``larger``
-    is the ordered compare that makes a value better ('>' for a max, '<' for a min)."""
+def _lanes_best(builder, best, larger):
+    """The best of the lanes' values; ``larger`` is the ordered compare that makes a value
+    better ('>' for a max, '<' for a min)."""
     i64 = ir.IntType(64)
     values = [builder.extract_element(best, i64(k)) for k in range(LANES)]
-    positions = [builder.extract_element(where, i64(k)) for k in range(LANES)]
     top = values[0]
     for v in values[1:]:
         top = builder.select(builder.fcmp_ordered(larger, v, top), v, top)
+    return top
+
+
+def _lanes_last(builder, best, where, larger):
+    """Merge the lanes: (best value, largest position among the lanes holding it)."""
+    i64 = ir.IntType(64)
+    values = [builder.extract_element(best, i64(k)) for k in range(LANES)]
+    positions = [builder.extract_element(where, i64(k)) for k in range(LANES)]
+    top = _lanes_best(builder, best, larger)
     last = i64(-1)
     for v, p in zip(values, positions):
         take = builder.and_(builder.fcmp_ordered("==", v, top),
@@ -132,7 +140,7 @@ def _violator_codegen(by_sign):
             top_n, i_n = _lanes_last(builder, accs[2], accs[3], ">")
             values = [i, top, i_n, top_n]
         else:
-            values = [i, top, _lanes_last(builder, accs[2], accs[1], ">")[0]]
+            values = [i, top, _lanes_best(builder, accs[2], ">")]
         return context.make_tuple(builder, signature.return_type, values)
     return codegen
 
@@ -195,7 +203,7 @@ def _partner_codegen(nu):
         start = [plus_inf, ir.Constant(L.ivec, [-1] * LANES)] + ([minus_inf] if nu else [])
         _, accs = counted_loop(builder, "partner", L.i64(0), args[-1], LANES, start, step)
         top, j = _lanes_last(builder, accs[0], accs[1], "<")
-        values = [j, top] + ([_lanes_last(builder, accs[2], accs[1], ">")[0]] if nu else [])
+        values = [j, top] + ([_lanes_best(builder, accs[2], ">")] if nu else [])
         return context.make_tuple(builder, signature.return_type, values)
     return codegen
 
