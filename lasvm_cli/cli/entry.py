@@ -2,10 +2,21 @@
 server (cli/handoff.py) and otherwise runs it in this process (cli/main.py), starting a server
 for the commands that follow. Standard library only until the command itself runs."""
 
+import os
 import sys
 
 
+def _one_blas_thread():
+    """OpenBLAS's worker threads spin for a while after numpy loads it (0.2-0.25 s of CPU per
+    command on two cores, measured on heart_scale), taking that core from the other jobs of a
+    grid, and no command here makes a BLAS call large enough to gain from threads. The
+    user's setting wins. Set before numpy loads, and before the warm server's key is taken from the
+    environment, so the servers started from here share it."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def _command(prog, name):
+    _one_blas_thread()
     from . import handoff
 
     args = sys.argv[1:]
