@@ -165,15 +165,32 @@ def libsvm_violator(y, G, status, n):
     return i, m, low
 
 
+def libsvm_mvp(y, G, status, n):
+    """LIBSVM 2.71's select_working_set (the maximal violating pair): (i, m, j, -M)."""
+    i, m, j, low = -1, -INF, -1, -INF
+    for t in range(n):
+        if y[t] > 0:
+            if status[t] != UPPER and -G[t] >= m:
+                i, m = t, -G[t]
+            if status[t] != LOWER and G[t] >= low:
+                j, low = t, G[t]
+        else:
+            if status[t] != LOWER and G[t] >= m:
+                i, m = t, G[t]
+            if status[t] != UPPER and -G[t] >= low:
+                j, low = t, -G[t]
+    return i, m, j, low
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_so_lanes_are_libsvms_loops(seed):
     """qp/so_lanes.py's one-pass scans (eight positions per vector lane, merged at the end)
-    against LIBSVM's loops: every length from 0 to 70 and some past the lanes' multiples of 8,
-    gradients full of ties including -0.0 against +0.0 (i and m bit for bit, the sign of m
-    included), all-bounded states (an empty I_up or I_low), rows in float32 and float64 at an
-    offset into the cache's buffer."""
+    against LIBSVM's loops (and MVP's pair, LIBSVM 2.71's): every length from 0 to 70 and past
+    the lanes' multiples of 8, gradients full of ties including -0.0 against +0.0 (i and m bit
+    for bit, the sign of m included), all-bounded states (an empty I_up or I_low), rows in
+    float32 and float64 at an offset into the cache's buffer."""
     from lasvm_cli.qp import SmoState
-    from lasvm_cli.qp.so_lanes import max_violator, so_partner
+    from lasvm_cli.qp.so_lanes import max_violator, mvp_pair, so_partner
 
     rng = np.random.default_rng(seed)
     for n in [*range(71), 127, 128, 129, 200]:
@@ -190,6 +207,10 @@ def test_so_lanes_are_libsvms_loops(seed):
         i, m, low = max_violator(st, n)
         ri, rm, rlow = libsvm_violator(y, G, status, n)
         assert (i, m, low) == (ri, rm, rlow) and np.signbit(m) == np.signbit(rm), n
+        pair, expected = mvp_pair(st, n), libsvm_mvp(y, G, status, n)
+        assert pair == expected, n
+        assert np.signbit(pair[1]) == np.signbit(expected[1]), n
+        assert np.signbit(pair[3]) == np.signbit(expected[3]), n
         if i < 0:
             continue
         K = np.zeros((l, l))

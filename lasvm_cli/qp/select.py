@@ -32,9 +32,9 @@ import numpy as np
 
 from ..cache import cache_row_at, held
 from ..index import at
-from . import (ACTIVE, ETA, EPS, FINAL_KKT, FREE, LAST_KIND, LOWER, N_FALLBACK, N_KKT_CONT,
-               N_MG, PREV_I, PREV_J, UPPER)
-from .so_lanes import max_violator, so_partner
+from . import (ACTIVE, ETA, EPS, FINAL_KKT, FREE, LAST_KIND, N_FALLBACK, N_KKT_CONT, N_MG,
+               PREV_I, PREV_J)
+from .so_lanes import max_violator, mvp_pair, so_partner
 from .steps import pair_gain
 
 _NJIT = dict(cache=True, nogil=True)
@@ -43,27 +43,9 @@ INF = np.inf
 
 @numba.njit(**_NJIT)
 def select_mvp(st, c, kd, kp):
-    y, G, status = st.y, st.G, st.status
-    active = st.ist[ACTIVE]
-    Gmax = -INF   # m = max over I_up of -y G
-    Gmax2 = -INF  # -M = max over I_low of y G
-    imax = -1
-    jmax = -1
-    for t in range(active):
-        if y[t] > 0:
-            if status[t] != UPPER and -G[t] >= Gmax:
-                Gmax = -G[t]
-                imax = t
-            if status[t] != LOWER and G[t] >= Gmax2:
-                Gmax2 = G[t]
-                jmax = t
-        else:
-            if status[t] != LOWER and G[t] >= Gmax:
-                Gmax = G[t]
-                imax = t
-            if status[t] != UPPER and -G[t] >= Gmax2:
-                Gmax2 = -G[t]
-                jmax = t
+    # i = argmax m over I_up, j = argmax -M over I_low, the last position on ties (one pass
+    # in vector lanes: qp/so_lanes.py)
+    imax, Gmax, jmax, Gmax2 = mvp_pair(st, st.ist[ACTIVE])
     viol = Gmax + Gmax2
     st.ist[LAST_KIND] = 0
     if viol < st.fst[EPS] or imax < 0 or jmax < 0:
@@ -223,21 +205,8 @@ def select_hmg(st, c, kd, kp):
 @numba.njit(**_NJIT)
 def kkt_gap(st, n):
     """m(a) - M(a) over positions [0, n) (the MVP violation; <= eps at an SO/MVP exit)."""
-    y, G, status = st.y, st.G, st.status
-    m = -INF
-    M2 = -INF
-    for t in range(n):
-        if y[t] > 0:
-            if status[t] != UPPER:
-                m = max(m, -G[t])
-            if status[t] != LOWER:
-                M2 = max(M2, G[t])
-        else:
-            if status[t] != LOWER:
-                m = max(m, G[t])
-            if status[t] != UPPER:
-                M2 = max(M2, -G[t])
-    return m + M2
+    _, m, minus_M = max_violator(st, n)
+    return m + minus_M
 
 
 _ = FREE  # re-exported names used by callers

@@ -1,6 +1,7 @@
 """SO's (WSS2's) two scans, one pass each, in 8-wide vector lanes: LIBSVM's answers bit for bit.
 Solver_NU's (qp/smo_nu.py) are the same scans with i, m and i's row taken by each position's
-sign (:func:`nu_max_violators`, :func:`nu_partner`).
+sign (:func:`nu_max_violators`, :func:`nu_partner`); MVP's pair (LIBSVM 2.71's maximal
+violating pair, :func:`mvp_pair`) is the first scan keeping the I_low side's position too.
 
 LIBSVM's ``select_working_set`` walks the active positions twice, branching on each one's
 sign and status: the maximal violator i (the last t of largest -y_t G_t over I_up), then its
@@ -110,9 +111,14 @@ class _Lanes:
                 self.b.select(take, self.positions(t), where))
 
 
-def _violator_codegen(by_sign):
-    """The violator scan: (i, m, -M); ``by_sign`` (Solver_NU): the last largest -y_t G_t over
-    I_up within each sign apart, (ip, mp, inn, mn)."""
+# What the violator scan keeps (each a (position, value) pair but SO's -M):
+SO = 0   # (i, m, -M): the last largest -y_t G_t over I_up, the largest y_t G_t over I_low
+NU = 1   # (ip, mp, inn, mn): the last largest -y_t G_t over I_up within each sign apart
+MVP = 2  # (i, m, j, -M): SO's, and j the last position of the largest y_t G_t over I_low
+
+
+def _violator_codegen(mode):
+    """The violator scan over positions [0, n_vec), keeping what ``mode`` says."""
     def codegen(context, builder, signature, args):
         L = _Lanes(context, builder, signature, args)
         ya, Ga, sa = L.arrays
@@ -124,42 +130,44 @@ def _violator_codegen(by_sign):
             yG = builder.fmul(y, L.load(Ga, t))  # y = +-1: exact
             in_up, in_low = L.sides(y, L.load(sa, t))
             up = builder.select(in_up, builder.fneg(yG), minus_inf)
-            if by_sign:
+            if mode == NU:
                 positive = builder.fcmp_ordered(">", y, L.splat(0.0))
                 return [*L.keep(">=", builder.select(positive, up, minus_inf), *accs[:2], t),
                         *L.keep(">=", builder.select(positive, minus_inf, up), *accs[2:], t)]
-            best_up, where_up, best_low = accs
+            kept = list(L.keep(">=", up, *accs[:2], t))
             low = builder.select(in_low, yG, minus_inf)
-            best_low = builder.select(builder.fcmp_ordered(">", low, best_low), low, best_low)
-            return [*L.keep(">=", up, best_up, where_up, t), best_low]
+            if mode == MVP:
+                return kept + list(L.keep(">=", low, *accs[2:], t))
+            best_low = accs[2]
+            return kept + [builder.select(builder.fcmp_ordered(">", low, best_low), low, best_low)]
 
-        start = [minus_inf, nowhere] * 2 if by_sign else [minus_inf, nowhere, minus_inf]
+        start = [minus_inf, nowhere] * 2 if mode != SO else [minus_inf, nowhere, minus_inf]
         _, accs = counted_loop(builder, "violator", L.i64(0), args[3], LANES, start, step)
         top, i = _lanes_last(builder, accs[0], accs[1], ">")
-        if by_sign:
-            top_n, i_n = _lanes_last(builder, accs[2], accs[3], ">")
-            values = [i, top, i_n, top_n]
-        else:
+        if mode == SO:
             values = [i, top, _lanes_best(builder, accs[2], ">")]
+        else:
+            top_2, i_2 = _lanes_last(builder, accs[2], accs[3], ">")
+            values = [i, top, i_2, top_2]
         return context.make_tuple(builder, signature.return_type, values)
     return codegen
 
 
-def _violator_typer(by_sign):
+def _violator_typer(mode):
     def typer(typingctx, y, G, status, n_vec):
         if not (_is_vector(y, types.float64) and _is_vector(G, types.float64)
                 and _is_vector(status, types.int8)):
             return None
-        result = (types.Tuple((types.int64, types.float64) * 2) if by_sign else
-                  types.Tuple((types.int64, types.float64, types.float64)))
-        return result(y, G, status, types.int64), _violator_codegen(by_sign)
+        result = (types.Tuple((types.int64, types.float64, types.float64)) if mode == SO else
+                  types.Tuple((types.int64, types.float64) * 2))
+        return result(y, G, status, types.int64), _violator_codegen(mode)
     return typer
 
 
-# (i, m, -M) over positions [0, n_vec), n_vec a multiple of LANES (see the module); by sign:
-# (ip, mp, inn, mn)
-_violator_lanes = intrinsic(_violator_typer(False))
-_nu_violator_lanes = intrinsic(_violator_typer(True))
+# The violator scan over positions [0, n_vec), n_vec a multiple of LANES, for each mode
+_violator_lanes = intrinsic(_violator_typer(SO))
+_nu_violator_lanes = intrinsic(_violator_typer(NU))
+_mvp_lanes = intrinsic(_violator_typer(MVP))
 
 
 def _partner_codegen(nu):
@@ -266,6 +274,32 @@ def max_violator(st, n):
         if in_low and yG > low:
             low = yG
     return i, m, low
+
+
+@numba.njit(cache=True, nogil=True)
+def mvp_pair(st, n):
+    """LIBSVM 2.71's maximal violating pair over positions [0, n): (i, m, j, -M), i as
+    max_violator's and j the last position of -M = max over I_low of y_t G_t (-1 and -inf
+    where a side is empty)."""
+    y, G, status = st.y, st.G, st.status
+    n_vec = n - n % LANES
+    i, m, j, low = _mvp_lanes(y, G, status, n_vec)
+    if m > -INF:
+        m = -(y[i] * G[i])  # the values at the positions themselves, as max_violator's m
+    else:
+        i = -1
+    if low > -INF:
+        low = y[j] * G[j]
+    else:
+        j = -1
+    for t in range(n_vec, n):
+        yG = y[t] * G[t]
+        in_up, in_low = _sides(y[t], status[t])
+        if in_up and -yG >= m:
+            i, m = t, -yG
+        if in_low and yG >= low:
+            j, low = t, yG
+    return i, m, j, low
 
 
 @numba.njit(cache=True, nogil=True)
