@@ -254,6 +254,17 @@ def _sides(y, s):
     return s != LOWER, s != UPPER
 
 
+@numba.njit(inline="always", cache=True, nogil=True)
+def _own_value(y, G, t, best, sign):
+    """A lanes' best and its position t made exact: (t, sign * y_t G_t), the value at t itself
+    (+0.0 and -0.0 tie in the lanes' compares, so the best may carry another lane's sign of
+    zero), or (-1, -inf) where no eligible position held one (ineligible positions hold -inf;
+    a lane may point at one)."""
+    if best > -INF:
+        return t, sign * (y[t] * G[t])
+    return -1, -INF
+
+
 @numba.njit(cache=True, nogil=True)
 def max_violator(st, n):
     """LIBSVM's i over positions [0, n) of the SMO state st: (i, m, -M) with m = max over I_up
@@ -262,10 +273,7 @@ def max_violator(st, n):
     y, G, status = st.y, st.G, st.status
     n_vec = n - n % LANES
     i, m, low = _violator_lanes(y, G, status, n_vec)
-    if m > -INF:
-        m = -(y[i] * G[i])  # the value at i itself: +0.0 and -0.0 tie in the lanes' max
-    else:
-        i = -1  # (ineligible positions hold -inf; their lanes may point at one)
+    i, m = _own_value(y, G, i, m, -1.0)
     for t in range(n_vec, n):
         yG = y[t] * G[t]
         in_up, in_low = _sides(y[t], status[t])
@@ -284,14 +292,8 @@ def mvp_pair(st, n):
     y, G, status = st.y, st.G, st.status
     n_vec = n - n % LANES
     i, m, j, low = _mvp_lanes(y, G, status, n_vec)
-    if m > -INF:
-        m = -(y[i] * G[i])  # the values at the positions themselves, as max_violator's m
-    else:
-        i = -1
-    if low > -INF:
-        low = y[j] * G[j]
-    else:
-        j = -1
+    i, m = _own_value(y, G, i, m, -1.0)
+    j, low = _own_value(y, G, j, low, 1.0)
     for t in range(n_vec, n):
         yG = y[t] * G[t]
         in_up, in_low = _sides(y[t], status[t])
@@ -332,14 +334,8 @@ def nu_max_violators(st, n):
     y, G, status = st.y, st.G, st.status
     n_vec = n - n % LANES
     ip, mp, inn, mn = _nu_violator_lanes(y, G, status, n_vec)
-    if mp > -INF:
-        mp = -(y[ip] * G[ip])  # the values at the positions themselves, as max_violator's m
-    else:
-        ip = -1
-    if mn > -INF:
-        mn = -(y[inn] * G[inn])
-    else:
-        inn = -1
+    ip, mp = _own_value(y, G, ip, mp, -1.0)
+    inn, mn = _own_value(y, G, inn, mn, -1.0)
     for t in range(n_vec, n):
         up = -(y[t] * G[t])
         if _sides(y[t], status[t])[0]:
