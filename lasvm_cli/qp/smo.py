@@ -286,9 +286,11 @@ def _take_step(st, c, kd, kp, i, j):
 
 
 @numba.njit(inline="always", **_NJIT)
-def _smo_loop(st, c, kd, kp, n_steps, select_pair):
-    """Run at most ``n_steps`` iterations choosing pairs with ``select_pair`` (a select_*
-    of qp/select.py); returns RUNNING, OPTIMAL or MAX_ITER_REACHED.
+def smo_loop(st, c, kd, kp, n_steps, select_pair, shrink):
+    """LIBSVM's Solver::Solve: at most ``n_steps`` iterations choosing pairs with
+    ``select_pair`` (a select_* of qp/select.py, or Solver_NU's select_nu) and shrinking with
+    ``shrink`` (do_shrinking, or Solver_NU's); returns RUNNING, OPTIMAL or MAX_ITER_REACHED.
+    Inlined into each entry point below (and qp/smo_nu.py's), so each compiles its own rules.
 
     Counters in st.ist: ITER, N_SHRINK, N_RECON, N_MG, N_FALLBACK, N_MG_EXTRA_ROWS (MG
     iterations that computed more than one row in selection + update: must stay 0 without
@@ -304,7 +306,7 @@ def _smo_loop(st, c, kd, kp, n_steps, select_pair):
         if ist[COUNTER] == 0:
             ist[COUNTER] = min(l, 1000)
             if ist[SHRINKING] != 0:
-                do_shrinking(st, c, kd, kp)
+                shrink(st, c, kd, kp)
         misses0 = c.stats[CACHE_MISSES]
         i, j, viol = select_pair(st, c, kd, kp)
         if i < 0:
@@ -332,17 +334,17 @@ def _smo_loop(st, c, kd, kp, n_steps, select_pair):
 
 @numba.njit(**_NJIT)
 def smo_run_mvp(st, c, kd, kp, n_steps):
-    return _smo_loop(st, c, kd, kp, n_steps, select_mvp)
+    return smo_loop(st, c, kd, kp, n_steps, select_mvp, do_shrinking)
 
 
 @numba.njit(**_NJIT)
 def smo_run_so(st, c, kd, kp, n_steps):
-    return _smo_loop(st, c, kd, kp, n_steps, select_so)
+    return smo_loop(st, c, kd, kp, n_steps, select_so, do_shrinking)
 
 
 @numba.njit(**_NJIT)
 def smo_run_hmg(st, c, kd, kp, n_steps):
-    return _smo_loop(st, c, kd, kp, n_steps, select_hmg)
+    return smo_loop(st, c, kd, kp, n_steps, select_hmg, do_shrinking)
 
 
 _SMO_RUN = {WS_MVP: smo_run_mvp, WS_SO: smo_run_so, WS_HMG: smo_run_hmg}
@@ -391,7 +393,6 @@ def objective(st):
     return v / 2.0
 
 
-# Public names of the step and the swap for other SMO drivers (qp/smo_nu.py's Solver_NU); the
-# C-SVC loop above calls the same compiled functions.
-take_step = _take_step
+# Public name of the swap for Solver_NU's shrinking (qp/smo_nu.py); the C-SVC loop above calls
+# the same compiled function.
 swap_positions = _swap

@@ -10,9 +10,10 @@ y_i = y_j. Compared with the C-SVC loop of :mod:`lasvm_cli.qp.smo`:
 * ``calculate_rho``: r1, r2 (one per sign, mean over free variables or the middle of the
   bounds), r = (r1 + r2) / 2 and rho = (r1 - r2) / 2.
 
-The step (two-variable update, G and G_bar), the gradient reconstruction and the swaps are the
-C-SVC core's own functions. :func:`smo_run_nu` is a separate compiled entry point, so the C-SVC
-path (``smo_run``) compiles exactly what it did before. Working-set selection is always
+The loop (``smo.smo_loop``), the step (two-variable update, G and G_bar), the gradient
+reconstruction and the swaps are the C-SVC core's own functions. :func:`smo_run_nu` is a
+separate compiled entry point, so the C-SVC path (``smo_run``) compiles exactly what it did
+before. Working-set selection is always
 LIBSVM's second-order rule here (``--wss`` does not apply).
 """
 
@@ -21,10 +22,9 @@ from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from ..cache import WIDTH, cache_row_at, cache_set_width, held
-from . import (ACTIVE, ADAPT_WIDTH, COUNTER, EPS, ITER, LAST_KIND, LOWER, MAX_ITER,
-               MAX_ITER_REACHED, N_SHRINK, N_SHRUNK_VARS, OPTIMAL, PREV_I, PREV_J, RUNNING,
-               SHRINKING, UNSHRINK, UPPER, VIOL)
-from .smo import reconstruct_gradient, swap_positions, take_step
+from . import (ACTIVE, ADAPT_WIDTH, EPS, LAST_KIND, LOWER, N_SHRINK, N_SHRUNK_VARS, UNSHRINK,
+               UPPER)
+from .smo import reconstruct_gradient, smo_loop, swap_positions
 from .so_lanes import nu_max_violators, nu_partner
 
 _NJIT = dict(cache=True, nogil=True)
@@ -118,36 +118,7 @@ def do_shrinking_nu(st, c, kd, kp):
 def smo_run_nu(st, c, kd, kp, n_steps):
     """Solver::Solve with Solver_NU's selection and shrinking: at most ``n_steps``
     iterations; returns RUNNING, OPTIMAL or MAX_ITER_REACHED."""
-    ist = st.ist
-    l = st.y.shape[0]
-    steps = 0
-    while ist[ITER] < ist[MAX_ITER]:
-        if steps >= n_steps:
-            return RUNNING
-        ist[COUNTER] -= 1
-        if ist[COUNTER] == 0:
-            ist[COUNTER] = min(l, 1000)
-            if ist[SHRINKING] != 0:
-                do_shrinking_nu(st, c, kd, kp)
-        i, j, viol = select_nu(st, c, kd, kp)
-        if i < 0:
-            reconstruct_gradient(st, c, kd, kp)
-            ist[ACTIVE] = l
-            i, j, viol = select_nu(st, c, kd, kp)
-            if i < 0:
-                st.fst[VIOL] = viol
-                return OPTIMAL
-            ist[COUNTER] = 1
-        st.fst[VIOL] = viol
-        ist[ITER] += 1
-        steps += 1
-        take_step(st, c, kd, kp, i, j)
-        ist[PREV_I] = c.perm[i]
-        ist[PREV_J] = c.perm[j]
-    if ist[ACTIVE] < l:
-        reconstruct_gradient(st, c, kd, kp)
-        ist[ACTIVE] = l
-    return MAX_ITER_REACHED
+    return smo_loop(st, c, kd, kp, n_steps, select_nu, do_shrinking_nu)
 
 
 @numba.njit(**_NJIT)
