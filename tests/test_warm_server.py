@@ -3,6 +3,7 @@ same command run in-process: the same stdout, stderr, exit status and output fil
 forwarded, a killed client takes its worker with it, and a dead server's socket is no
 obstacle. Runs the installed console scripts as a user does."""
 
+import marshal
 import os
 import shutil
 import signal
@@ -105,6 +106,24 @@ def test_predict(runtime, tmp_path):
     model = tmp_path / "heart.model"
     subprocess.run([BIN / "svm-train", "-q", HEART, model], env=_env(runtime, "0"), check=True)
     _both(runtime, tmp_path, ["svm-predict", "heart", str(model), "out"], outputs=["out"])
+
+
+@pytest.mark.parametrize("payload", [b"not marshal data", marshal.dumps(["a", "list"]), b""])
+def test_malformed_request_is_dropped(runtime, tmp_path, payload):
+    """A request that is not a marshal-encoded dict closes that connection only: the server
+    goes on serving the next command."""
+    import socket
+    import struct
+
+    path = next(runtime.glob(f"lasvm-cli-{os.getuid()}/*.sock"))
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock, open(os.devnull) as null:
+        sock.settimeout(30)
+        sock.connect(str(path))
+        socket.send_fds(sock, [struct.pack("!I", len(payload)) + payload], [null.fileno()] * 3)
+        assert sock.recv(100) == b""  # closed, no reply
+    r = subprocess.run([BIN / "svm-train", "-q", HEART, tmp_path / "m"],
+                       env=_env(runtime, "require"), capture_output=True, timeout=600)
+    assert r.returncode == 0, r.stderr
 
 
 def test_standard_input(runtime, tmp_path):

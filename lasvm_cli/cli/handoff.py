@@ -21,7 +21,7 @@ which a server exits (default 300).
 """
 
 import hashlib
-import json
+import marshal
 import os
 import signal
 import socket
@@ -119,7 +119,7 @@ def run_on_server(prog, args):
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(path)
-        payload = json.dumps(request).encode()
+        payload = marshal.dumps(request)  # builtin: json would import re (~7 ms a command)
         socket.send_fds(sock, [_HEADER.pack(len(payload)) + payload], [0, 1, 2])
         reply = _read_line(sock)
     except OSError:
@@ -208,6 +208,8 @@ def start_server():
 
     # the server's sys.path is made this process's (the key covers it), so a worker imports
     # what this command would have imported
+    import json
+
     code = "from lasvm_cli.cli.warm_server import main; main()"
     config = json.dumps({"path": path, "idle": idle_seconds(), "sys_path": sys.path})
     try:

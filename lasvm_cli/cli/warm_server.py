@@ -21,6 +21,7 @@ The server exits after ``idle`` seconds without a running command.
 
 import io
 import json
+import marshal
 import os
 import selectors
 import signal
@@ -382,7 +383,8 @@ def _same_user(conn):
 
 
 def _receive(conn):
-    """The client's request (JSON after a length header) and its three standard streams."""
+    """The client's request (a marshal-encoded dict after a length header: the client and the
+    server run the same interpreter, the key says so) and its three standard streams."""
     data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
     if len(fds) != 3:
         for fd in fds:
@@ -397,7 +399,15 @@ def _receive(conn):
         if not chunk:
             raise ValueError("short request")
         payload += chunk
-    return json.loads(payload), fds
+    try:
+        request = marshal.loads(payload)
+    except (EOFError, TypeError, ValueError):  # not marshal data
+        request = None
+    if not isinstance(request, dict):
+        for fd in fds:
+            os.close(fd)
+        raise ValueError("malformed request")
+    return request, fds
 
 
 def _send(conn, text):
