@@ -48,6 +48,7 @@ def main():
     launch_threads = _defer_thread_launch()
     if launch_threads is None:
         return
+    _import_lazy_modules()
     warm = CompiledCode()
     warm.load()
     if _threads_launched():  # something compiled parallel code here: forks would fail
@@ -156,6 +157,17 @@ def _threads_launched():
     from numba.np.ufunc import parallel
 
     return bool(parallel._is_initialized)
+
+
+def _import_lazy_modules():
+    """Modules every command imports on first use, so each worker would import them again:
+    numpy.ma (numpy imports it lazily, and numba's typeof of the first ndarray argument checks
+    for its MaskedArray: 10-90 ms of a worker's CPU; a server whose installation has no extra
+    that imports it paid that on every command) and difflib (click's option errors, raised
+    and caught by our LIBSVM-style argv parsing)."""
+    import difflib  # noqa: F401
+
+    import numpy.ma  # noqa: F401
 
 
 class CompiledCode:
