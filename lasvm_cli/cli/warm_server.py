@@ -48,9 +48,9 @@ def main():
     launch_threads = _defer_thread_launch()
     if launch_threads is None:
         return
-    _import_lazy_modules()
     warm = CompiledCode()
     warm.load()
+    _warm_first_calls()
     if _threads_launched():  # something compiled parallel code here: forks would fail
         return
     Server(_listen(path), path, warm, launch_threads, config["idle"]).serve()
@@ -159,15 +159,32 @@ def _threads_launched():
     return bool(parallel._is_initialized)
 
 
-def _import_lazy_modules():
-    """Modules every command imports on first use, so each worker would import them again:
-    numpy.ma (numpy imports it lazily, and numba's typeof of the first ndarray argument checks
-    for its MaskedArray: 10-90 ms of a worker's CPU; a server whose installation has no extra
-    that imports it paid that on every command) and difflib (click's option errors, raised
-    and caught by our LIBSVM-style argv parsing)."""
+def _warm_first_calls():
+    """What every command's first calls do once per process, done here so the forks inherit it
+    instead of each worker doing it again (a heart_scale svm-train's worker: 83 ms -> 15 ms):
+
+    * numba's typeof finds the type of each argument through functools.singledispatch on its
+      class, and the first dispatch of a class walks the ABC registry (about 1,100 subclass
+      checks, 67 ms): dispatched here for numpy's arrays and scalars, Python's scalars and
+      the package's named tuples (the kernel data, parameters, cache and solver states);
+    * modules imported on first use: numpy.ma (numpy imports it lazily, and typeof checks an
+      ndarray against its MaskedArray) and difflib (click's option errors, raised and caught
+      by the LIBSVM-style argv parsing)."""
     import difflib  # noqa: F401
 
+    import numpy as np
     import numpy.ma  # noqa: F401
+    from numba.core.typing.typeof import typeof_impl
+
+    classes = {int, float, bool, complex, tuple, str, type(None), np.ndarray}
+    classes.update(np.dtype(code).type for code in "?bBhHiIlLqQefd")
+    for name, module in list(sys.modules.items()):
+        if name.startswith("lasvm_cli"):
+            classes.update(value for value in vars(module).values()
+                           if isinstance(value, type) and issubclass(value, tuple)
+                           and hasattr(value, "_fields"))
+    for cls in classes:
+        typeof_impl.dispatch(cls)
 
 
 class CompiledCode:
