@@ -174,8 +174,11 @@ def _warm_first_calls():
 
     import numpy as np
     import numpy.ma  # noqa: F401
-    from numba.core.typing.typeof import typeof_impl
 
+    try:  # numba's internal registry: if a release moves it, workers only lose the head start
+        from numba.core.typing.typeof import typeof_impl
+    except ImportError:
+        return
     classes = {int, float, bool, complex, tuple, str, type(None), np.ndarray}
     classes.update(np.dtype(code).type for code in "?bBhHiIlLqQefd")
     for name, module in list(sys.modules.items()):
