@@ -409,10 +409,11 @@ def gap_pass(g, alpha, A, B, K, bk, mu, n):
 def gap_pass_pair(g, alpha, A, B, K, bk, mu, n):
     """:func:`gap_pass` with its update always made (mu = 0 leaves g as it is: g - 0 K = g),
     the largest violation of each direction kept apart (up: g where alpha < B and g > 0;
-    down: -g where alpha > A and g < 0; a position violates one way at most). Returns (gap, k, v, j): the gap and (k, v) exactly as
-    gap_pass's (the larger direction's first position; on a tie the earlier one, as the first
-    maximal violation), and j the first position of the largest violation moving the other way
-    from k (-1 when none): the two-variable REPROCESS step's next pair."""
+    down: -g where alpha > A and g < 0; a position violates one way at most). Returns
+    (gap, k, v, j): the gap and (k, v) exactly as gap_pass's (the larger direction's first
+    position; on a tie the earlier one, as the first maximal violation), and j the first
+    position of the largest violation moving the other way from k (-1 when none): the
+    two-variable REPROCESS step's next pair."""
     n_vec = n - n % GAP_LANES
     s, ku, kd = _gap_pass_pair_update(g, alpha, A, B, K, bk, mu, n_vec)
     vu = g[ku] if ku >= 0 else 0.0
