@@ -32,10 +32,16 @@ def _lock_files(runtime):
 
 
 def _server_pid(runtime):
+    """The pid of the server that holds a lock in ``runtime`` (the first one found)."""
+    import json
+
     for lock in _lock_files(runtime):
-        text = lock.read_text().strip()
-        if text:
-            return int(text)
+        try:
+            pid = json.loads(lock.read_text())["pid"]
+        except (ValueError, KeyError, OSError):
+            continue
+        if Path(f"/proc/{pid}").exists():
+            return pid
     return None
 
 
@@ -44,6 +50,7 @@ def runtime(tmp_path_factory):
     """A private runtime folder with a warm server started the way users start one: by a
     command that found none (it runs in-process and starts one as it exits)."""
     runtime = tmp_path_factory.mktemp("runtime")
+    runtime.chmod(0o700)  # a runtime folder is accepted only when private
     model = runtime / "first.model"
     subprocess.run([BIN / "svm-train", "-q", HEART, model], env=_env(runtime, "1"),
                    check=True)
@@ -239,13 +246,12 @@ def test_dead_server_socket_runs_in_process(tmp_path):
     runtime = tmp_path / "rt"
     folder = runtime / f"lasvm-cli-{os.getuid()}"
     folder.mkdir(parents=True, mode=0o700)
-    code = "from lasvm_cli.cli.handoff import socket_path; print(socket_path())"
-    path = subprocess.run([BIN / "python", "-c", code], env=_env(runtime, "1"),
-                          capture_output=True, text=True, check=True).stdout.strip()
+    runtime.chmod(0o700)
+    path = folder / f"{_key(runtime)}.sock"
     import socket
 
     stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    stale.bind(path)
+    stale.bind(str(path))
     stale.close()  # bound, never listening: connect() is refused
     env = _env(runtime, "1")
     env["LASVM_SERVER_IDLE"] = "5"
@@ -254,18 +260,21 @@ def test_dead_server_socket_runs_in_process(tmp_path):
     assert r.returncode == 0 and (tmp_path / "m").exists()
 
 
+def _key(runtime, **extra):
+    """The key of the server that a console script would use in this environment (computed
+    by one: the key covers the interpreter and sys.path)."""
+    env = _env(runtime, "1")
+    env.update(extra)
+    out = subprocess.run([BIN / "lasvm", "server", "status"], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    return out.splitlines()[-1].rpartition(" ")[2]
+
+
 def test_key_follows_numba_configuration(tmp_path):
-    code = "from lasvm_cli.cli.handoff import server_key; print(server_key())"
-
-    def key(**extra):
-        env = _env(tmp_path, "1")
-        env.update(extra)
-        return subprocess.run([BIN / "python", "-c", code], env=env, capture_output=True,
-                              text=True, check=True).stdout
-
-    assert key() == key(LASVM_DATA="/elsewhere")
-    assert key() != key(NUMBA_NUM_THREADS="1")
-    assert key() != key(OMP_WAIT_POLICY="ACTIVE")
+    tmp_path.chmod(0o700)
+    assert _key(tmp_path) == _key(tmp_path, LASVM_DATA="/elsewhere")
+    assert _key(tmp_path) != _key(tmp_path, NUMBA_NUM_THREADS="1")
+    assert _key(tmp_path) != _key(tmp_path, OMP_WAIT_POLICY="ACTIVE")
 
 
 _TYPEOF_SCRIPT = """
@@ -308,3 +317,448 @@ def test_server_dispatches_typeof_before_forking():
     warm, cold = run("warm"), run("cold")
     assert warm[1:] == (True, True) and cold[1:] == (False, False)
     assert 10 * warm[0] < cold[0]
+
+
+# --- the server survives its clients ------------------------------------------------------
+
+def _served(runtime, tmp_path, name="m"):
+    """A served command runs (the server is alive and serving)."""
+    r = subprocess.run([BIN / "svm-train", "-q", HEART, tmp_path / name],
+                       env=_env(runtime, "require"), capture_output=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+def _log(runtime):
+    return "".join(p.read_text(errors="replace")
+                   for p in Path(runtime).glob(f"lasvm-cli-{os.getuid()}/*.log*"))
+
+
+@pytest.mark.parametrize("request_", [
+    {"prog": ["svm-train"]},
+    {"prog": "svm-train", "argv": "svm-train", "cwd": "/", "env": {}, "umask": 18},
+    {"prog": "svm-train", "argv": ["svm-train"], "cwd": "/", "env": {"A": 1}, "umask": 18,
+     "limits": [], "affinity": [0], "nice": 0, "ignored": [], "blocked": []},
+    {"prog": "rm", "argv": ["rm"], "cwd": "/", "env": {}, "umask": 18, "limits": [],
+     "affinity": [0], "nice": 0, "ignored": [], "blocked": []},
+], ids=["prog-list", "argv-str", "env-int", "unknown-prog"])
+def test_request_of_the_wrong_shape_is_dropped(runtime, tmp_path, request_):
+    """Valid marshal of the wrong shape closes that connection, is logged, and the server
+    serves the next command."""
+    import socket
+    import struct
+
+    payload = marshal.dumps(request_)
+    path = next(runtime.glob(f"lasvm-cli-{os.getuid()}/*.sock"))
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock, open(os.devnull) as null:
+        sock.settimeout(30)
+        sock.connect(str(path))
+        socket.send_fds(sock, [struct.pack("!I", len(payload)) + payload], [null.fileno()] * 3)
+        assert sock.recv(100) == b""
+    _served(runtime, tmp_path)
+    assert "dropped a client: malformed request" in _log(runtime)
+
+
+def test_client_that_leaves_before_the_answer(runtime, tmp_path):
+    """A client killed while the server is stopped (it has not answered yet): the server,
+    continued, is not hurt, and the abandoned command never runs (no output, no model)."""
+    server = _server_pid(runtime)
+    os.kill(server, signal.SIGSTOP)
+    try:  # output to files: the descriptors sent to the stopped server keep pipes open
+        with open(tmp_path / "out", "wb") as out:
+            r = subprocess.run(["timeout", "1", BIN / "svm-train", HEART, tmp_path / "gone"],
+                               env=_env(runtime, "require"), stdout=out, stderr=out)
+    finally:
+        os.kill(server, signal.SIGCONT)
+    assert r.returncode == 124
+    _served(runtime, tmp_path)
+    time.sleep(1.0)
+    assert not (tmp_path / "gone").exists() and (tmp_path / "out").read_bytes() == b""
+    assert _server_pid(runtime) == server
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_stuck_server_runs_the_command_in_process(runtime, tmp_path, quiet):
+    """A server that does not answer (stopped) within LASVM_SERVER_TIMEOUT: the command runs
+    in-process, saying so in one line unless -q; the server, continued, runs nothing twice."""
+    server = _server_pid(runtime)
+    env = _env(runtime, "1")
+    env["LASVM_SERVER_TIMEOUT"] = "1"
+    argv = [BIN / "svm-train", *(["-q"] if quiet else []), HEART, tmp_path / "m"]
+    local = subprocess.run(argv, env=_env(runtime, "0"), capture_output=True)
+    os.kill(server, signal.SIGSTOP)
+    try:  # output to files: the descriptors sent to the stopped server keep pipes open
+        with open(tmp_path / "out", "wb") as out, open(tmp_path / "err", "wb") as err:
+            r = subprocess.run(argv, env=env, stdout=out, stderr=err, timeout=600)
+    finally:
+        os.kill(server, signal.SIGCONT)
+    assert r.returncode == 0 and (tmp_path / "out").read_bytes() == local.stdout
+    said = (tmp_path / "err").read_text().splitlines()
+    assert said == ([] if quiet else
+                    ["svm-train: the warm server did not answer in 1 s: running in this "
+                     "process"])
+    _served(runtime, tmp_path, "after")
+    assert _server_pid(runtime) == server and not _workers_of(server)
+
+
+def test_many_commands_at_once(runtime, tmp_path):
+    """100 commands started together: every one served, status 0, output as in-process (a
+    quick worker's start and end reach the client in one read)."""
+    model = tmp_path / "heart.model"
+    subprocess.run([BIN / "svm-train", "-q", HEART, model], env=_env(runtime, "0"), check=True)
+    local = subprocess.run([BIN / "svm-predict", HEART, model, tmp_path / "local.out"],
+                           env=_env(runtime, "0"), capture_output=True, check=True)
+    commands = [subprocess.Popen([BIN / "svm-predict", HEART, model, tmp_path / f"{i}.out"],
+                                 env=_env(runtime, "require"), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE) for i in range(100)]
+    expected = (tmp_path / "local.out").read_bytes()
+    for i, p in enumerate(commands):
+        out, err = p.communicate(timeout=600)
+        assert (p.returncode, out, err) == (0, local.stdout, local.stderr)
+        assert (tmp_path / f"{i}.out").read_bytes() == expected
+
+
+# --- a served command runs as the command would have run ----------------------------------
+
+def _attributes(pid):
+    """What a process may do and how it is scheduled, as /proc shows it."""
+    status = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        status[name] = value.strip()
+    wanted = ("Umask", "Uid", "Gid", "Groups", "SigBlk", "SigIgn", "Cpus_allowed_list",
+              "NoNewPrivs", "CapEff")
+    io = subprocess.run(["ionice", "-p", str(pid)], capture_output=True, text=True).stdout
+    return {"limits": Path(f"/proc/{pid}/limits").read_text(),
+            "cgroup": Path(f"/proc/{pid}/cgroup").read_text(),
+            "nice": os.getpriority(os.PRIO_PROCESS, pid),
+            "ionice": io.strip(),
+            **{name: status.get(name) for name in wanted}}
+
+
+def _reading_process(client, pipe_inode, timeout=120):
+    """The process that runs the command: the client itself or its worker (the process other
+    than the client whose standard input is our pipe)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) == client:
+                continue
+            try:
+                if os.readlink(entry / "fd" / "0") == f"pipe:[{pipe_inode}]":
+                    return int(entry.name)
+            except OSError:
+                continue
+        time.sleep(0.05)
+    raise AssertionError("no worker reads the command's input")
+
+
+def _attributes_of_command(runtime, mode, preexec, tmp_path, served=None):
+    """Start `svm-train /dev/stdin` (it waits on its input), read the attributes of the
+    process that runs it (the client in-process, else its worker), then end it."""
+    read, write = os.pipe()
+    p = subprocess.Popen([BIN / "svm-train", "-q", "/dev/stdin", tmp_path / "m"], stdin=read,
+                         env=_env(runtime, mode), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, preexec_fn=preexec)
+    os.close(read)
+    try:
+        if not (served if served is not None else mode == "require"):
+            time.sleep(1.0)  # reading its input, or about to
+            runner = p.pid
+        else:
+            runner = _reading_process(p.pid, os.fstat(write).st_ino)
+        return _attributes(runner)
+    finally:
+        os.close(write)
+        p.wait(timeout=600)
+
+
+def _user_settings():
+    """What a user sets before a command without changing its server (soft limits, affinity,
+    ignored and blocked signals, umask, I/O priority): the worker takes them on."""
+    import resource
+
+    for r, soft in ((resource.RLIMIT_FSIZE, 1 << 20), (resource.RLIMIT_CPU, 1000),
+                    (resource.RLIMIT_AS, 8 << 30), (resource.RLIMIT_NOFILE, 200)):
+        resource.setrlimit(r, (soft, resource.getrlimit(r)[1]))
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # nohup
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
+    os.umask(0o027)
+    subprocess.run(["ionice", "-c", "3", "-p", str(os.getpid())], check=True)
+
+
+def test_worker_takes_the_callers_settings(runtime, tmp_path):
+    """Soft limits (ulimit -S), CPU affinity (taskset), nohup's ignored SIGHUP, a blocked
+    signal, the umask and the I/O priority (ionice) are the caller's in the worker, and do
+    not leak into the next command's worker."""
+    local = _attributes_of_command(runtime, "0", _user_settings, tmp_path)
+    served = _attributes_of_command(runtime, "require", _user_settings, tmp_path)
+    assert served == local
+    plain_local = _attributes_of_command(runtime, "0", _default_sigint, tmp_path)
+    plain_served = _attributes_of_command(runtime, "require", _default_sigint, tmp_path)
+    assert plain_served == plain_local and plain_served != served
+
+
+def _wait_for_socket(runtime, before, timeout=600):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        sockets = set(Path(runtime).glob(f"lasvm-cli-{os.getuid()}/*.sock")) - before
+        if sockets:
+            return sockets
+        time.sleep(0.2)
+    raise AssertionError("no server started")
+
+
+def _keyed_settings():
+    """What a worker could not take on from its server: a higher nice value, lower hard
+    limits, other supplementary groups (as root): a server of their own."""
+    import resource
+
+    _default_sigint()
+    os.nice(5)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 21))
+    if os.geteuid() == 0:
+        os.setgroups([65534])
+
+
+def test_settings_a_worker_cannot_take_get_their_own_server(runtime, tmp_path):
+    """nice, hard limits (bash's `ulimit -f` sets both) and supplementary groups (setpriv
+    --groups) name another server, started under them, whose worker has them."""
+    before = set(Path(runtime).glob(f"lasvm-cli-{os.getuid()}/*.sock"))
+    local = _attributes_of_command(runtime, "1", _keyed_settings, tmp_path, served=False)
+    _wait_for_socket(runtime, before)
+    served = _attributes_of_command(runtime, "require", _keyed_settings, tmp_path)
+    assert served == local and served["nice"] == os.getpriority(os.PRIO_PROCESS, 0) + 5
+
+
+def _file_limit():
+    import resource
+
+    _default_sigint()
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+
+def test_file_size_limit(runtime, tmp_path):
+    """`ulimit -S -f`: the model cannot be written, served as in-process (the same error)."""
+    results = []
+    for mode in ("0", "require"):
+        out = tmp_path / f"{mode}.model"
+        r = subprocess.run([BIN / "svm-train", "-q", HEART, out], env=_env(runtime, mode),
+                           capture_output=True, preexec_fn=_file_limit, timeout=600)
+        results.append((r.returncode, r.stdout, r.stderr.replace(str(out).encode(), b"M")))
+    assert results[0] == results[1]
+    assert results[0][0] == 1 and b"File too large" in results[0][2]
+
+
+def _nohup():
+    _own_job()
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("mode", ["0", "require"])
+def test_nohup_command_survives_sighup(runtime, tmp_path, mode):
+    """nohup (SIGHUP ignored): a SIGHUP to the command changes nothing, in-process or served;
+    the command then ends on SIGINT as usual."""
+    p = subprocess.Popen([BIN / ENDLESS[0], *ENDLESS[1:], tmp_path / "m"],
+                         env=_env(runtime, mode), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, preexec_fn=_nohup)
+    time.sleep(3.0)
+    p.send_signal(signal.SIGHUP)
+    time.sleep(1.0)
+    assert p.poll() is None
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+
+
+def _cgroup(tmp_name):
+    """A cgroup (v1 pids or v2 unified) of our own, or None."""
+    for root in (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup/unified"),
+                 Path("/sys/fs/cgroup")):
+        if (root / "cgroup.procs").exists():
+            group = root / tmp_name
+            try:
+                group.mkdir(exist_ok=True)
+            except OSError:
+                continue
+            if os.access(group / "cgroup.procs", os.W_OK):
+                return group
+            group.rmdir()
+    return None
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a cgroup")
+def test_command_in_another_cgroup_gets_its_own_server(runtime, tmp_path):
+    """A command in another cgroup (a cluster job's) is served by a server inside that
+    cgroup: the worker is bounded as the command is, and ends with the job."""
+    group = _cgroup(f"lasvm-test-{os.getpid()}")
+    if group is None:
+        pytest.skip("no writable cgroup hierarchy")
+
+    def enter():
+        _default_sigint()
+        (group / "cgroup.procs").write_text(f"{os.getpid()}\n")
+
+    try:
+        before = set(Path(runtime).glob(f"lasvm-cli-{os.getuid()}/*.sock"))
+        local = _attributes_of_command(runtime, "1", enter, tmp_path, served=False)
+        (new,) = _wait_for_socket(runtime, before)
+        served = _attributes_of_command(runtime, "require", enter, tmp_path)
+        assert served == local and group.name in served["cgroup"]
+    finally:
+        for pid in (group / "cgroup.procs").read_text().split():
+            os.kill(int(pid), signal.SIGKILL)  # the server of that "job" ends with it
+        deadline = time.monotonic() + 30
+        while (group / "cgroup.procs").read_text().strip() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        group.rmdir()
+
+
+# --- the runtime folder and the server's identity -----------------------------------------
+
+def _folder_path(env):
+    from lasvm_cli.cli import handoff
+
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+    try:
+        folder = handoff.Folder.open()
+        try:
+            return os.readlink(f"/proc/self/fd/{folder.fd}")
+        finally:
+            folder.close()
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name)
+            else:
+                os.environ[name] = value
+
+
+def test_runtime_folder_must_be_private(tmp_path):
+    """A runtime dir open to others, or a symbolic link where the private folder should be,
+    is not used: the per-user folder under /tmp is, checked the same way."""
+    fallback = f"/tmp/lasvm-cli-{os.geteuid()}"
+    good = tmp_path / "good"
+    good.mkdir(mode=0o700)
+    assert _folder_path({"LASVM_RUNTIME_DIR": str(good)}) == str(good / f"lasvm-cli-{os.geteuid()}")
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    shared.chmod(0o755)
+    assert _folder_path({"LASVM_RUNTIME_DIR": str(shared)}) == fallback
+    linked = tmp_path / "linked"
+    linked.mkdir(mode=0o700)
+    (tmp_path / "elsewhere").mkdir(mode=0o700)
+    (linked / f"lasvm-cli-{os.geteuid()}").symlink_to(tmp_path / "elsewhere")
+    assert _folder_path({"LASVM_RUNTIME_DIR": str(linked)}) == fallback
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs a second user (root can make one own a folder)")
+def test_runtime_dir_of_another_user_is_not_used(tmp_path):
+    other = tmp_path / "other"
+    other.mkdir(mode=0o700)
+    os.chown(other, 65534, 65534)
+    assert _folder_path({"LASVM_RUNTIME_DIR": str(other)}) == f"/tmp/lasvm-cli-{os.geteuid()}"
+
+
+def test_lock_file_link_is_not_followed(tmp_path):
+    """A symbolic link planted as the server's lock file: the server does not start, and the
+    file it points to is untouched."""
+    runtime = tmp_path / "rt"
+    folder = runtime / f"lasvm-cli-{os.getuid()}"
+    folder.mkdir(parents=True, mode=0o700)
+    runtime.chmod(0o700)
+    victim = tmp_path / "victim"
+    victim.write_text("secret\n")
+    victim.chmod(0o600)
+    (folder / f"{_key(runtime)}.sock.lock").symlink_to(victim)
+    env = _env(runtime, "1")
+    r = subprocess.run([BIN / "svm-train", "-q", HEART, tmp_path / "m"], env=env,
+                       capture_output=True, timeout=600)
+    assert r.returncode == 0
+    time.sleep(3.0)  # a server would have taken its lock by now
+    assert victim.read_text() == "secret\n"
+    assert not list(folder.glob("*.sock"))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs a second user for the impostor")
+def test_client_sends_nothing_to_another_users_server(tmp_path):
+    """A socket of another user's at the server's address: the client checks the peer's uid
+    before sending, so the impostor receives no byte and no descriptor."""
+    import socket
+
+    runtime = tmp_path / "rt"
+    folder = runtime / f"lasvm-cli-{os.getuid()}"
+    folder.mkdir(parents=True, mode=0o700)
+    runtime.chmod(0o700)
+    path = str(folder / f"{_key(runtime)}.sock")
+    report_read, report_write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the impostor: listens as nobody, reports what a client sent
+        try:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.bind(path)
+            os.setgid(65534)
+            os.setuid(65534)
+            sock.listen(1)
+            os.write(report_write, b"L")
+            sock.settimeout(60)
+            conn, _ = sock.accept()
+            conn.settimeout(10)
+            data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
+            os.write(report_write, f"{len(data)} {len(fds)}".encode())
+        finally:
+            os._exit(0)
+    os.close(report_write)
+    assert os.read(report_read, 1) == b"L"
+    r = subprocess.run([BIN / "svm-train", "-q", HEART, tmp_path / "m"],
+                       env=_env(runtime, "require"), capture_output=True, timeout=600)
+    report = os.read(report_read, 100)
+    os.waitpid(pid, 0)
+    assert report == b"0 0"
+    assert r.returncode == 1 and b"no warm server took the command" in r.stderr
+
+
+def test_key_covers_every_dependency_a_worker_imports(tmp_path):
+    """An upgrade of click or tqdm (their files change) names a new server."""
+    fake = tmp_path / "site"
+    for name in ("click", "tqdm"):
+        (fake / name).mkdir(parents=True)
+        (fake / name / "__init__.py").write_text("")
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); "
+            "from lasvm_cli.cli.handoff import server_key; print(server_key())")
+
+    def key():
+        return subprocess.run([BIN / "python", "-c", code, fake], capture_output=True,
+                              text=True, check=True).stdout
+
+    first = key()
+    assert key() == first
+    for name in ("click", "tqdm"):
+        os.utime(fake / name / "__init__.py", ns=(1, time.time_ns()))
+        assert key() != first
+        first = key()
+
+
+def test_server_status_and_stop(tmp_path):
+    """`lasvm server status` lists the running server; `lasvm server stop` stops it and
+    removes its socket; status then says none runs."""
+    runtime = tmp_path / "rt"
+    runtime.mkdir(mode=0o700)
+    env = _env(runtime, "1")
+    subprocess.run([BIN / "svm-train", "-q", HEART, tmp_path / "m"], env=env, check=True)
+    _wait_for_socket(runtime, set())
+    pid = _server_pid(runtime)
+    status = subprocess.run([BIN / "lasvm", "server", "status"], env=env, capture_output=True,
+                            text=True, check=True).stdout
+    assert f"pid {pid}" in status and "running 0" in status
+    stop = subprocess.run([BIN / "lasvm", "server", "stop"], env=env, capture_output=True,
+                          text=True, check=True).stdout
+    assert f"stopped the warm server" in stop and f"(pid {pid})" in stop
+    assert not Path(f"/proc/{pid}").exists() or _state(pid) == "Z"
+    assert not list(runtime.glob(f"lasvm-cli-{os.getuid()}/*.sock"))
+    status = subprocess.run([BIN / "lasvm", "server", "status"], env=env, capture_output=True,
+                            text=True, check=True).stdout
+    assert status == "no warm server is running\n"

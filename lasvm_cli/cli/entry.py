@@ -20,6 +20,10 @@ def _command(prog, name):
     from . import handoff
 
     args = sys.argv[1:]
+    if prog == "lasvm" and args[:1] == ["server"]:  # about the servers: never through one
+        from . import main
+
+        return getattr(main, name)()
     code = handoff.run_on_server(prog, args)
     if code is not None:
         sys.exit(code)

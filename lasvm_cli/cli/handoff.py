@@ -1,23 +1,23 @@
 """The commands' side of the warm server (cli/warm_server.py): hand a command to it, or run
 in-process and start one for the next command.
 
-Why: a fresh process spends ~1-2 s importing numba and loading its typing registries before
-the first compiled function runs, which is the whole run on the small data people tune on (a
-grid calls svm-train thousands of times). The warm server has paid that once; it forks a worker
-per command that runs the command exactly as this process would (same argv, working directory,
-environment, umask, and this process's own stdin / stdout / stderr, passed as file descriptors),
-and this process waits for the worker's exit status and exits with it, forwarding the signals
-it receives to the worker (Ctrl-C, kill, Ctrl-Z and the continue that follows, window size).
+Why: a fresh process spends 1-2 s importing numba and loading its typing registries before the
+first compiled function runs, which is the whole run on the small data people tune on. The
+server has paid that once and forks a worker per command. A served command must be the
+command the user ran, so everything a worker cannot take on from this process decides which
+server serves it: the key (``server_key``) covers the installation, the start-up environment
+and the process's standing (credentials, groups, capabilities, cgroup, namespaces, hard limits,
+nice value, scheduling policy). What a worker can take on, it does before running the command:
+the standard streams (passed as descriptors), directory, environment, umask, soft limits, CPU
+affinity, I/O priority, signal mask and ignored signals (``_request``).
 
-This module runs before anything heavy is imported: standard library only, no numpy or numba.
+The runtime folder is this user's alone and is used only through a descriptor (``Folder``):
+nothing another user controls is followed or written. The client talks only to a server of its
+own user (checked on the socket before anything is sent), and never runs a command twice: a
+server that does not answer in time is left before the command is confirmed ("go"), and the
+command then runs in-process.
 
-A server serves one installation and configuration: its socket is named by a key over the
-interpreter, the package's source files (path, size, mtime), numba's and numpy's installs and
-the environment variables read when numba, numpy or OpenMP load. A change to any of them
-names a new server; the old one exits when idle. ``LASVM_SERVER=0`` runs every command
-in-process and starts no server; ``LASVM_SERVER=require`` fails (exit status 1) when no server
-takes the command (tests use it to know which path ran); ``LASVM_SERVER_IDLE`` sets the idle time in seconds after
-which a server exits (default 300).
+This module runs before anything heavy is imported: standard library only.
 """
 
 import hashlib
@@ -29,17 +29,25 @@ import struct
 import sys
 
 IDLE_SECONDS = 300
+ANSWER_SECONDS = 10.0  # a server that has not answered by then is taken as stuck
 # environment read when the server's interpreter, numba, numpy's BLAS or OpenMP start up:
 # a server started under other values would not behave as a fresh process does
 _KEYED_PREFIXES = ("NUMBA_", "PYTHON", "OMP_", "GOMP_", "KMP_", "OPENBLAS_", "MKL_", "LC_")
 _KEYED_NAMES = ("LANG", "LANGUAGE")
+# what a worker imports from outside the package: an upgrade of any of them names a new server
+_DEPENDENCIES = ("numba", "numpy", "llvmlite", "click", "tqdm")
+# /proc/self/status lines a worker cannot change for itself
+_STANDING = ("Uid:", "Gid:", "Groups:", "CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:",
+             "NoNewPrivs:", "Seccomp:")
+_NAMESPACES = ("cgroup", "ipc", "mnt", "net", "pid", "time", "user", "uts")
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 _HEADER = struct.Struct("!I")
+_PEERCRED = struct.Struct("3i")  # pid, uid, gid
 
 
 def enabled():
     return (os.environ.get("LASVM_SERVER", "1") != "0" and hasattr(socket, "send_fds")
-            and sys.platform.startswith("linux"))
+            and sys.platform.startswith("linux") and os.path.isdir("/proc/self/fd"))
 
 
 def required():
@@ -47,32 +55,111 @@ def required():
 
 
 def idle_seconds():
+    return _seconds("LASVM_SERVER_IDLE", IDLE_SECONDS)
+
+
+def answer_seconds():
+    return _seconds("LASVM_SERVER_TIMEOUT", ANSWER_SECONDS)
+
+
+def _seconds(name, default):
     try:
-        return max(float(os.environ.get("LASVM_SERVER_IDLE", IDLE_SECONDS)), 1.0)
+        value = float(os.environ.get(name, default))
     except ValueError:
-        return float(IDLE_SECONDS)
+        return float(default)
+    return value if value > 0 else float(default)
 
 
-def runtime_dir():
-    """This user's private folder for server sockets (mode 0700), or None when it cannot be
-    made private (then no server is used)."""
-    base = (os.environ.get("LASVM_RUNTIME_DIR") or os.environ.get("XDG_RUNTIME_DIR")
-            or "/tmp")
-    path = os.path.join(base, f"lasvm-cli-{os.getuid()}")
+# --- the runtime folder ---------------------------------------------------------------------
+
+class Folder:
+    """This user's private folder for server sockets, locks and logs, held open: every name in
+    it is reached through the descriptor (``*at`` calls, no symbolic link followed), so a
+    folder swapped after the check is never used. ``address(name)`` is a socket address that
+    resolves through the descriptor too (``/proc/self/fd/N/name``)."""
+
+    def __init__(self, fd):
+        self.fd = fd
+
+    @classmethod
+    def open(cls):
+        """``$LASVM_RUNTIME_DIR`` or ``$XDG_RUNTIME_DIR`` when it is a folder of this user's
+        with mode 0700, else ``/tmp``; inside it ``lasvm-cli-UID``, made or accepted only as a
+        real folder of this user's with mode 0700. None when no such folder can be had."""
+        base = os.environ.get("LASVM_RUNTIME_DIR") or os.environ.get("XDG_RUNTIME_DIR")
+        for parent, private in ((base, True), ("/tmp", False)):
+            if not parent:
+                continue
+            fd = _open_folder(parent, private)
+            if fd is not None:
+                return cls(fd)
+        return None
+
+    def address(self, name):
+        return f"/proc/self/fd/{self.fd}/{name}"
+
+    def open_file(self, name, flags, mode=0o600):
+        return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=self.fd)
+
+    def stat(self, name):
+        return os.stat(name, dir_fd=self.fd, follow_symlinks=False)
+
+    def names(self):
+        return os.listdir(self.fd)
+
+    def unlink(self, name):
+        try:
+            os.unlink(name, dir_fd=self.fd)
+        except FileNotFoundError:
+            pass
+
+    def replace(self, old, new):
+        os.replace(old, new, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+
+    def close(self):
+        os.close(self.fd)
+
+
+def _open_folder(parent, private):
+    """The descriptor of ``parent/lasvm-cli-UID`` after the checks of ``Folder.open``, or
+    None. ``private``: the parent itself must be this user's with mode 0700 (a runtime dir
+    named by the environment, which anyone may have set); /tmp is shared and sticky."""
+    uid = os.geteuid()
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
     try:
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        st = os.lstat(path)
+        top = os.open(parent, flags)
     except OSError:
         return None
+    try:
+        if private and not _owned_private(os.fstat(top), uid):
+            return None
+        name = f"lasvm-cli-{uid}"
+        try:
+            os.mkdir(name, 0o700, dir_fd=top)
+        except FileExistsError:
+            pass
+        fd = os.open(name, flags | os.O_NOFOLLOW, dir_fd=top)
+    except OSError:
+        return None
+    finally:
+        os.close(top)
+    if _owned_private(os.fstat(fd), uid):
+        return fd
+    os.close(fd)
+    return None
+
+
+def _owned_private(st, uid):
     import stat
 
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-        return None
-    return path
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == uid and not st.st_mode & 0o077
 
+
+# --- which server ---------------------------------------------------------------------------
 
 def server_key():
-    """A digest of what a server's behaviour depends on (module docstring)."""
+    """A digest of what a server's behaviour depends on and a worker cannot change for itself
+    (module docstring)."""
     h = hashlib.sha256()
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     h.update(repr((sys.executable, sys.version, package, sys.path)).encode())
@@ -81,13 +168,49 @@ def server_key():
         for name in sorted(files):
             if name.endswith(".py"):
                 _stamp(h, os.path.join(root, name))
-    for entry in sys.path:  # numba's and numpy's installs, found without importing them
-        for dependency in ("numba", "numpy", "llvmlite"):
+    for entry in sys.path:  # the dependencies' installs, found without importing them
+        for dependency in _DEPENDENCIES:
             _stamp(h, os.path.join(entry or ".", dependency, "__init__.py"))
     for name in sorted(os.environ):
         if name.startswith(_KEYED_PREFIXES) or name in _KEYED_NAMES:
             h.update(f"{name}={os.environ[name]}\0".encode())
+    h.update(repr(process_standing()).encode())
     return h.hexdigest()[:20]
+
+
+def process_standing():
+    """What this process may do and how it is scheduled, where a forked worker could not take
+    it on: credentials, groups, capabilities, no-new-privileges and seccomp, cgroup,
+    namespaces, OOM score adjustment, hard limits, nice value and scheduling policy."""
+    import resource
+
+    with open("/proc/self/status") as f:
+        status = [line for line in f if line.startswith(_STANDING)]
+    standing = [status, _read("/proc/self/cgroup"), _read("/proc/self/oom_score_adj")]
+    for name in _NAMESPACES:
+        try:
+            standing.append(os.readlink(f"/proc/self/ns/{name}"))
+        except OSError:
+            standing.append(None)
+    standing.append([resource.getrlimit(r)[1] for r in _limits()])
+    standing.append(os.getpriority(os.PRIO_PROCESS, 0))
+    standing.append(os.sched_getscheduler(0))
+    return standing
+
+
+def _limits():
+    import resource
+
+    return sorted(getattr(resource, name) for name in dir(resource)
+                  if name.startswith("RLIMIT_"))
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return None
 
 
 def _stamp(h, path):
@@ -98,83 +221,146 @@ def _stamp(h, path):
     h.update(f"{path}:{st.st_size}:{st.st_mtime_ns}\0".encode())
 
 
-def socket_path():
-    folder = runtime_dir()
-    return None if folder is None else os.path.join(folder, f"{server_key()}.sock")
+def socket_name(key):
+    return f"{key}.sock"
+
+
+# --- handing a command over -----------------------------------------------------------------
+
+class _Lines:
+    """Lines from the server: one read can hold several (a quick command's start and end)."""
+
+    def __init__(self, sock):
+        self.sock, self.buffer = sock, b""
+
+    def next(self):
+        while b"\n" not in self.buffer:
+            chunk = self.sock.recv(256)
+            if not chunk:
+                line, self.buffer = self.buffer, b""
+                return line.decode("ascii", "replace").strip()
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line.decode("ascii", "replace").strip()
 
 
 def run_on_server(prog, args):
     """Run command ``prog`` with ``args`` on a warm server; returns its exit status, or None
-    when no server took the command (none running, disabled, or it refused before starting
-    the command), in which case the caller runs it in-process."""
+    when no server ran it (none running, disabled, stuck, or it refused before starting the
+    command), in which case the caller runs it in-process."""
     if not enabled():
         return None
-    path = socket_path()
-    if path is None:
-        return None
-    try:
-        request = _request(prog, args)
-    except OSError:  # no working directory, a closed standard stream...
+    folder = Folder.open()
+    if folder is None:
         return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    saved = {}
     try:
-        sock.connect(path)
+        try:
+            request = _request(prog, args)
+            sock.settimeout(answer_seconds())
+            sock.connect(folder.address(socket_name(server_key())))
+        finally:
+            folder.close()
+        if _peer_uid(sock) != os.geteuid():  # not our server: send it nothing
+            raise ConnectionRefusedError
         payload = marshal.dumps(request)  # builtin: json would import re (~7 ms a command)
         socket.send_fds(sock, [_HEADER.pack(len(payload)) + payload], [0, 1, 2])
-        reply = _read_line(sock)
+        lines = _Lines(sock)
+        if lines.next() != "ready":
+            raise ConnectionRefusedError
+        sock.settimeout(None)  # from here the server has the command: no second run
+        saved = _forward_signals(sock)  # from "go" on, a signal is the worker's
+        sock.sendall(b"go\n")
+        started = lines.next()
+    except socket.timeout:
+        sock.close()
+        if "-q" not in args:
+            sys.stderr.write(f"{_name()}: the warm server did not answer in "
+                             f"{answer_seconds():g} s: running in this process\n")
+        return None
     except OSError:
         sock.close()
+        _restore(saved)
         return None
-    if not reply.startswith("pid "):  # refused (for example a stale server): in-process
+    if not started.startswith("started"):  # refused before the command ran: in-process
         sock.close()
+        _restore(saved)
         return None
-    return _wait_for_worker(sock, int(reply[4:]))
+    return _wait_for_worker(sock, lines)
+
+
+def _peer_uid(sock):
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size)
+    return _PEERCRED.unpack(creds)[1]
+
+
+def _name():
+    return os.path.basename(sys.argv[0])
 
 
 def _request(prog, args):
+    """The command and what the worker takes on from this process (module docstring). Signals
+    this process ignores were ignored when it started (nohup, a script's background job), but
+    SIGPIPE and SIGXFSZ, which Python ignores itself."""
+    import resource
+
     for fd in (0, 1, 2):
         os.fstat(fd)
     umask = os.umask(0)
     os.umask(umask)
+    ignored = [int(s) for s in signal.valid_signals()
+               if s not in (signal.SIGKILL, signal.SIGSTOP)
+               and signal.getsignal(s) is signal.SIG_IGN]
     return {"prog": prog, "argv": [sys.argv[0], *args], "cwd": os.getcwd(),
-            "env": dict(os.environ), "umask": umask}
+            "env": dict(os.environ), "umask": umask,
+            "limits": [[r, *resource.getrlimit(r)] for r in _limits()],
+            "affinity": sorted(os.sched_getaffinity(0)),
+            "nice": os.getpriority(os.PRIO_PROCESS, 0),
+            "ignored": ignored,
+            "blocked": sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, []))}
 
 
-def _read_line(sock):
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = sock.recv(64)
-        if not chunk:
-            break
-        data += chunk
-    return data.decode("ascii", "replace").strip()
+def _forward_signals(sock):
+    """Send the signals this process gets to the worker (through the server, which holds it by
+    a pidfd). A signal this process ignores is not forwarded: the worker ignores it too.
+    Returns the handlers replaced, for ``_restore``."""
 
-
-def _wait_for_worker(sock, pid):
-    """Forward signals to the worker until the server reports how it ended; exit as it did."""
-
-    def forward(signum, frame):
+    def forward(signum, frame=None):
         try:
-            os.kill(pid, signum)
+            sock.sendall(f"sig {signum}\n".encode())
         except OSError:
             pass
 
     def suspend(signum, frame):
         """Ctrl-Z: the worker is outside the terminal's process group, so stop it, then stop
         as the shell expects; on `fg`/`bg` (SIGCONT) continue it."""
-        forward(signal.SIGSTOP, frame)
+        forward(signal.SIGSTOP)
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)  # returns once continued
         signal.signal(signum, suspend)
-        forward(signal.SIGCONT, frame)
+        forward(signal.SIGCONT)
 
-    for signum in _FORWARDED:
-        signal.signal(signum, forward)
-    signal.signal(signal.SIGTSTP, suspend)
+    handlers = {signum: forward for signum in _FORWARDED}
+    handlers[signal.SIGTSTP] = suspend
+    saved = {}
+    for signum, handler in handlers.items():
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            saved[signum] = signal.signal(signum, handler)
     for signum in (signal.SIGCONT, signal.SIGWINCH):  # a bar's width follows the terminal
-        signal.signal(signum, forward)
+        saved[signum] = signal.signal(signum, forward)
+    return saved
+
+
+def _restore(saved):
+    for signum, handler in saved.items():
+        signal.signal(signum, handler)
+
+
+def _wait_for_worker(sock, lines):
+    """Wait until the server reports how the worker ended; exit as it did."""
     try:
-        status = _read_line(sock)
+        status = lines.next()
     except OSError:
         status = ""
     sock.close()
@@ -186,32 +372,30 @@ def _wait_for_worker(sock, pid):
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
         return 128 + signum
-    try:  # the server went away mid-command: do not leave the worker running alone
-        os.kill(pid, signal.SIGKILL)
-    except OSError:
-        pass
-    sys.stderr.write(f"{os.path.basename(sys.argv[0])}: the warm server stopped during "
-                     "the command (set LASVM_SERVER=0 to run without it)\n")
+    # the server went away mid-command; its worker dies with it (PR_SET_PDEATHSIG)
+    sys.stderr.write(f"{_name()}: the warm server stopped during the command (set "
+                     "LASVM_SERVER=0 to run without it)\n")
     return 1
 
 
 def start_server():
-    """Start a warm server for this installation in the background, detached from this
-    process (its own session, no terminal, standard streams on /dev/null). It exits at once
-    when another is starting or running, and after ``idle_seconds`` without a command."""
+    """Start a warm server for this installation and process standing in the background,
+    detached from this process (its own session, no terminal, standard streams on
+    /dev/null; it logs to its folder). It exits at once when another is starting or running,
+    and after ``idle_seconds`` without a command."""
     if not enabled():
         return
-    path = socket_path()
-    if path is None:
+    folder = Folder.open()
+    if folder is None:
         return
+    folder.close()
+    import json
     import subprocess
 
     # the server's sys.path is made this process's (the key covers it), so a worker imports
     # what this command would have imported
-    import json
-
     code = "from lasvm_cli.cli.warm_server import main; main()"
-    config = json.dumps({"path": path, "idle": idle_seconds(), "sys_path": sys.path})
+    config = json.dumps({"key": server_key(), "idle": idle_seconds(), "sys_path": sys.path})
     try:
         subprocess.Popen([sys.executable, "-c", code, config], stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -88,6 +88,30 @@ lasvm.add_command(lasvm_plot)
 lasvm.add_command(lasvm_grid)
 
 
+@lasvm.group("server")
+def lasvm_server():
+    """The warm server that runs commands without a fresh process's start-up (see the README:
+    it is on unless LASVM_SERVER=0)."""
+
+
+@lasvm_server.command("status")
+def lasvm_server_status():
+    """List this user's running warm servers: key, pid, commands running, idle time,
+    installation."""
+    from .server import status
+
+    sys.exit(status())
+
+
+@lasvm_server.command("stop")
+def lasvm_server_stop():
+    """Stop this user's warm servers: they accept no more commands at once and exit when their
+    running commands end. The next command runs in-process and starts a new one."""
+    from .server import stop
+
+    sys.exit(stop())
+
+
 @lasvm.command("compile")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
               help="processes to compile in (default: one per core)")

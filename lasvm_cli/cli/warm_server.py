@@ -1,22 +1,32 @@
-"""The warm server: one long-lived process per installation that has imported lasvm-cli, numpy
-and numba and loaded every compiled function from numba's cache, and forks a worker for each
-command that cli/handoff.py hands it.
+"""The warm server: one long-lived process per installation and process standing (the key,
+cli/handoff.py) that has imported lasvm-cli, numpy and numba and loaded every compiled
+function from numba's cache, and forks a worker for each command a client hands it.
 
-A fork starts warm: the ~1-2 s that a fresh process spends importing numba, loading its typing
-registries and its cached machine code are paid once here. The worker becomes the command:
-it takes the client's standard streams (file descriptors passed over the socket), working
-directory, environment, umask and argv, rebuilds ``sys.stdin/stdout/stderr`` as a fresh
-interpreter would for those descriptors, and runs the same click command as the console
-script; the server reports its exit status (or the signal that ended it) to the client.
+A fork starts warm: the 1-2 s that a fresh process spends importing numba, loading its typing
+registries and its cached machine code are paid once here. The worker becomes the command: it
+takes the client's standard streams (descriptors passed over the socket), directory,
+environment, umask, soft limits, CPU affinity, I/O priority, signal mask and ignored signals,
+rebuilds ``sys.stdin/stdout/stderr`` as a fresh interpreter would, and runs the same click
+command as the console script; the server reports its exit status (or the signal that ended
+it). A worker that cannot take on one of them refuses before the command starts, and the
+client runs it in-process.
+
+The conversation with a client: request and descriptors -> "ready" -> "go" -> fork ->
+"started PID" (or "refused") -> "sig N" lines from the client, each sent to the worker
+through its pidfd -> "exit N" or "signal N". A client that closes its end takes its worker
+with it; a worker dies with the server (PR_SET_PDEATHSIG).
 
 Threads do not survive fork: loading cached parallel code launches numba's threading layer
 (GNU OpenMP refuses to fork after that), so here numba's launch only registers the layer's
 symbols, and each worker launches its own threads on first use (``_defer_thread_launch``).
 
-One loop, no threads: ``selectors`` over the listening socket, each client's connection (a
-client that disappears takes its worker with it) and a pidfd per worker (its exit). After a
-worker ends, functions it compiled and cached are loaded too, so the next fork has them.
-The server exits after ``idle`` seconds without a running command.
+One loop, no threads, and nothing a client sends or does ends it: ``selectors`` over the
+listening socket, each client's connection, each starting worker's status pipe and a pidfd per
+worker. After a worker ends, functions it compiled and cached are loaded too, so the next fork
+has them. The server exits after ``idle`` seconds without a command, when its socket is
+replaced or removed, when a module it has loaded changes on disk, or on SIGTERM (``lasvm
+server stop``), in each case after its running commands end. It logs to ``KEY.log`` in its
+folder (two files of at most 256 KiB).
 """
 
 import io
@@ -30,62 +40,117 @@ import struct
 import sys
 import time
 
+from . import handoff
+
 _HEADER = struct.Struct("!I")
 _COMMANDS = {"svm-train": "svm_train", "svm-predict": "svm_predict",
              "svm-scale": "svm_scale", "lasvm": "lasvm"}
 _SKIPPED_MODULES = ("lasvm_cli.sklearn",)  # optional extras a command never needs
+_FORWARDABLE = frozenset(int(s) for s in (
+    signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGSTOP,
+    signal.SIGCONT, signal.SIGWINCH))
+_MAX_REQUEST = 1 << 24
+_HANDSHAKE_SECONDS = 30.0  # a client that has not sent its request and "go" by then is dropped
+LOG_LIMIT = 256 * 1024
 
 
 def main():
-    if not (hasattr(os, "pidfd_open") and hasattr(socket, "recv_fds")):
+    if not (hasattr(os, "pidfd_open") and hasattr(signal, "pidfd_send_signal")
+            and hasattr(socket, "recv_fds")):
         return  # Linux only (pidfds, descriptor passing): elsewhere commands run in-process
     config = json.loads(sys.argv[1])
     sys.path[:] = config["sys_path"]
-    path = config["path"]
-    lock = _single_instance(path + ".lock")
+    folder = handoff.Folder.open()
+    if folder is None:
+        return
+    key = config["key"]
+    lock = _single_instance(folder, f"{key}.sock.lock")
     if lock is None:
         return
-    launch_threads = _defer_thread_launch()
-    if launch_threads is None:
-        return
-    warm = CompiledCode()
-    warm.load()
-    _warm_first_calls()
-    if _threads_launched():  # something compiled parallel code here: forks would fail
-        return
-    Server(_listen(path), path, warm, launch_threads, config["idle"]).serve()
+    log = Log(folder, f"{key}.log")
+    try:
+        _raise_soft_limits()
+        launch_threads = _defer_thread_launch()
+        if launch_threads is None:
+            log.write("numba's threading internals are not the expected ones: not serving")
+            return
+        warm = CompiledCode()
+        warm.load()
+        _warm_first_calls()
+        if _threads_launched():  # something compiled parallel code here: forks would fail
+            log.write("numba's threads were launched while loading: not serving")
+            return
+        Server(folder, key, lock, log, warm, launch_threads, config["idle"]).serve()
+    except BaseException:
+        log.exception("the server failed")
 
 
-def _single_instance(lock_path):
-    """An exclusive lock held for the server's life (None when another server holds it);
-    the file holds the server's process id (to stop it: kill that pid)."""
+def _single_instance(folder, name):
+    """An exclusive lock held while the server accepts commands (None when another server
+    holds it); the file describes the server (``Server._publish``)."""
     import fcntl
 
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fd = folder.open_file(name, os.O_RDWR | os.O_CREAT)
+    except OSError:  # a symbolic link or another user's file there: no server
+        return None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         os.close(fd)
         return None
-    os.ftruncate(fd, 0)
-    os.write(fd, f"{os.getpid()}\n".encode())
     return fd
 
 
-def _listen(path):
-    """Listen on ``path``: bound under a temporary name and renamed into place, so a client
-    never finds a socket that does not accept yet; a stale socket left by a dead server is
-    replaced."""
-    tmp = f"{path}.{os.getpid()}"
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        os.unlink(tmp)
-    except FileNotFoundError:
-        pass
-    listener.bind(tmp)
-    listener.listen(64)
-    os.replace(tmp, path)
-    return listener
+def _raise_soft_limits():
+    """The soft limits of the command that started the server are that command's: the server
+    runs under its hard limits (the key's), and each worker takes its client's soft ones."""
+    import resource
+
+    for r in handoff._limits():
+        soft, hard = resource.getrlimit(r)
+        if soft != hard and r != resource.RLIMIT_CORE:
+            try:
+                resource.setrlimit(r, (hard, hard))
+            except (OSError, ValueError):
+                pass
+
+
+class Log:
+    """``KEY.log`` in the server's folder, also the server's stderr; renamed to ``KEY.log.1``
+    when it passes LOG_LIMIT bytes."""
+
+    def __init__(self, folder, name):
+        self.folder, self.name = folder, name
+        self.fd = self._open()
+
+    def _open(self):
+        try:
+            fd = self.folder.open_file(self.name, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        except OSError:
+            return None
+        os.dup2(fd, 2)
+        return fd
+
+    def write(self, message):
+        if self.fd is None:
+            return
+        try:
+            if os.fstat(self.fd).st_size > LOG_LIMIT:
+                self.folder.replace(self.name, self.name + ".1")
+                os.close(self.fd)
+                self.fd = self._open()
+                if self.fd is None:
+                    return
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+            os.write(self.fd, f"{stamp} [{os.getpid()}] {message}\n".encode(errors="replace"))
+        except OSError:
+            pass
+
+    def exception(self, context):
+        import traceback
+
+        self.write(f"{context}:\n{traceback.format_exc().rstrip()}")
 
 
 # --- numba: compiled code in, threads out ---------------------------------------------------
@@ -273,129 +338,447 @@ def _module_names():
 
 # --- the loop -------------------------------------------------------------------------------
 
+class Client:
+    """One connection and, once confirmed, its worker. States: "request" (reading the
+    request), "confirm" (sent "ready", waiting for "go"), "starting" (forked, waiting for the
+    worker's set-up), "running", "orphan" (the client left; the worker is being killed)."""
+
+    def __init__(self, conn, peer_pid):
+        self.conn, self.peer_pid = conn, peer_pid
+        self.state = "request"
+        self.deadline = time.monotonic() + _HANDSHAKE_SECONDS
+        self.data, self.fds, self.request = b"", [], None
+        self.pid = self.pidfd = self.status_fd = None
+        self.pending = []  # signals that arrived while the worker was setting up
+
+
 class Server:
-    def __init__(self, listener, path, compiled, launch_threads, idle):
-        self.listener, self.path = listener, path
+    def __init__(self, folder, key, lock, log, compiled, launch_threads, idle):
+        self.folder, self.key, self.lock, self.log = folder, key, lock, log
+        self.name = handoff.socket_name(key)
         self.compiled, self.launch_threads = compiled, launch_threads
         self.idle = float(idle)
         self.selector = selectors.DefaultSelector()
-        self.workers = {}  # pid -> (client connection, pidfd)
+        self.clients = set()
+        self.running = 0
+        self.started = time.time()
         self.last_active = time.monotonic()
-        self.inode = os.stat(path).st_ino
+        self.stopping = False
+        self.loaded = _loaded_files()
+        self.listener = _listen(folder, self.name)
+        self.inode = folder.stat(self.name).st_ino
+        self.ioprio = _IOPriority()
+        self.pid = os.getpid()
+        _libc()
 
     def serve(self):
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, self._stop_requested)
+        for signum in (signal.SIGINT, signal.SIGHUP):
+            signal.signal(signum, signal.SIG_IGN)
         self.selector.register(self.listener, selectors.EVENT_READ, ("accept", None))
+        self._publish()
+        self.log.write(f"serving {self.name} for {sys.executable}")
         while self._still_wanted():
             for key, _ in self.selector.select(timeout=1.0):
-                kind, pid = key.data
-                if kind == "accept":
-                    self._accept()
-                elif kind == "exited":
-                    self._finish(pid)
-                else:  # "client": the client's end closed (or it sent something): it died
-                    self._client_gone(pid)
-        self._stop()
+                kind, client = key.data
+                try:
+                    if kind == "accept":
+                        self._accept()
+                    elif kind == "client":
+                        self._from_client(client)
+                    elif kind == "status":
+                        self._worker_set_up(client)
+                    else:
+                        self._worker_ended(client)
+                except Exception:
+                    self.log.exception(f"while serving a client ({kind})")
+                    if client is not None:
+                        self._abandon(client)
+            self._expire_handshakes()
+            if self.stopping and self.listener is not None:
+                self._retire("stopped (SIGTERM)")
+        self._retire("idle" if not self.stopping else "stopped")
+        self.log.write("exiting")
+
+    def _stop_requested(self, signum, frame):
+        self.stopping = True
 
     def _still_wanted(self):
-        if self.workers:
+        if self.clients:
             return True
+        if self.stopping or self.listener is None:
+            return False
         try:  # replaced (another server for this key) or removed: stop
-            if os.stat(self.path).st_ino != self.inode:
+            if self.folder.stat(self.name).st_ino != self.inode:
                 return False
         except OSError:
             return False
         return time.monotonic() - self.last_active < self.idle
 
-    def _stop(self):
+    def _retire(self, why):
+        """Accept no more commands: the socket (if still ours) and the lock go, so a new
+        server can start at once; running commands finish."""
+        if self.listener is None:
+            return
+        self.log.write(f"no longer accepting commands: {why}")
+        self.selector.unregister(self.listener)
+        self.listener.close()
+        self.listener = None
         try:
-            if os.stat(self.path).st_ino == self.inode:
-                os.unlink(self.path)
+            if self.folder.stat(self.name).st_ino == self.inode:
+                self.folder.unlink(self.name)
         except OSError:
             pass
+        os.close(self.lock)
+        self.lock = None
+        for client in list(self.clients):
+            if client.state in ("request", "confirm"):
+                self._send(client, "refused stopping\n")
+                self._close(client)
+
+    def _publish(self):
+        """What ``lasvm server status`` shows, in the lock file."""
+        if self.lock is None:
+            return
+        state = json.dumps({
+            "pid": os.getpid(), "python": sys.executable,
+            "package": os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+            "started": self.started, "running": self.running,
+            "idle_since": time.time() - (time.monotonic() - self.last_active)}).encode()
+        try:
+            os.pwrite(self.lock, state, 0)
+            os.ftruncate(self.lock, len(state))
+        except OSError:
+            pass
+
+    # --- the conversation ---
 
     def _accept(self):
         try:
             conn, _ = self.listener.accept()
         except OSError:
             return
+        pid, uid, _ = handoff._PEERCRED.unpack(
+            conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, handoff._PEERCRED.size))
+        if uid != os.geteuid():
+            self.log.write(f"refused a connection of uid {uid}")
+            conn.close()
+            return
+        conn.setblocking(False)
+        client = Client(conn, pid)
+        self.clients.add(client)
+        self.selector.register(conn, selectors.EVENT_READ, ("client", client))
         self.last_active = time.monotonic()
+
+    def _from_client(self, client):
+        if client.state == "request":
+            self._read_request(client)
+            return
         try:
-            conn.settimeout(5.0)
-            if not _same_user(conn):
-                raise OSError("another user")
-            request, fds = _receive(conn)
-        except (OSError, ValueError):
-            conn.close()
+            data = client.conn.recv(4096)
+        except BlockingIOError:
             return
-        if _threads_launched() or request.get("prog") not in _COMMANDS:
-            _send(conn, "refused\n")
-            for fd in fds:
-                os.close(fd)
-            conn.close()
+        except OSError:
+            data = b""
+        if not data:  # the client left
+            self._abandon(client)
             return
+        client.data += data
+        if client.state == "confirm":
+            if not client.data.startswith(b"go\n"):
+                if len(client.data) >= 3:
+                    self._drop(client, "expected go")
+                return
+            client.data = client.data[3:]
+            self._start(client)
+        self._messages(client)
+
+    def _messages(self, client):
+        """The client's "sig N" lines: each signal goes to the worker once it runs."""
+        *lines, client.data = client.data.split(b"\n")
+        for line in lines:
+            kind, _, value = line.partition(b" ")
+            if kind != b"sig" or not value.isdigit() or int(value) not in _FORWARDABLE:
+                self.log.write(f"dropped a client: unexpected message {line[:40]!r}")
+                self._abandon(client)
+                return
+            if client.state == "starting":
+                client.pending.append(int(value))
+            elif client.state == "running":
+                self._signal(client, int(value))
+
+    def _read_request(self, client):
+        try:
+            data, fds, _, _ = socket.recv_fds(client.conn, 1 << 16, 3)
+        except BlockingIOError:
+            return
+        except OSError:
+            data, fds = b"", []
+        if fds:
+            first = not client.fds and not client.data
+            client.fds.extend(fds)
+            if not first or len(fds) != 3:
+                self._drop(client, "descriptors out of place")
+                return
+        if not data:
+            self._drop(client, None)
+            return
+        client.data += data
+        if len(client.data) < _HEADER.size:
+            return
+        (length,) = _HEADER.unpack_from(client.data)
+        if length > _MAX_REQUEST:
+            self._drop(client, "request too long")
+            return
+        if len(client.data) < _HEADER.size + length:
+            return
+        payload, client.data = client.data[_HEADER.size:], b""
+        try:
+            request = marshal.loads(payload)
+        except (EOFError, TypeError, ValueError):
+            request = None
+        if not _valid_request(request) or len(client.fds) != 3:
+            self._drop(client, "malformed request")
+            return
+        client.request = request
+        refusal = self._refusal()
+        if refusal:
+            self._send(client, f"refused {refusal}\n")
+            self._close(client)
+            return
+        if self._send(client, "ready\n"):
+            client.state = "confirm"
+        else:
+            self._close(client)
+
+    def _refusal(self):
+        if _threads_launched():
+            return "threads"
+        changed = _changed(self.loaded)
+        if changed:
+            self._retire(f"{changed} changed on disk")
+            return "stale"
+        return None
+
+    def _start(self, client):
+        request = client.request
+        ioprio = self.ioprio.get(client.peer_pid)
+        status_read, status_write = os.pipe()
         pid = os.fork()
         if pid == 0:
-            self._become_worker(request, fds, conn)  # never returns
-        for fd in fds:
+            os.close(status_read)
+            self._become_worker(client, ioprio, status_write)  # never returns
+        os.close(status_write)
+        for fd in client.fds:
             os.close(fd)
-        pidfd = os.pidfd_open(pid)
-        self.workers[pid] = (conn, pidfd)
-        _send(conn, f"pid {pid}\n")
-        conn.setblocking(False)
-        self.selector.register(pidfd, selectors.EVENT_READ, ("exited", pid))
-        self.selector.register(conn, selectors.EVENT_READ, ("client", pid))
+        client.fds = []
+        client.pid, client.pidfd = pid, os.pidfd_open(pid)
+        client.status_fd = status_read
+        client.state = "starting"
+        self.running += 1
+        self.selector.register(client.pidfd, selectors.EVENT_READ, ("exited", client))
+        self.selector.register(status_read, selectors.EVENT_READ, ("status", client))
+        self._publish()
+        self.log.write(f"{request['prog']} {len(request['argv']) - 1} arguments: worker {pid}")
 
-    def _finish(self, pid):
-        conn, pidfd = self.workers.pop(pid)
-        self.selector.unregister(pidfd)
-        self.selector.unregister(conn)
-        os.close(pidfd)
-        _, status = os.waitpid(pid, 0)
-        if os.WIFSIGNALED(status):
-            reply = f"signal {os.WTERMSIG(status)}\n"
-        else:
-            reply = f"exit {os.WEXITSTATUS(status)}\n"
+    def _worker_set_up(self, client):
+        """The worker's word on its set-up: "ok" (the command runs) or why it could not become
+        the client's process (the client then runs the command itself)."""
+        word = b""
         try:
-            conn.setblocking(True)
-            _send(conn, reply)
+            word = os.read(client.status_fd, 512)
+        except BlockingIOError:
+            return
         except OSError:
             pass
-        conn.close()
+        self.selector.unregister(client.status_fd)
+        os.close(client.status_fd)
+        client.status_fd = None
+        if client.state != "starting":
+            return
+        if word == b"ok":
+            client.state = "running"
+            if not self._send(client, f"started {client.pid}\n"):
+                self._abandon(client)
+                return
+            for signum in client.pending:
+                self._signal(client, signum)
+        else:
+            self.log.write(f"worker {client.pid} refused: {word.decode(errors='replace')}")
+            self._send(client, "refused set-up\n")
+            client.state = "orphan"  # the worker exits by itself; nothing more is sent
+
+    def _worker_ended(self, client):
+        if client.status_fd is not None:
+            os.set_blocking(client.status_fd, False)
+            self._worker_set_up(client)
+        self.selector.unregister(client.pidfd)
+        os.close(client.pidfd)
+        client.pidfd = None
+        _, status = os.waitpid(client.pid, 0)
+        if client.state == "running":
+            if os.WIFSIGNALED(status):
+                self._send(client, f"signal {os.WTERMSIG(status)}\n")
+            else:
+                self._send(client, f"exit {os.WEXITSTATUS(status)}\n")
+        self.running -= 1
+        self._close(client)
         self.last_active = time.monotonic()
+        self._publish()
         self.compiled.refresh()  # what the worker compiled, for the next one
 
-    def _client_gone(self, pid):
-        """The client closed its end before its command ended (killed): end the command, as
-        the in-process command would have ended with it."""
+    def _signal(self, client, signum):
         try:
-            os.kill(pid, signal.SIGKILL)
+            signal.pidfd_send_signal(client.pidfd, signum)
         except OSError:
             pass
 
-    def _become_worker(self, request, fds, conn):
+    def _abandon(self, client):
+        """The client left (killed, or gone before the command started): end its command, as
+        the command would have ended with the client's process."""
+        if client.pidfd is not None:
+            self._signal(client, signal.SIGKILL)
+            client.state = "orphan"
+            self._close_connection(client)
+        else:
+            self._close(client)
+
+    def _drop(self, client, why):
+        if why:
+            self.log.write(f"dropped a client: {why}")
+        self._close(client)
+
+    def _expire_handshakes(self):
+        now = time.monotonic()
+        for client in list(self.clients):
+            if client.state in ("request", "confirm") and now > client.deadline:
+                self._drop(client, f"no {'request' if client.state == 'request' else 'go'}"
+                                   f" in {_HANDSHAKE_SECONDS:g} s")
+
+    def _send(self, client, text):
+        if client.conn is None:
+            return False
+        try:
+            client.conn.send(text.encode("ascii"))
+            return True
+        except OSError:
+            return False
+
+    def _close_connection(self, client):
+        if client.conn is not None:
+            self.selector.unregister(client.conn)
+            client.conn.close()
+            client.conn = None
+        for fd in client.fds:
+            _close(fd)
+        client.fds = []
+
+    def _close(self, client):
+        """Forget a client whose worker (if any) has been reaped."""
+        self._close_connection(client)
+        if client.pidfd is None and client.status_fd is None:
+            self.clients.discard(client)
+
+    # --- the worker ---
+
+    def _become_worker(self, client, ioprio, status):
         code = 1
         try:
             for key in list(self.selector.get_map().values()):
-                if key.fileobj is not self.listener:
-                    _close(key.fileobj)
+                _close(key.fileobj)
             self.selector.close()
-            self.listener.close()
-            conn.close()
-            _take_over_process(request, fds)
+            for fd in (self.lock, self.log.fd, self.folder.fd):
+                if fd is not None:
+                    _close(fd)
+            for other in self.clients:
+                if other is not client:
+                    for fd in other.fds:
+                        _close(fd)
+            _die_with(self.pid)
+            _take_over_process(client.request, client.fds, ioprio)
+        except BaseException as e:  # could not become the client's process: it runs it
+            try:
+                os.write(status, f"{type(e).__name__}: {e}".encode(errors="replace")[:500])
+            finally:
+                os._exit(1)
+        try:
+            os.write(status, b"ok")
+            os.close(status)
             from numba.np.ufunc import parallel
 
             parallel._launch_threads = self.launch_threads  # this process's own threads,
             self.launch_threads()  # before any loaded code reaches a parallel region
-            code = _run_command(request)
-        except BaseException as e:  # could not become the client's process (a lost cwd...)
+            code = _run_command(client.request)
+        except BaseException as e:
             try:
-                os.write(2, f"{request.get('prog')}: {e}\n".encode(errors="replace"))
+                os.write(2, f"{client.request['prog']}: {e}\n".encode(errors="replace"))
             except OSError:
                 pass
             code = 1
         finally:
             os._exit(code)
+
+
+def _listen(folder, name):
+    """Listen on ``name`` in the folder: bound under a temporary name and renamed into place,
+    so a client never finds a socket that does not accept yet; a stale socket left by a dead
+    server is replaced."""
+    tmp = f"{name}.{os.getpid()}"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    folder.unlink(tmp)
+    listener.bind(folder.address(tmp))
+    listener.listen(128)
+    folder.replace(tmp, name)
+    return listener
+
+
+def _valid_request(request):
+    """The request's shape, as handoff._request makes it."""
+    def ints(value):
+        return isinstance(value, list) and all(type(v) is int for v in value)
+
+    def strs(value):
+        return isinstance(value, list) and all(type(v) is str for v in value)
+
+    return (isinstance(request, dict)
+            and type(request.get("prog")) is str and request["prog"] in _COMMANDS
+            and strs(request.get("argv")) and len(request["argv"]) >= 1
+            and type(request.get("cwd")) is str
+            and isinstance(request.get("env"), dict)
+            and all(type(k) is str and type(v) is str for k, v in request["env"].items())
+            and type(request.get("umask")) is int and 0 <= request["umask"] <= 0o777
+            and isinstance(request.get("limits"), list)
+            and all(ints(limit) and len(limit) == 3 for limit in request["limits"])
+            and ints(request.get("affinity")) and request["affinity"] != []
+            and type(request.get("nice")) is int
+            and ints(request.get("ignored")) and ints(request.get("blocked")))
+
+
+def _loaded_files():
+    """The file of each top-level module loaded here, with its size and time: a change means
+    an upgrade the key may not cover (a dependency of a dependency)."""
+    stamps = {}
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if "." in name or not path:
+            continue
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        stamps[path] = (st.st_size, st.st_mtime_ns)
+    return stamps
+
+
+def _changed(stamps):
+    for path, stamp in stamps.items():
+        try:
+            st = os.stat(path)
+        except OSError:
+            return path
+        if (st.st_size, st.st_mtime_ns) != stamp:
+            return path
+    return None
 
 
 def _close(fileobj):
@@ -408,61 +791,98 @@ def _close(fileobj):
         pass
 
 
-def _same_user(conn):
-    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    _, uid, _ = struct.unpack("3i", creds)
-    return uid == os.getuid()
+# --- process attributes that need libc --------------------------------------------------------
+
+_IOPRIO_CALLS = {"x86_64": (251, 252), "aarch64": (30, 31)}  # ioprio_set, ioprio_get
+_IOPRIO_WHO_PROCESS = 1
+_PR_SET_PDEATHSIG = 1
 
 
-def _receive(conn):
-    """The client's request (a marshal-encoded dict after a length header: the client and the
-    server run the same interpreter, the key says so) and its three standard streams."""
-    data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
-    if len(fds) != 3:
-        for fd in fds:
-            os.close(fd)
-        raise ValueError("expected three file descriptors")
-    if len(data) < _HEADER.size:
-        raise ValueError("short request")
-    (length,) = _HEADER.unpack_from(data)
-    payload = data[_HEADER.size:]
-    while len(payload) < length:
-        chunk = conn.recv(length - len(payload))
-        if not chunk:
-            raise ValueError("short request")
-        payload += chunk
-    try:
-        request = marshal.loads(payload)
-    except (EOFError, TypeError, ValueError):  # not marshal data
-        request = None
-    if not isinstance(request, dict):
-        for fd in fds:
-            os.close(fd)
-        raise ValueError("malformed request")
-    return request, fds
+_LIBC = []
 
 
-def _send(conn, text):
-    conn.sendall(text.encode("ascii"))
+def _libc():
+    """The C library, loaded once in the server (ctypes is already imported by numba's)."""
+    if not _LIBC:
+        import ctypes
+
+        _LIBC.append(ctypes.CDLL(None, use_errno=True))
+    return _LIBC[0]
+
+
+class _IOPriority:
+    """A process's I/O priority (ionice), read and set with the raw system calls (no Python
+    API); None where the machine's call numbers are not known here."""
+
+    def __init__(self):
+        import platform
+
+        self.calls = _IOPRIO_CALLS.get(platform.machine())
+        self.libc = _libc() if self.calls else None
+
+    def get(self, pid):
+        if self.libc is None:
+            return None
+        value = self.libc.syscall(self.calls[1], _IOPRIO_WHO_PROCESS, pid)
+        return None if value < 0 else value
+
+
+def _set_ioprio(value):
+    import platform
+
+    calls = _IOPRIO_CALLS.get(platform.machine())
+    if value is None or calls is None:
+        return
+    if _libc().syscall(calls[0], _IOPRIO_WHO_PROCESS, 0, value) != 0:
+        import ctypes
+
+        raise OSError(ctypes.get_errno(), "cannot set the I/O priority")
+
+
+def _die_with(server_pid):
+    """A worker is killed when the server dies, so no command runs on without its client
+    being told."""
+    _libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != server_pid:  # the server died before the call
+        os._exit(1)
 
 
 # --- the worker -----------------------------------------------------------------------------
 
-def _take_over_process(request, fds):
-    """Become the client's process: its standard streams, directory, environment, umask."""
+def _take_over_process(request, fds, ioprio):
+    """Become the client's process: its standard streams, signal dispositions and mask,
+    directory, environment, umask, nice value, CPU affinity, I/O priority and limits."""
+    import resource
+
     os.setsid()  # out of the server's session; the client forwards its signals
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD):
-        signal.signal(signum, signal.SIG_DFL)
-    signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # as Python sets it at start-up
+    ignored = set(request["ignored"])
+    for signum in signal.valid_signals():
+        if signum in (signal.SIGKILL, signal.SIGSTOP):
+            continue
+        try:
+            signal.signal(signum, signal.SIG_IGN if signum in ignored else signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass
+    for signum in (signal.SIGPIPE, signal.SIGXFSZ):  # as Python sets them at start-up
+        signal.signal(signum, signal.SIG_IGN)
+    if signal.SIGINT not in ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_SETMASK, request["blocked"])
     os.umask(request["umask"])
     os.environ.clear()
     os.environ.update(request["env"])
     time.tzset()
     os.chdir(request["cwd"])
+    if os.getpriority(os.PRIO_PROCESS, 0) != request["nice"]:
+        os.setpriority(os.PRIO_PROCESS, 0, request["nice"])
+    os.sched_setaffinity(0, request["affinity"])
+    _set_ioprio(ioprio)
+    for r, soft, hard in request["limits"]:
+        if resource.getrlimit(r) != (soft, hard):
+            resource.setrlimit(r, (soft, hard))
     _fresh_stdio()
     sys.argv = list(request["argv"])
 
