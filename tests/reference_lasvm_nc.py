@@ -170,7 +170,8 @@ class ReferenceLasvm:
         PROCESS, REPROCESS while the gap exceeds the threshold, and CLEAN every clean_every
         PROCESS calls (not FULL SVM). Returns a dict: ``z``, ``action`` ("skip" or "process"),
         ``beta``, ``process_step`` (alpha_i moved), ``reprocessed`` (the examples REPROCESS
-        stepped on, in order), ``pairs`` (each step's (g_min, g_max)), ``bailed``, ``cleaned`` (examples CLEAN removed)."""
+        stepped on, in order), ``pairs`` (each step's (g_min, g_max)), ``bailed``,
+        ``cleaned`` (the examples CLEAN removed)."""
         y, C = self.y, self.C
         f_i = self.f(i)
         z = y[i] * f_i

@@ -253,9 +253,9 @@ def pair_violates(st, tau):
 @numba.njit(**_NJIT)
 def gap_loop(st, kc, kd, kp, target, tau, gst, gfs, gap, k, v, pair):
     """while Gap > T: REPROCESS (paper §4.3), until REPROCESS bails out (no tau-violating
-    pair: :func:`pair_violates`) or GAP_CAP steps (deviation from paper: the guards; report pitfall 4). (gap, k, v):
-    the :func:`scan` of S at the start; each REPROCESS is one :func:`step_scan` (with
-    ``pair``: one :func:`pair_scan`)."""
+    pair: :func:`pair_violates`) or GAP_CAP steps (deviation from paper: the guards; report
+    pitfall 4). (gap, k, v): the :func:`scan` of S at the start; each REPROCESS is one
+    :func:`step_scan` (with ``pair``: one :func:`pair_scan`)."""
     steps = 0
     j = NO_PARTNER_YET  # found when the loop first steps (most loops of LASVM-NC make none)
     while gap > target:
