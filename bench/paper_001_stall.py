@@ -2,7 +2,8 @@
 
     python bench/paper_001_stall.py [--solvers lasvm-i,lasvm-nc] [--seeds 0-9]
         [--first N | --sample N --sample-seed S] [--checkpoints 500,1000,2000,4000]
-        [--keep-order 4000] [--reference N] [--libsvm] [--out results/paper-001-stall]
+        [--keep-order 4000] [--stop-at N] [--reference N] [--libsvm]
+        [--out results/paper-001-stall]
 
 adult (a9a, $LASVM_DATA) with the paper's C = 100, gamma = 0.005 (Table 2), one epoch, s = -1,
 the defaults of solvers/lasvm_nc.py, the paper's one-variable REPROCESS; --seed S is
@@ -120,6 +121,8 @@ def main():
                     help="draws stepped one at a time (order and skip runs recorded)")
     ap.add_argument("--reference", type=int, default=0,
                     help="replay the first N draws of every run through the numpy reference")
+    ap.add_argument("--stop-at", type=int, default=0,
+                    help="end every run after this many draws (0: one whole epoch)")
     ap.add_argument("--libsvm", action="store_true",
                     help="also LIBSVM (libsvm-official) on the same rows: #SV and test error")
     ap.add_argument("--out", default=str(REPO / "results" / "paper-001-stall"))
@@ -153,6 +156,8 @@ def main():
         print(line, flush=True)
         (out / "libsvm.txt").write_text(line + "\n")
     checkpoints = [int(c) for c in args.checkpoints.split(",") if int(c) < y.size] + [y.size]
+    if args.stop_at:
+        checkpoints = [c for c in checkpoints if c < args.stop_at] + [args.stop_at]
     orders = {}
     table = []
     ref_lines = []
@@ -174,7 +179,7 @@ def main():
                         run.step(min(100, goal - run.processed))
                     if int(run.st.ist[gc.I_PROCESSED]) > processed:
                         last_process = run.processed
-                if not run.online:
+                if not run.online and not run.done:
                     run.step(1)  # the end: CLEAN(0)
                 coef, _ = run.coef_rho()
                 sv = np.flatnonzero(coef)
