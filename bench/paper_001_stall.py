@@ -6,8 +6,9 @@
         [--out results/paper-001-stall]
 
 adult (a9a, $LASVM_DATA) with the paper's C = 100, gamma = 0.005 (Table 2), one epoch, s = -1,
-the defaults of solvers/lasvm_nc.py, the paper's one-variable REPROCESS; --seed S is
-LasvmGRun's example order (svm-train --seed S). The whole training set by default; --first N
+the defaults of solvers/lasvm_nc.py, the paper's one-variable REPROCESS; --seeds are
+LasvmGRun's seeds of the example order (svm-train --seed S draws another order from the same
+seed: it trains on the rows grouped by class, as LIBSVM does). The whole training set by default; --first N
 its first N rows; --sample N the N rows bench/paper_001.py --max-train N --seed S draws (the
 README's Table 3 is --sample 8000 --sample-seed 0, order seed 0). The whole test set always.
 
