@@ -27,8 +27,11 @@ report, research/seed-001-lasvm-nc.md §2, marked "[fix]"):
 
 Deviations from the paper (each also marked in the code):
 - REPROCESS is the core's step on the maximal KKT violator, max(g over alpha < B, -g over
-  alpha > A), which bails out below tau ([fix], report pitfall 3); the gap loop stops when it
-  bails out and after GAP_CAP steps (the paper's loop has no guard and need not end).
+  alpha > A) (the paper's t), and bails out when (i, j) is not a tau-violating pair,
+  g_max - g_min <= tau with both clamped at 0 ([fix], report pitfall 3; the paper's test, as
+  tests/reference_lasvm_nc.py replays it step for step); the gap loop stops when it bails out
+  and after GAP_CAP steps (the paper's loop has no guard and need not end). The finishing
+  (M_FINISH, not in the paper) stops when no single variable violates by more than tau.
 - CLEAN ranks non-SVs by |g| ([fix] of |g|_+), returns when #non-SV <= m and removes exactly
   #non-SV - m of them (ties broken by position).
 - An example already in S when it is drawn again (epochs > 1) is not PROCESSed again; the gap
@@ -232,11 +235,27 @@ def pair_scan(st, kc, kd, kp, k, j):
 
 
 @numba.njit(**_NJIT)
+def pair_violates(st, tau):
+    """REPROCESS's step 2 (paper §4.2, report §2.3 [fix]): whether (i, j) is a tau-violating
+    pair, g_max - g_min > tau with g_max = max(0, g over alpha < B) and g_min = min(0, g over
+    alpha > A). Both sides may violate by less than tau and the pair by more; the step is
+    then still the maximal violator's (the larger side: the paper's t)."""
+    g_max = 0.0
+    g_min = 0.0
+    for p in range(st.ist[I_NS]):
+        if st.alpha[p] < st.B[p] and st.g[p] > g_max:
+            g_max = st.g[p]
+        if st.alpha[p] > st.A[p] and st.g[p] < g_min:
+            g_min = st.g[p]
+    return g_max - g_min > tau
+
+
+@numba.njit(**_NJIT)
 def gap_loop(st, kc, kd, kp, target, tau, gst, gfs, gap, k, v, pair):
-    """while Gap > T: REPROCESS (paper §4.3), until REPROCESS bails out (no violation above
-    tau) or GAP_CAP steps (deviation from paper: the guards; report pitfall 4). (gap, k, v):
-    the :func:`scan` of S at the start; each REPROCESS is one :func:`step_scan` (with
-    ``pair``: one :func:`pair_scan`)."""
+    """while Gap > T: REPROCESS (paper §4.3), until REPROCESS bails out (no tau-violating
+    pair: :func:`pair_violates`) or GAP_CAP steps (deviation from paper: the guards; report
+    pitfall 4). (gap, k, v): the :func:`scan` of S at the start; each REPROCESS is one
+    :func:`step_scan` (with ``pair``: one :func:`pair_scan`)."""
     steps = 0
     j = NO_PARTNER_YET  # found when the loop first steps (most loops of LASVM-NC make none)
     while gap > target:
@@ -244,7 +263,7 @@ def gap_loop(st, kc, kd, kp, target, tau, gst, gfs, gap, k, v, pair):
             gst[G_CAPPED] += 1
             break
         st.ist[I_REPROCESS] += 1
-        if k < 0 or v <= tau:
+        if v <= tau and not pair_violates(st, tau):  # v > tau: the pair violates by >= v
             gst[G_BAILED] += 1
             break
         if pair == 0:
