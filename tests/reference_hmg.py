@@ -93,20 +93,26 @@ def select_mvp(alpha, G, y, C, eps):
     return b1, b2
 
 
-def select_mg(alpha, G, Q, y, C, eps, previous):
-    """The MG pair (p, b), p in B^(t-1) = previous, b not in it, of largest gain g_B, or None
-    at the stop: |mu*| < eps (paper section 2.3)."""
-    best_gain, best, best_mu = 0.0, None, 0.0
+def best_related_pair(alpha, G, Q, y, C, previous):
+    """(B, g_B, mu_max, mu*) of the pair B = (p, b), p in B^(t-1) = previous, b not in it, of
+    largest gain; B is None when no such pair gains anything (paper section 2.3)."""
+    best = (None, 0.0, 0.0, 0.0)
     for p in previous:
         for b in range(len(alpha)):
             if b in previous:
                 continue
-            _, mu_star, gain, _ = step_on_pair(alpha, G, Q, y, C, p, b)
-            if gain > best_gain:
-                best_gain, best, best_mu = gain, (p, b), mu_star
-    if best is None or abs(best_mu) < eps:
-        return None
+            mu_max, mu_star, gain, _ = step_on_pair(alpha, G, Q, y, C, p, b)
+            if gain > best[1]:
+                best = ((p, b), gain, mu_max, mu_star)
     return best
+
+
+def select_mg(alpha, G, Q, y, C, eps, previous):
+    """The MG pair, or None at the stop: |mu*| < eps (paper section 2.3)."""
+    B, _, _, mu_star = best_related_pair(alpha, G, Q, y, C, previous)
+    if B is None or abs(mu_star) < eps:
+        return None
+    return B
 
 
 def near_bound(alpha, C, i, eta):

@@ -19,6 +19,7 @@ import pytest
 from lasvm_cli import cache as kc
 from lasvm_cli.qp import LAST_KIND, OPTIMAL, PREV_I, PREV_J, WS_HMG
 from lasvm_cli.qp.smo import make_state, objective, smo_init, smo_run
+from lasvm_cli.solvers.csvc import solve_binary
 
 from . import reference_hmg as ref
 from .conftest import precomputed
@@ -100,3 +101,28 @@ def test_the_cases_exercise_both_rules_and_the_bounds():
         mostly_bound += np.mean((alpha <= 0) | (alpha >= C)) > 0.8 and np.mean(alpha >= C) > 0.3
     assert counts[ref.MVP] >= 20 and counts[ref.MG] >= 200, counts
     assert mostly_bound >= 3
+
+
+def test_the_mg_stop_on_a_clipped_step_and_final_kkt_check():
+    """The paper's MG stop (|mu*| < eps) also fires when the box clips the best related pair's
+    step to under eps while its unclipped step is longer, and a violating pair is left
+    elsewhere: here the MVP gap at the stop is over 10 eps (docs/reproductions/seed-003.md,
+    section 2). ``final_kkt_check`` (not in the paper) goes on with MVP steps until the MVP gap
+    is < eps, to a higher f."""
+    K, y = problem("linear", 2, 70)
+    C, eps = 10.0, 1e-3
+    alpha, f, trace = ref.solve_hmg(K, y, C, eps=eps)
+    assert trace[-1][2] == ref.MG
+    Q = K * np.outer(y, y)
+    G = 1.0 - Q @ alpha
+    B, gain, mu_max, mu_star = ref.best_related_pair(alpha, G, Q, y, np.full(len(y), C),
+                                                     trace[-1][:2])
+    assert gain > 0 and abs(mu_star) < eps < abs(mu_max)
+    kd, kp = precomputed(K)
+    paper = solve_binary(kd, kp, y, C, C, eps=eps, shrinking=False, wss="hmg",
+                         cache_dtype=np.float64)
+    checked = solve_binary(kd, kp, y, C, C, eps=eps, shrinking=False, wss="hmg",
+                           final_kkt_check=True, cache_dtype=np.float64)
+    assert paper.n_iter == len(trace) and paper.counters["kkt_gap"] > 10 * eps
+    assert checked.counters["kkt_continuations"] >= 1
+    assert checked.counters["kkt_gap"] < eps and -checked.obj > -paper.obj
