@@ -474,14 +474,13 @@ def _attributes_of_command(runtime, mode, preexec, tmp_path, served=None):
 
 
 def _user_settings():
-    """What a user sets before a command without changing its server (soft limits, affinity,
-    ignored and blocked signals, umask, I/O priority): the worker takes them on."""
+    """What a user sets before a command without changing its server (soft limits, ignored
+    and blocked signals, umask, I/O priority): the worker takes them on."""
     import resource
 
     for r, soft in ((resource.RLIMIT_FSIZE, 1 << 20), (resource.RLIMIT_CPU, 1000),
                     (resource.RLIMIT_AS, 8 << 30), (resource.RLIMIT_NOFILE, 200)):
         resource.setrlimit(r, (soft, resource.getrlimit(r)[1]))
-    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     signal.signal(signal.SIGHUP, signal.SIG_IGN)  # nohup
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
@@ -490,9 +489,9 @@ def _user_settings():
 
 
 def test_worker_takes_the_callers_settings(runtime, tmp_path):
-    """Soft limits (ulimit -S), CPU affinity (taskset), nohup's ignored SIGHUP, a blocked
-    signal, the umask and the I/O priority (ionice) are the caller's in the worker, and do
-    not leak into the next command's worker."""
+    """Soft limits (ulimit -S), nohup's ignored SIGHUP, a blocked signal, the umask and the
+    I/O priority (ionice) are the caller's in the worker, and do not leak into the next
+    command's worker."""
     local = _attributes_of_command(runtime, "0", _user_settings, tmp_path)
     served = _attributes_of_command(runtime, "require", _user_settings, tmp_path)
     assert served == local
@@ -511,26 +510,37 @@ def _wait_for_socket(runtime, before, timeout=600):
     raise AssertionError("no server started")
 
 
-def _keyed_settings():
+def _keyed_settings(cpu):
     """What a worker could not take on from its server: a higher nice value, lower hard
-    limits, other supplementary groups (as root): a server of their own."""
+    limits, other supplementary groups (as root), fewer CPUs (numba sizes its threads by
+    them): a server of their own. The CPU itself (taskset) the worker takes on."""
     import resource
 
-    _default_sigint()
-    os.nice(5)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 21))
-    if os.geteuid() == 0:
-        os.setgroups([65534])
+    def settings():
+        _default_sigint()
+        os.nice(5)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 21))
+        if os.geteuid() == 0:
+            os.setgroups([65534])
+        os.sched_setaffinity(0, {cpu})
+
+    return settings
 
 
 def test_settings_a_worker_cannot_take_get_their_own_server(runtime, tmp_path):
-    """nice, hard limits (bash's `ulimit -f` sets both) and supplementary groups (setpriv
-    --groups) name another server, started under them, whose worker has them."""
+    """nice, hard limits (bash's `ulimit -f` sets both), supplementary groups (setpriv
+    --groups) and the number of CPUs name another server, started under them, whose worker
+    has them; a command on another single CPU uses that server, on its own CPU."""
+    cpus = sorted(os.sched_getaffinity(0))
     before = set(Path(runtime).glob(f"lasvm-cli-{os.getuid()}/*.sock"))
-    local = _attributes_of_command(runtime, "1", _keyed_settings, tmp_path, served=False)
+    local = _attributes_of_command(runtime, "1", _keyed_settings(cpus[-1]), tmp_path,
+                                   served=False)
     _wait_for_socket(runtime, before)
-    served = _attributes_of_command(runtime, "require", _keyed_settings, tmp_path)
+    served = _attributes_of_command(runtime, "require", _keyed_settings(cpus[-1]), tmp_path)
     assert served == local and served["nice"] == os.getpriority(os.PRIO_PROCESS, 0) + 5
+    local = _attributes_of_command(runtime, "0", _keyed_settings(cpus[0]), tmp_path)
+    served = _attributes_of_command(runtime, "require", _keyed_settings(cpus[0]), tmp_path)
+    assert served == local and served["Cpus_allowed_list"] == str(cpus[0])
 
 
 def _file_limit():
@@ -761,4 +771,4 @@ def test_server_status_and_stop(tmp_path):
     assert not list(runtime.glob(f"lasvm-cli-{os.getuid()}/*.sock"))
     status = subprocess.run([BIN / "lasvm", "server", "status"], env=env, capture_output=True,
                             text=True, check=True).stdout
-    assert status == "no warm server is running\n"
+    assert status.splitlines()[0] == "no warm server is running"

@@ -181,7 +181,8 @@ def server_key():
 def process_standing():
     """What this process may do and how it is scheduled, where a forked worker could not take
     it on: credentials, groups, capabilities, no-new-privileges and seccomp, cgroup,
-    namespaces, OOM score adjustment, hard limits, nice value and scheduling policy."""
+    namespaces, OOM score adjustment, hard limits, nice value, scheduling policy, and the
+    number of CPUs it may run on (numba sizes its thread pool by it when it loads)."""
     import resource
 
     with open("/proc/self/status") as f:
@@ -195,6 +196,7 @@ def process_standing():
     standing.append([resource.getrlimit(r)[1] for r in _limits()])
     standing.append(os.getpriority(os.PRIO_PROCESS, 0))
     standing.append(os.sched_getscheduler(0))
+    standing.append(len(os.sched_getaffinity(0)))  # numba's default thread count
     return standing
 
 
@@ -264,8 +266,10 @@ def run_on_server(prog, args):
             folder.close()
         if _peer_uid(sock) != os.geteuid():  # not our server: send it nothing
             raise ConnectionRefusedError
-        payload = marshal.dumps(request)  # builtin: json would import re (~7 ms a command)
-        socket.send_fds(sock, [_HEADER.pack(len(payload)) + payload], [0, 1, 2])
+        payload = marshal.dumps(request)  # builtin: json would import re
+        message = _HEADER.pack(len(payload)) + payload
+        sent = socket.send_fds(sock, [message], [0, 1, 2])
+        sock.sendall(message[sent:])
         lines = _Lines(sock)
         if lines.next() != "ready":
             raise ConnectionRefusedError
@@ -283,10 +287,13 @@ def run_on_server(prog, args):
         sock.close()
         _restore(saved)
         return None
-    if not started.startswith("started"):  # refused before the command ran: in-process
+    if started.startswith("refused"):  # refused before the command ran: in-process
         sock.close()
         _restore(saved)
         return None
+    if not started.startswith("started"):  # gone after "go": the command may have begun
+        sock.close()
+        return _server_gone()
     return _wait_for_worker(sock, lines)
 
 
@@ -372,7 +379,11 @@ def _wait_for_worker(sock, lines):
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
         return 128 + signum
-    # the server went away mid-command; its worker dies with it (PR_SET_PDEATHSIG)
+    return _server_gone()
+
+
+def _server_gone():
+    """The server went away mid-command; its worker dies with it (PR_SET_PDEATHSIG)."""
     sys.stderr.write(f"{_name()}: the warm server stopped during the command (set "
                      "LASVM_SERVER=0 to run without it)\n")
     return 1
