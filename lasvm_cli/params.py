@@ -48,7 +48,7 @@ class TrainParams:
     # ours
     solver: str = "smo"
     wss: str = "so"
-    final_kkt_check: bool = False
+    final_kkt_check: bool = True  # HMG: the MG stop alone can end early (--mg-stop)
     max_iter: int | None = None
     multiclass: str = "ovo"
     seed: int = 1  # glibc's rand() seed; 1 is what LIBSVM gets without srand

@@ -229,3 +229,19 @@ def test_default_model_is_byte_identical_to_libsvms(heart_path, tmp_path):
     y, x = svmutil.svm_read_problem(heart_path)
     svmutil.svm_save_model(str(theirs), svmutil.svm_train(y, x, "-q"))
     assert ours.read_bytes() == theirs.read_bytes()
+
+
+def test_hmg_finishes_to_eps_unless_mg_stop(heart_path, tmp_path):
+    """HMG's MG stopping rule alone can stop far above -e (the box clips the best pair's
+    step): by default svm-train goes on until the KKT violation is below -e, as
+    --final-kkt-check says; --mg-stop keeps the paper's rule alone. heart_scale -c 10 -g 1
+    stops early under it (1,095 iterations against 1,203)."""
+    def train(*flags):
+        model = tmp_path / f"m{len(flags)}{''.join(flags)}"
+        out = run(svm_train, ["-c", "10", "-g", "1", "--wss", "hmg", *flags, heart_path,
+                              str(model)]).stdout
+        return re.search(r"#iter = (\d+)", out).group(1), model.read_bytes()
+
+    default, final, paper = train(), train("--final-kkt-check"), train("--mg-stop")
+    assert default == final
+    assert paper[0] == "1095" and default[0] == "1203" and paper[1] != default[1]

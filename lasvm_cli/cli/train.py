@@ -53,7 +53,9 @@ lasvm-cli options (the online solvers and options: -s 0, C-SVC, only):
 --wss mvp|so|hmg : SMO working set selection (default so, as LIBSVM)
 --x-storage auto|float32|float64 : training rows in memory (default auto: float32 for dense
 	data over 32 MiB, where kernel rows are bound by memory; float64: LIBSVM's arithmetic)
---final-kkt-check : HMG: finish with a LIBSVM-rule pass until the KKT violation < -e
+--final-kkt-check : HMG (the default): after the paper's MG stopping rule, go on until the
+	KKT violation < -e, as the other selections stop
+--mg-stop : HMG: stop on the paper's MG rule alone (|mu*| < -e), which can end far from -e
 --max-iter n : iteration cap (default max(10000000, 100*l), as LIBSVM)
 --multiclass ovo|ovr|llw|cs : one-vs-one (default, LIBSVM model), one-vs-rest, or the
 	all-in-one machines without bias of Lee-Lin-Wahba and Crammer-Singer (extensions;
@@ -138,7 +140,8 @@ _LONG_VALUE = {
     "--batch-iters": ("batch_iters", int), "--runs": ("runs", int),
     "--teacher": ("teacher", str), "--pool": ("pool", int), "--order": ("order_file", str),
 }
-_LONG_FLAG = {"--final-kkt-check": ("final_kkt_check", True), "--no-finish": ("finish", False),
+_LONG_FLAG = {"--final-kkt-check": ("final_kkt_check", True),
+              "--mg-stop": ("final_kkt_check", False), "--no-finish": ("finish", False),
               "--finish-tau": ("finish_tau", True),
               "--no-average": ("average", False), "--average": ("average", True)}
 # flags of the command itself (Options), not of the training parameters
