@@ -17,13 +17,12 @@ and the iterations (they do not depend on the cache). Writes results/paper-003/c
 """
 
 import argparse
-import statistics
 import sys
 
 import numpy as np
 
 from paper_003 import CACHES_MB, GAMMA, C, PAPER_TABLE5, mnist_problem, ordered, warm_up
-from paper_tables import RESULTS, Table, clock
+from paper_tables import RESULTS, Table, clock, spread
 
 
 ALGORITHMS = (("so", False), ("hmg", False), ("hmg", True))  # (wss, final_kkt_check)
@@ -40,14 +39,6 @@ def run(X, y, wss, final_kkt_check, cache_mb):
                        final_kkt_check=final_kkt_check)
     return {"seconds": seconds, "kernel_evals": r.counters["kernel_evals"],
             "iterations": r.n_iter}
-
-
-def spread(values, fmt):
-    """'median (min to max)' of a list."""
-    if len(values) == 1:
-        return fmt.format(values[0])
-    return (f"{fmt.format(statistics.median(values))} ({fmt.format(min(values))} to "
-            f"{fmt.format(max(values))})")
 
 
 def main():

@@ -22,13 +22,12 @@ results/paper-003/iterations.md and .csv.
 """
 
 import argparse
-import statistics
 import sys
 
 import numpy as np
 
 from paper_003 import GAMMA, C, mnist_problem, ordered
-from paper_tables import RESULTS, Table, clock
+from paper_tables import RESULTS, Table, clock, spread
 
 EPS = 1e-3
 RUNS = (("second order", "so", False), ("HMG", "hmg", False), ("HMG, SO's stop", "hmg", True))
@@ -46,14 +45,6 @@ def run(X, y, wss, final_kkt_check, cache_mb):
     return {"iterations": r.n_iter, "f": -r.obj, "gap": r.counters["kkt_gap"],
             "mg": r.counters["mg_iterations"], "fallbacks": r.counters["mvp_fallbacks"],
             "seconds": seconds}
-
-
-def spread(values, fmt):
-    """'median (min to max)' of a list."""
-    if len(values) == 1:
-        return fmt.format(values[0])
-    return (f"{fmt.format(statistics.median(values))} ({fmt.format(min(values))} to "
-            f"{fmt.format(max(values))})")
 
 
 def main():

@@ -3,6 +3,7 @@ folder, and tables written as Markdown and CSV beside each other."""
 
 import csv
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -78,3 +79,11 @@ def _cell(v):
     if isinstance(v, float):
         return f"{v:,.3f}" if abs(v) >= 1000 else f"{v:.4g}"
     return str(v)
+
+
+def spread(values, fmt):
+    """'median (min to max)' of a list."""
+    if len(values) == 1:
+        return fmt.format(values[0])
+    return (f"{fmt.format(statistics.median(values))} ({fmt.format(min(values))} to "
+            f"{fmt.format(max(values))})")
