@@ -2,8 +2,8 @@
 
 What it stores
 --------------
-Rows of **K** (not Q = y y K), so the binary SMO, LASVM and multi-class solvers can share it
-(STYLE 6.2/6.3). Rows are keyed by *example*; their entries follow the solver's *variables*
+Rows of **K** (not Q = y y K), so the binary SMO, LASVM and multi-class solvers can share it.
+Rows are keyed by *example*; their entries follow the solver's *variables*
 in its *position order* ``perm`` (position -> variable id).
 
 The variable layer: a solver's variables need not be its examples. ``var_example`` gives the

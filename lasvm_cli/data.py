@@ -12,7 +12,7 @@ value). That is a third copy of the rows, and a small one: 16 bytes per row for 
 
 Large dense training sets are also kept in single precision (:attr:`KernelData.X32`): once X
 no longer fits in the caches a kernel row is bound by memory bandwidth, and half the bytes is
-about twice the rows (research/performance-limits.md section 2). Their values are rounded to
+nearly twice the rows. Their values are rounded to
 float32 once, at reading; X then holds the rounded values in float64 and the squared norms are
 theirs, so training sees one consistent data set, summed in float64 as before. Results differ
 from float64 storage only through that rounding (objectives within 1e-6 relative, kernel values

@@ -14,7 +14,7 @@ cores (``prange``) depending on the work in the row, and never allocates per ele
 Binary data (every stored value 1, as adult, a1a-a9a, w1a-w8a) also carry their rows as bit sets
 (:attr:`KernelData.bits`). Then u'v = popcount(u & v) and |u-v|^2 = popcount(u ^ v) are small
 integers, so a row costs a couple of popcounts and a table lookup per target instead of a gather
-and an exp: about 10x the CSR row rate on adult (research/performance-limits.md section 2, (e')).
+and an exp.
 The values are the same numbers: the integer count is exact either way and the kernel of it is
 taken from a table filled with the scalar formula (:func:`kernel_value`'s).
 
@@ -81,11 +81,9 @@ csc      float64 [1 + (d+1) + 2 nnz]: the CSR rows by column, for sparse trainin
 KernelParams = namedtuple("KernelParams", "kind degree gamma coef0")
 KernelParams.__doc__ = "kind (int, 0..4), degree (int), gamma (float), coef0 (float)."
 
-# Work (row length x features per row) below which a row is computed serially. A parallel
-# region costs about 2 us to launch with spinning threads (research/performance-limits.md
-# section 1), but tens of microseconds with the passive waiting lasvm-cli sets (see
-# lasvm_cli/__init__.py): rows under about half a millisecond of work lost to one thread
-# (ijcnn1, 20,000 rows, LASVM: 4.6 s with two threads against 4.0-4.2 s with one at 1 << 15).
+# Work (row length x features per row) below which a row is computed serially: with the
+# passive waiting lasvm-cli sets (lasvm_cli/__init__.py) a parallel region costs more to launch
+# and wake than a row this small takes on one thread (bench/bench_threads.py measures it).
 PARALLEL_MIN_WORK = 1 << 19
 
 # No fast-math anywhere in kernel values: with reassoc/contract LLVM picks the summation order
@@ -306,7 +304,7 @@ def _bits_words(a_bits, a, b_bits, targets, table, out, lo_t, hi_t, words, xor):
 
 # ---------------------------------------------------------------------------------------------
 # rows: out[t] = K(x_a, y_{targets[t]}); the sparse-row path scatters x_a into a dense buffer
-# once and gathers per target (faster than merging, research/performance-limits.md section 7)
+# once and gathers per target (faster than merging the two sorted index lists)
 
 
 @numba.njit(**_NJIT)

@@ -1,7 +1,7 @@
 """glibc's ``rand()``, so cross-validation folds and probability folds match LIBSVM's.
 
 LIBSVM's svm-train never calls ``srand``, so on glibc its folds come from ``rand()`` seeded
-with 1, and its cross-validation accuracy repeats from run to run (anchors.md §1.10). Using
+with 1, and its cross-validation accuracy repeats from run to run. Using
 the same generator here makes ``-v`` and ``-b 1`` comparable with LIBSVM number for number;
 ``--seed`` seeds it as ``srand(seed)`` would.
 

@@ -7,7 +7,7 @@ The QP (LIBSVM's ``Solver`` header, Fan, Chen & Lin 2005), over positions 0..l-1
 K comes from the shared row cache (:mod:`lasvm_cli.cache`, rows of K, not Q); the core forms
 y_s y_t K_st on the fly, which is exact in floating point, so its arithmetic is LIBSVM's.
 Internally the core keeps LIBSVM's unsigned variables ``a`` and gradient ``G = Qa + p``. The
-signed form of STYLE 6.2 (alpha = y a, g = -y G for p = -1) is what the solver adapters hand
+signed form of Bordes et al. 2005 eq. 9 (alpha = y a, g = -y G for p = -1) is what the solver adapters hand
 back (sv_coef = alpha) and what :mod:`lasvm_cli.qp.steps` offers to LASVM.
 
 :class:`SmoState` is a namedtuple of arrays, all in *position order* (the cache's ``perm`` maps

@@ -1,5 +1,5 @@
 """The S2DO decomposition core for all-in-one multi-class machines without bias (Trinh 2012,
-ch. 3-5; Dogan, Glasmachers & Igel 2011; corrections: research/seed-004-multiclass.md).
+ch. 3-5; Dogan, Glasmachers & Igel 2011; with corrections of the printed algorithms).
 
 The dual over the variables (n, c), c != y_n (alpha_{n, y_n} is fixed at 0, report P6):
 

@@ -1,5 +1,5 @@
-"""S2DO's closed-form pieces (Trinh 2012, ch. 3 and §5.2.2; the implementer's report
-research/seed-004-multiclass.md §2.3, §2.4, §4.2): the unconstrained two-variable gain that
+"""S2DO's closed-form pieces (Trinh 2012, ch. 3 and §5.2.2, with corrections of the printed
+algorithms): the unconstrained two-variable gain that
 chooses the second variable (Algorithm 4), and the exact two-variable steps on a box
 (Algorithm 5, corrected) and on a triangle (Algorithm 11, corrected).
 

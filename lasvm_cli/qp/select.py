@@ -13,7 +13,7 @@ m = max_{I_up} -y_t G_t, M = min_{I_low} -y_t G_t; the pair is violating when m 
   (TAU = 1e-12 when a_it <= 0); ties: ``>=`` for i and ``<=`` for j, i.e. the last index wins,
   as in LIBSVM. Stop when m - M < eps or no j qualifies. Needs row i. Each of its two scans
   is one pass over the positions in vector lanes (qp/so_lanes.py), LIBSVM's pair bit for bit.
-* HMG (Glasmachers & Igel 2006, section 2.4; research/seed-003-hmg.md 1.11): with the previous
+* HMG (Glasmachers & Igel 2006, section 2.4; tests/reference_hmg.py): with the previous
   working set {p1, p2} (example ids, kept in ist[PREV_I], ist[PREV_J]):
   - if there is none, or either has been shrunk, or both a_p are within eta*C_p of a bound
     (eta = 1e-8): one MVP step (the paper's fallback; MVP rather than SO because that is the

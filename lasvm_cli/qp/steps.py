@@ -6,7 +6,7 @@ equality constraint:
 * :func:`step_libsvm`: LIBSVM's update (Fan, Chen & Lin 2005; svm.cpp ``Solver::Solve``) in its
   unsigned form, 0 <= a <= C, gradient G = Q a + p of 0.5 a'Qa + p'a with Q_ij = y_i y_j K_ij.
   The SMO core uses it so that its arithmetic, and hence its iterations, match LIBSVM's exactly.
-* :func:`step_pair` and :func:`pair_gain`: the signed form (Bordes et al. 2005 eq. 9; STYLE 6.2),
+* :func:`step_pair` and :func:`pair_gain`: the signed form (Bordes et al. 2005 eq. 9),
   alpha_i = y_i a_i in [A_i, B_i], g_i = y_i - sum_j alpha_j K_ij, direction +1 on i, -1 on j.
   The two are tied by alpha = y a and g_i = -y_i G_i (tests/test_steps.py pins it).
 

@@ -5,7 +5,7 @@
 One variable per example (solvers/variables.py). :func:`solve_qp` runs the SMO loop to the end on
 any such QP over a set of variables; the formulation adapters (this one, svr.py) build p, C and
 the variables and read the result. Returns a SolverResult: coef = y_t a_t (the signed alpha of
-STYLE 6.2) for all l rows, LIBSVM's rho and obj.
+qp/steps.py) for all l rows, LIBSVM's rho and obj.
 """
 
 import time

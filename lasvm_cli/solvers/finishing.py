@@ -1,5 +1,5 @@
 """LASVM's finishing step on the shared SMO loop (Bordes et al. 2005, §3.2 step 3: "REPROCESS
-until delta <= tau"), as STYLE.md suggests: the expansion S is a C-SVC dual of its own, solved
+until delta <= tau"): the expansion S is a C-SVC dual of its own, solved
 by lasvm_cli/qp's SMO loop with second-order working-set selection, from the online phase's
 alpha and gradient, over the same kernel-row cache, with LIBSVM's shrinking.
 

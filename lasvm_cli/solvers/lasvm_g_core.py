@@ -12,8 +12,8 @@ arrival, and never revised; beta_i = 0 everywhere else (LASVM-G, -I, FULL: the h
 is not stored: it is read from the box (beta = -A for y = +1, B for y = -1), which travels with
 the position as every box of the core does. C_i = B_i - A_i.
 
-One online iteration on example i (paper §4.3, §5.2, §6; the corrections of the implementer's
-report, research/seed-001-lasvm-nc.md §2, marked "[fix]"):
+One online iteration on example i (paper §4.3, §5.2, §6; corrections of the printed
+pseudo-code, which tests/reference_lasvm_nc.py lists and makes too, marked "[fix]"):
 
     f_i = sum_S alpha_s K_is,  z = y_i f_i                 (one kernel row of i against S)
     LASVM-I:  skip i when z > 1 or z < s                  (its row is dropped from the cache)

@@ -1,7 +1,7 @@
 """The online core: LASVM's jitted primitives, once, for every online solver (Bordes, Ertekin,
 Weston & Bottou 2005, "Fast kernel classifiers with online and active learning", JMLR 6, §3-§4).
 
-The QP (signed formulation, paper eq. 9; STYLE.md §6.2), over variables alpha_i with boxes:
+The QP (signed formulation, paper eq. 9, as LaSVM 1.1 writes it), over variables alpha_i with boxes:
 
     max_alpha  W(alpha) = sum_i alpha_i y_i - 1/2 sum_ij alpha_i alpha_j K_ij
     subject to A_i <= alpha_i <= B_i,   and, with a bias, sum_i alpha_i = 0

@@ -1,5 +1,5 @@
 """The online solver of the all-in-one machines (Trinh 2012, §4.2 for LLW, §5.2 for the unified
-framework and Crammer-Singer; corrections: research/seed-004-multiclass.md §3, §4): LaRank-like
+framework and Crammer-Singer, with corrections of the printed algorithms): LaRank-like
 passes over the data with S2DO steps on the state of qp/s2do.py.
 
 Positions [0, |W|) of the state are the support patterns W (examples with some alpha > 0);
