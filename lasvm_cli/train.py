@@ -336,6 +336,16 @@ def cv_accuracy(problem, task):
     return float(f"{100.0 * correct / problem.n:g}")
 
 
+def cv_mse(problem, task):
+    """Cross-validation mean squared error (-s 3 and -s 4), the number svm-train -v prints
+    (``%g``): one regression grid cell, as a task. ``task`` = (params, nr_fold)."""
+    from .cli.measures import regression_measures
+
+    params, nr_fold = task
+    target = cross_validation(problem, params, nr_fold)
+    return float(f"{regression_measures(target, problem.y)[0]:g}")
+
+
 def train_allinone(*args, **kwargs):
     """--multiclass llw|cs (lasvm_cli/train_allinone.py, imported on first use: other runs
     never load the S2DO solvers)."""

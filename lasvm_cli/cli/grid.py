@@ -31,6 +31,10 @@ grid_options :
 --scheduler address : run the cells on an existing Dask cluster (tcp://host:8786)
 
 svm_options : additional options for svm-train (lasvm-cli's, LIBSVM's included)
+
+With -s 3 or -s 4 (regression) each cell is scored by its cross-validation mean squared
+error, the lowest best, and the lines, the .out file and the plot say mse instead of rate.
+-s 2 (one-class SVM) is refused: its cross-validation has no measure to search by.
 """
 
 NO_DASK = ("lasvm grid: Dask is not installed, so the cells run one after another in this "
@@ -91,6 +95,11 @@ def load(options):
     argv += ["-v", options.fold] + options.pass_through + [options.dataset_pathname]
     o = parse_command_line(argv)
     p = o.params
+    if p.svm_type == 2:  # svm-train -v would count predicted +1/-1 equal to the file's labels
+        raise ParameterError("ERROR: lasvm grid: -s 2 (one-class SVM) has no cross-validation "
+                             "measure to search by; use -s 0, 1 (accuracy) or -s 3, 4 (mean "
+                             "squared error)")
+    options.measure = "mse" if p.svm_type in (3, 4) else "rate"
     if o.stream:
         raise ParameterError("ERROR: --stream does not support cross validation (-v)")
     precomputed = p.kernel_type == 4
