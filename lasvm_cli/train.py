@@ -148,11 +148,14 @@ def train_ovo(problem, params: TrainParams, rows, info, warn, progress, rng, sol
         def serial():  # lazily: each pair's lines are printed as soon as it is trained
             for i, j, local, y_pair in pairs:
                 bar = progress(f"class {label[i]} vs {label[j]}") if progress else None
-                yield train_pair(problem, (grouped[local], y_pair, Cw[i], Cw[j], params,
-                                           rng if params.probability else None),
-                                 solve=solve, progress=bar.update if bar else None)
-                if bar:
-                    bar.close()
+                try:
+                    res = train_pair(problem, (grouped[local], y_pair, Cw[i], Cw[j], params,
+                                               rng if params.probability else None),
+                                     solve=solve, progress=bar.update if bar else None)
+                finally:  # the bar goes before the pair's lines are printed, not after
+                    if bar:
+                        bar.close()
+                yield res
 
         results = serial()
     else:  # one task per pair; each gets the rand() state it would have in the serial loop

@@ -4,6 +4,8 @@ cells run as cross-validation tasks on Dask (lasvm_cli/grid.py, lasvm_cli/distri
 import sys
 
 from ..errors import ParameterError
+from .progress import bar as progress_bar
+from .progress import close_bar
 from .report import UsageExit, write_stdout
 
 USAGE = """\
@@ -54,20 +56,19 @@ def main(argv):
     runner = make_runner(options)
     bar = None
     if _isatty(sys.stderr):
-        from tqdm import tqdm
-
         from ..grid import calculate_jobs
 
         jobs, resumed = calculate_jobs(options)
         total = sum(1 for line in jobs for cg in line if cg not in resumed)
-        bar = tqdm(total=total, desc="grid", unit="cell", file=sys.stderr, leave=False)
+        # write_stdout erases it while each [local] line is printed (progress.bars_cleared)
+        bar = progress_bar(total=total, desc="grid", unit="cell")
     try:
         with runner:
             _, _, db, rep = run_grid(options, problem, params, nr_fold, runner, write_stdout,
                                      progress=bar)
     finally:
         if bar is not None:
-            bar.close()
+            close_bar(bar)
     if options.plot and options.grid_with_c and options.grid_with_g:
         try:
             import matplotlib  # noqa: F401

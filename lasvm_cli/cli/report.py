@@ -12,6 +12,7 @@ import os
 import sys
 
 from ..errors import LasvmError, OutputError
+from .progress import bars_cleared
 
 
 STDOUT_NAME = "standard output"  # OutputError.path when stdout itself failed
@@ -27,10 +28,12 @@ class UsageExit(Exception):
 
 
 def write_stdout(text):
-    """Write ``text`` to stdout and flush; an OutputError naming standard output on failure."""
+    """Write ``text`` to stdout and flush (a progress bar on the terminal erased first, then
+    drawn below it); an OutputError naming standard output on failure."""
     try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        with bars_cleared():
+            sys.stdout.write(text)
+            sys.stdout.flush()
     except OSError as e:
         _drop_stdout()
         raise OutputError(STDOUT_NAME, e.strerror or str(e)) from None
@@ -62,8 +65,9 @@ def _flush_stdout():
 
 def _stderr(text):
     try:
-        sys.stderr.write(text.rstrip("\n") + "\n")
-        sys.stderr.flush()
+        with bars_cleared():
+            sys.stderr.write(text.rstrip("\n") + "\n")
+            sys.stderr.flush()
     except OSError:
         pass
 
