@@ -11,7 +11,7 @@ import errno
 import os
 import sys
 
-from ..errors import LasvmError, OutputError
+from ..errors import LasvmError, OutputError, ReportedInterrupt
 from .progress import bars_cleared
 
 
@@ -95,8 +95,9 @@ def run_guarded(main, argv):
         _flush_stdout()
         _stderr(str(e))
         return e.exit_code
-    except KeyboardInterrupt:
-        _stderr("interrupted")
+    except KeyboardInterrupt as e:
+        if not isinstance(e, ReportedInterrupt):
+            _stderr("interrupted")
         return 130
     except MemoryError as e:  # numpy names the allocation that failed; no traceback
         _flush_stdout()
