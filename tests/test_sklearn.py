@@ -234,6 +234,45 @@ def test_classifiers_at_defaults_match_sklearn(ours_cls, theirs_cls, name, large
               theirs_cls(decision_function_shape="ovo").fit(X, y).decision_function(X))
 
 
+@pytest.mark.parametrize("name,nu", [("generated", 0.3), ("letter", 0.05), ("letter", 0.3)])
+def test_nusvc_matches_sklearn_at_other_nu(name, nu):
+    """scikit-learn's libsvm starts nu-SVC from the sum of nu over the rows, not nu l: equal
+    but for the last bit, enough to send SMO elsewhere (8e-2 apart on letter, another support
+    on the generated set) unless the start is the same."""
+    X, y = CLASSIFICATION_SETS[name]()
+    compare_with_sklearn(NuSVC(nu=nu).fit(X, y), sk_svm.NuSVC(nu=nu).fit(X, y), X)
+
+
+@pytest.mark.parametrize("name,nu", [("generated", 0.7), ("letter", 0.3), ("letter", 0.05)])
+def test_one_class_and_nusvr_match_sklearn_at_other_nu(name, nu):
+    """The same for one-class and nu-SVR (letter: feature 1 as the target of the others)."""
+    if name == "letter":
+        X = letter()[0]
+        Xr, y = X[:, 1:], np.asarray(X[:, 0].toarray()).ravel()
+    else:
+        X, y = regression_sets()[name]
+        Xr = X
+    ours, theirs = NuSVR(nu=nu).fit(Xr, y), sk_svm.NuSVR(nu=nu).fit(Xr, y)
+    close(ours.predict(Xr), theirs.predict(Xr))
+    close(ours.dual_coef_, theirs.dual_coef_)
+    np.testing.assert_array_equal(ours.support_, theirs.support_)
+    ours, theirs = OneClassSVM(nu=nu).fit(X), sk_svm.OneClassSVM(nu=nu).fit(X)
+    close(ours.decision_function(X), theirs.decision_function(X))
+    close(ours.dual_coef_, theirs.dual_coef_)
+    np.testing.assert_array_equal(ours.support_, theirs.support_)
+
+
+def test_svm_train_keeps_libsvms_nu_start():
+    """nu l for the command line (LIBSVM's models), the row sum for the estimators."""
+    from lasvm_cli.solvers.nu import nu_svc_start, nu_total
+    from lasvm_cli.solvers.one_class import one_class_start
+
+    assert nu_total(0.05, 50) == 0.05 * 50 != nu_total(0.05, 50, start="sklearn")
+    y = np.r_[np.ones(25), -np.ones(25)]
+    assert nu_svc_start(y, 0.05).sum() == 2.5
+    assert one_class_start(50, 0.05)[2] == 0.05 * 50 - 2
+
+
 def regression_sets():
     X = csr_of(read_svmlight(str(HEART)))
     rng = np.random.default_rng(1)

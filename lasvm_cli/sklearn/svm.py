@@ -198,7 +198,8 @@ class LibSVMEstimator(BaseEstimator):
             solver=self.solver, wss=self.wss, final_kkt_check=bool(self.final_kkt_check),
             max_iter=None if max_iter is None or max_iter < 0 else int(max_iter),
             multiclass=getattr(self, "multiclass", "ovo"),
-            seed=seed_of(getattr(self, "random_state", None)), epochs=int(self.epochs),
+            seed=seed_of(getattr(self, "random_state", None)), nu_start="sklearn",
+            epochs=int(self.epochs),
             finish=bool(self.finish), selection=self.selection,
             candidates=int(self.candidates), delta_max=self.delta_max)
         if p.kernel_type in (1, 2, 3) and p.gamma < 0:
