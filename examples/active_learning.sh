@@ -13,7 +13,9 @@ mkdir -p "$OUT"
 
 svm-train --solver lasvm --label-budget "$BUDGET" --seed 1 -q --counters \
     "$TRAIN" "$OUT/active.model" 2>&1 | grep -o "labels_used[^,]*"
+printf 'active (%s labels chosen by LASVM): ' "$BUDGET"
 svm-predict "$TEST" "$OUT/active.model" "$OUT/active.out"
 svm-train --solver lasvm --stop-iterations "$BUDGET" --seed 1 -q \
     "$TRAIN" "$OUT/random.model"
+printf 'random (%s examples drawn at random): ' "$BUDGET"
 svm-predict "$TEST" "$OUT/random.model" "$OUT/random.out"

@@ -37,6 +37,11 @@ class ModelFormatError(LasvmError):
         super().__init__(f"{where}: {reason}")
 
 
+class ReportedInterrupt(KeyboardInterrupt):
+    """Ctrl-C whose message is already printed (--save-state: ``interrupted: state saved to
+    ...``): the CLI exits with 130 without a second ``interrupted`` line."""
+
+
 class ParameterError(LasvmError):
     """Invalid training or prediction parameters; message is LIBSVM's text (``C <= 0`` ...)."""
 

@@ -1,5 +1,6 @@
 """``lasvm grid``: LIBSVM's tools/grid.py over (C, gamma) cells, each cell one cross-validation
-task (train.cv_accuracy) run in this process or on Dask (lasvm_cli/distributed.py).
+task (train.cv_accuracy, or train.cv_mse for regression) run in this process or on Dask
+(lasvm_cli/distributed.py).
 
 Kept from grid.py: the options, the order of the cells (calculate_jobs: coarse to fine),
 the ``[local] c g rate (best c=..., g=..., rate=...)`` lines and their best-so-far rule, the
@@ -7,6 +8,11 @@ the ``[local] c g rate (best c=..., g=..., rate=...)`` lines and their best-so-f
 best_rate`` line. Lines are printed in the order of the cells whatever order the tasks finish
 in, so the output is grid.py's with one local worker (its default), line for line. The contour
 plot is drawn with matplotlib (the plot extra) once at the end, instead of gnuplot.
+
+Regression (-s 3, -s 4): grid.py would read svm-train's "Cross Validation Mean squared error"
+line as a rate, and an accuracy of exact matches means nothing for real targets, so the cells
+are scored by their cross-validation MSE, the lowest best, and every line, the ``.out`` file
+and the plot say ``mse`` where classification says ``rate`` (LIBSVM's gridregression.py words).
 """
 
 import os
@@ -32,6 +38,7 @@ class GridOptions:
         self.pass_through = []
         self.scheduler = None
         self.workers = None
+        self.measure = "rate"  # "mse" for regression: set once svm-train's options are read
         self._parse(list(options))
 
     def _parse(self, options):
@@ -158,10 +165,12 @@ def calculate_jobs(options):
     resumed = {}
     if options.resume_pathname is None:
         return jobs, resumed
+    # an MSE may be printed with an exponent (%g); grid.py's own pattern for rates is kept
+    pattern = r"rate=([0-9.]+)" if options.measure == "rate" else r"mse=([0-9.eE+-]+)"
     with open(options.resume_pathname) as f:
         for line in f:
             line = line.strip()
-            rst = re.findall(r"rate=([0-9.]+)", line)
+            rst = re.findall(pattern, line)
             if not rst:
                 continue
             rate = float(rst[0])
@@ -189,17 +198,25 @@ def cell_params(base, c, g):
 
 
 class Reporter:
-    """grid.py's update_param: the best so far, one stdout line per cell, the .out file."""
+    """grid.py's update_param: the best so far, one stdout line per cell, the .out file.
+    ``best_rate`` holds the best MSE when options.measure is "mse" (lowest wins)."""
 
     def __init__(self, options, out, write):
         self.options = options
         self.out = out
         self.write = write
-        self.best_rate, self.best_c, self.best_g = -1, None, None
+        self.measure = options.measure
+        self.best_rate = -1 if self.measure == "rate" else None
+        self.best_c, self.best_g = None, None
+
+    def better(self, rate):
+        if self.measure == "rate":
+            return rate > self.best_rate
+        return self.best_rate is None or rate < self.best_rate
 
     def update(self, c, g, rate, worker, resumed):
-        if (rate > self.best_rate) or (rate == self.best_rate and g == self.best_g
-                                       and c < self.best_c):
+        if self.better(rate) or (rate == self.best_rate and g == self.best_g
+                                 and c < self.best_c):
             self.best_rate, self.best_c, self.best_g = rate, c, g
         line = "[{0}] {1} {2} (best ".format(worker, " ".join(str(x) for x in [c, g]
                                                             if x is not None), rate)
@@ -210,10 +227,10 @@ class Reporter:
         if g is not None:
             line += f"g={2.0 ** self.best_g}, "
             out_line += f"log2g={g} "
-        line += f"rate={self.best_rate})"
+        line += f"{self.measure}={self.best_rate})"
         self.write(line + "\n")
         if self.out is not None and not resumed:
-            self.out.write(out_line + f"rate={rate}\n")
+            self.out.write(out_line + f"{self.measure}={rate}\n")
             self.out.flush()
 
     def final_line(self):
@@ -228,9 +245,10 @@ class Reporter:
 def run_grid(options, problem, base_params, nr_fold, runner, write, progress=None):
     """Run every cell not resumed on ``runner`` (distributed.DaskRunner or SerialRunner);
     report in grid.py's order. Returns (best_rate, {'c': C, 'g': gamma}, db) where db lists
-    (log2c, log2g, rate) per cell."""
-    from .train import cv_accuracy
+    (log2c, log2g, rate) per cell (the MSE when options.measure is "mse")."""
+    from .train import cv_accuracy, cv_mse
 
+    score = cv_accuracy if options.measure == "rate" else cv_mse
     jobs, resumed = calculate_jobs(options)
     out = None
     if options.out_pathname:
@@ -250,7 +268,7 @@ def run_grid(options, problem, base_params, nr_fold, runner, write, progress=Non
         order = [cg for line in jobs for cg in line]
         next_report = 0
         db = []
-        for index, rate in runner.unordered(cv_accuracy, problem, tasks):
+        for index, rate in runner.unordered(score, problem, tasks):
             done[cells[index]] = rate
             if progress is not None:
                 progress.update(1)
@@ -274,10 +292,18 @@ def run_grid(options, problem, base_params, nr_fold, runner, write, progress=Non
     return rep.best_rate, best_param, db, rep
 
 
+def contour_title(rep, options):
+    """grid.py's plot title; for regression the best cell's MSE instead of its accuracy."""
+    best = f"accuracy = {rep.best_rate}%" if rep.measure == "rate" else f"mse = {rep.best_rate}"
+    return (f"{options.dataset_title}\nBest log2(C) = {rep.best_c}  log2(gamma) = "
+            f"{rep.best_g}  {best}\nC = {2.0 ** rep.best_c}  gamma = {2.0 ** rep.best_g}")
+
+
 def draw_contour(db, rep, options):
     """grid.py's contour plot (its gnuplot script's levels, labels and title) with matplotlib,
     written to options.png_pathname. Nothing is drawn when every cell shares its C, gamma or
-    rate (grid.py draws nothing then either)."""
+    rate (grid.py draws nothing then either). For MSEs matplotlib chooses the levels: grid.py's
+    are half-percent steps of accuracy up to 100."""
     if not db or not (options.grid_with_c and options.grid_with_g):
         return False
     if all(x[0] == db[0][0] for x in db) or all(x[1] == db[0][1] for x in db) \
@@ -294,20 +320,23 @@ def draw_contour(db, rep, options):
     Z = np.full((len(gs), len(cs)), np.nan)
     for c, g, rate in db:
         Z[gs.index(g), cs.index(c)] = rate
-    begin_level = round(max(x[2] for x in db)) - 3
-    levels = np.arange(begin_level, 100 + 1e-9, 0.5)
+    levels = None
+    if rep.measure == "rate":
+        begin_level = round(max(x[2] for x in db)) - 3
+        levels = np.arange(begin_level, 100 + 1e-9, 0.5)
     fig, ax = plt.subplots(figsize=(6.4, 4.8))
     cont = ax.contour(cs, gs, Z, levels=levels)
-    ax.clabel(cont, fontsize=7)
+    if rep.measure == "rate":
+        ax.clabel(cont, fontsize=7)
+    else:  # MSEs such as 0.00866: the default format would show "0.0"
+        ax.clabel(cont, fontsize=7, fmt="%.3g")
     ax.set_xlabel("log2(C)")
     ax.set_ylabel("log2(gamma)")
     ax.set_xlim(options.c_begin, options.c_end)
     ax.set_ylim(min(options.g_begin, options.g_end), max(options.g_begin, options.g_end))
     if options.g_begin > options.g_end:
         ax.invert_yaxis()
-    ax.set_title(f"{options.dataset_title}\nBest log2(C) = {rep.best_c}  log2(gamma) = "
-                 f"{rep.best_g}  accuracy = {rep.best_rate}%\nC = {2.0 ** rep.best_c}  gamma = "
-                 f"{2.0 ** rep.best_g}", fontsize=9)
+    ax.set_title(contour_title(rep, options), fontsize=9)
     fig.tight_layout()
     fig.savefig(options.png_pathname)
     plt.close(fig)

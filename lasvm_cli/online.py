@@ -80,7 +80,7 @@ import zipfile
 
 import numpy as np
 
-from .errors import ParameterError
+from .errors import ParameterError, ReportedInterrupt
 
 STATE_VERSION = 2  # 2: the online core's scalar block gained I_NOBIAS
 # the all-in-one machines' online solver (--multiclass llw|cs --solver online): one machine
@@ -658,7 +658,7 @@ class OnlineControl:
             self._save(run)
             self.warn(f"interrupted: state saved to {self.o.save_state} (--resume "
                       f"{self.o.save_state} continues the run)")
-            raise KeyboardInterrupt
+            raise ReportedInterrupt
 
     def _close_trace(self):
         if self._trace_f is not None:

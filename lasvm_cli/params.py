@@ -52,6 +52,10 @@ class TrainParams:
     max_iter: int | None = None
     multiclass: str = "ovo"
     seed: int = 1  # glibc's rand() seed; 1 is what LIBSVM gets without srand
+    # nu-SVC, nu-SVR and one-class start: "libsvm" (nu * l) or "sklearn" (scikit-learn's libsvm
+    # sums nu * C_i over the rows, which can differ in the last bit, and SMO then takes
+    # another path); the estimators (lasvm_cli/sklearn) set "sklearn"
+    nu_start: str = "libsvm"
     x_storage: str = "auto"  # training rows in float32 / float64 (data.py)
     # all-in-one machines (--multiclass llw|cs)
     llw_target: float = 1.0  # LLW target margin (the report's P1: 1 reproduces the thesis)

@@ -148,11 +148,14 @@ def train_ovo(problem, params: TrainParams, rows, info, warn, progress, rng, sol
         def serial():  # lazily: each pair's lines are printed as soon as it is trained
             for i, j, local, y_pair in pairs:
                 bar = progress(f"class {label[i]} vs {label[j]}") if progress else None
-                yield train_pair(problem, (grouped[local], y_pair, Cw[i], Cw[j], params,
-                                           rng if params.probability else None),
-                                 solve=solve, progress=bar.update if bar else None)
-                if bar:
-                    bar.close()
+                try:
+                    res = train_pair(problem, (grouped[local], y_pair, Cw[i], Cw[j], params,
+                                               rng if params.probability else None),
+                                     solve=solve, progress=bar.update if bar else None)
+                finally:  # the bar goes before the pair's lines are printed, not after
+                    if bar:
+                        bar.close()
+                yield res
 
         results = serial()
     else:  # one task per pair; each gets the rand() state it would have in the serial loop
@@ -334,6 +337,16 @@ def cv_accuracy(problem, task):
     target = cross_validation(problem, params, nr_fold)
     correct = int((target == problem.y).sum())
     return float(f"{100.0 * correct / problem.n:g}")
+
+
+def cv_mse(problem, task):
+    """Cross-validation mean squared error (-s 3 and -s 4), the number svm-train -v prints
+    (``%g``): one regression grid cell, as a task. ``task`` = (params, nr_fold)."""
+    from .cli.measures import regression_measures
+
+    params, nr_fold = task
+    target = cross_validation(problem, params, nr_fold)
+    return float(f"{regression_measures(target, problem.y)[0]:g}")
 
 
 def train_allinone(*args, **kwargs):

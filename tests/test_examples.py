@@ -41,6 +41,33 @@ def test_active_learning(tmp_path):
     out = _run(tmp_path, "sh", "examples/active_learning.sh", "data/heart_scale",
                "data/heart_scale", "40")
     assert "labels_used = 40" in out and out.count("Accuracy = ") == 2
+    lines = out.splitlines()
+    assert lines[1].startswith("active (40 labels chosen by LASVM): Accuracy = ")
+    assert lines[2].startswith("random (40 examples drawn at random): Accuracy = ")
+
+
+def test_readme_grid_example_keeps_make_demo_outputs_and_is_ignored():
+    """The README's first ``lasvm grid`` example writes neither file of ``make demo``
+    (heart_scale.model, heart_scale.out), and git ignores what it writes."""
+    import fnmatch
+    import re
+    import shlex
+
+    from lasvm_cli.grid import GridOptions
+
+    readme = (REPO / "README.md").read_text()
+    command = re.search(r"^lasvm grid (.*?(?:\\\n.*?)*)(?:#|$)", readme, re.M).group(1)
+    words = shlex.split(command.replace("\\\n", " "))
+    options = GridOptions(str(REPO / words[-1]), words[:-1])
+    demo = re.search(r"^demo:.*\n((?:\t.*\n)+)", (REPO / "Makefile").read_text(), re.M)
+    demo_outputs = {w for line in demo.group(1).splitlines() for w in line.split()[1:]
+                    if not w.startswith("data/")}
+    assert demo_outputs >= {"heart_scale.model", "heart_scale.out"}
+    written = {options.out_pathname, options.png_pathname}
+    assert not written & demo_outputs
+    ignored = [line for line in (REPO / ".gitignore").read_text().splitlines() if line]
+    for name in written | demo_outputs:
+        assert any(fnmatch.fnmatch(name, pattern) for pattern in ignored), name
 
 
 @pytest.mark.parametrize("args", [[], ["data/heart_scale", "data/heart_scale"]])

@@ -246,3 +246,79 @@ def test_svm_train_workers_options_checked(monkeypatch):
     res = run(svm_train, ["-q", "--workers", "2", "-v", "5", str(HEART)], code=1)
     assert res.stderr == ("ERROR: --workers and --scheduler need Dask: "
                           "pip install 'lasvm-cli[dask]'\n")
+
+
+# -- regression: cells scored by cross-validation MSE ------------------------------------------
+
+REGRESSION_GRID = ["-log2c", "-1,1,1", "-log2g", "-2,0,1", "-v", "5"]
+
+
+def write_regression(path):
+    """150 rows, y = sin(x1) + x2 / 2 + noise: real targets that no prediction hits exactly."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, size=(150, 3))
+    y = np.sin(3 * X[:, 0]) + 0.5 * X[:, 1] + rng.normal(scale=0.1, size=150)
+    path.write_text("".join(f"{t:.6f} " + " ".join(f"{j + 1}:{v:.6f}" for j, v in
+                                                 enumerate(x)) + "\n" for t, x in zip(y, X)))
+    return path
+
+
+@pytest.mark.parametrize("svm_type", ["3", "4"])
+def test_regression_grid_searches_by_cross_validation_mse(tmp_path, monkeypatch, svm_type):
+    import lasvm_cli.distributed as d
+
+    monkeypatch.setattr(d, "dask_available", lambda: False)
+    monkeypatch.chdir(tmp_path)
+    data = str(write_regression(tmp_path / "reg"))
+    res = run(lasvm, ["grid", "-s", svm_type, *REGRESSION_GRID, "-gnuplot", "null", data])
+    lines = res.stdout.splitlines()
+    cells = [line.split(" (")[0].split()[1:] for line in lines[:-1]]
+    assert len(cells) == 9 and all(" mse=" in line and "rate" not in line
+                                   for line in lines[:-1])
+    mse = {(float(c), float(g)): float(m) for c, g, m in cells}
+    assert len(set(mse.values())) > 1
+    # each cell's value is what svm-train -v prints for it
+    for (c, g), value in list(mse.items())[:2]:
+        out = run(svm_train, ["-q", "-s", svm_type, "-v", "5", "-c", str(2 ** c), "-g",
+                              str(2 ** g), data]).stdout
+        assert out.splitlines()[0] == f"Cross Validation Mean squared error = {value:g}"
+    (best_c, best_g), best = min(mse.items(), key=lambda kv: kv[1])
+    assert lines[-1] == f"{2.0 ** best_c} {2.0 ** best_g} {best}"
+    assert lines[-2].endswith(f"(best c={2.0 ** best_c}, g={2.0 ** best_g}, mse={best})")
+    assert (tmp_path / "reg.out").read_text() == "".join(
+        f"log2c={c} log2g={g} mse={m}\n" for c, g, m in cells)
+    # -resume reads the MSEs back: the best cell stays the best
+    out = (tmp_path / "reg.out").read_text().splitlines(keepends=True)
+    (tmp_path / "reg.out").write_text("".join(out[:5]))
+    res = run(lasvm, ["grid", "-s", svm_type, *REGRESSION_GRID, "-resume", "-gnuplot", "null",
+                      data])
+    assert res.stdout.count("[resumed]") == 5 and res.stdout.count("[local]") == 4
+    assert res.stdout.splitlines()[-1] == lines[-1]
+
+
+def test_regression_grid_plot_says_mse(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from lasvm_cli.grid import GridOptions, Reporter, contour_title, draw_contour
+
+    data = str(write_regression(tmp_path / "reg"))
+    options = GridOptions(data, ["-png", str(tmp_path / "reg.png")])
+    options.measure = "mse"
+    rep = Reporter(options, None, lambda _line: None)
+    db = [(c, g, 0.1 + 0.01 * c * c + 0.02 * g * g) for c in (-1.0, 0.0, 1.0)
+          for g in (-2.0, -1.0, 0.0)]
+    for c, g, m in db:
+        rep.update(c, g, m, "local", False)
+    assert (rep.best_c, rep.best_g, rep.best_rate) == (0.0, 0.0, 0.1)
+    title = contour_title(rep, options)
+    assert "mse = 0.1" in title and "accuracy" not in title
+    assert draw_contour(db, rep, options) and (tmp_path / "reg.png").stat().st_size > 0
+
+
+def test_one_class_grid_is_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = run(lasvm, ["grid", "-s", "2", str(HEART)], code=1)
+    assert res.stderr.startswith("ERROR: lasvm grid: -s 2 (one-class SVM) has no "
+                                 "cross-validation measure")
+    assert res.stdout == "" and list(tmp_path.iterdir()) == []  # no .out file, no plot

@@ -393,8 +393,10 @@ def test_plot_errors(tmp_path, monkeypatch):
     from lasvm_cli.plot import PlotError
 
     p, _ = _trace(tmp_path)
-    with pytest.raises(UsageExit):
+    with pytest.raises(ParameterError, match="^Error: Missing option '-o'"):
         main([p])
+    with pytest.raises(UsageExit):
+        main([])
     with pytest.raises(UsageExit):
         main([p, "-o", "x.png", "--x", "epochs"])
     bad = tmp_path / "bad.csv"
@@ -405,6 +407,31 @@ def test_plot_errors(tmp_path, monkeypatch):
     with pytest.raises(PlotError, match=r"pip install 'lasvm-cli\[plot\]'"):
         main([p, "-o", str(tmp_path / "x.png")])
     assert run_guarded(main, [p, "-o", str(tmp_path / "x.png")]) == 1
+
+
+def test_ctrl_c_with_save_state_says_interrupted_once(tmp_path, monkeypatch, capfd):
+    """svm-train --save-state, Ctrl-C: one line naming the saved state, exit status 130."""
+    import contextlib
+    import signal
+
+    from lasvm_cli.cli.report import run_guarded
+    from lasvm_cli.cli.train import main
+
+    deferred = OnlineControl._deferred_interrupt
+
+    @contextlib.contextmanager
+    def ctrl_c_at_once(self):
+        with deferred(self):
+            os.kill(os.getpid(), signal.SIGINT)  # what Ctrl-C sends, caught by the handler
+            yield
+
+    monkeypatch.setattr(OnlineControl, "_deferred_interrupt", ctrl_c_at_once)
+    state = tmp_path / "s.npz"
+    code = run_guarded(main, ["-q", "--solver", "lasvm", "--save-state", str(state),
+                              str(HEART), str(tmp_path / "m")])
+    err = capfd.readouterr().err
+    assert code == 130 and state.exists()
+    assert err == f"interrupted: state saved to {state} (--resume {state} continues the run)\n"
 
 
 def test_ctrl_c_saves_the_state_then_resume_finishes_the_run(heart, tmp_path):

@@ -63,13 +63,29 @@ def test_quiet_and_cross_validation():
     (["-c", "1"], None),
     (["-x", "1", "f"], "Unknown option: -x"),
     (["-v", "1", "f"], "n-fold cross validation: n must >= 2"),
-    (["--bogus", "f"], "Unknown option: --bogus"),
 ])
 def test_usage_errors(argv, prefix):
     with pytest.raises(UsageExit) as e:
         parse_command_line(argv)
     assert e.value.prefix == prefix
     assert e.value.usage.startswith("Usage: svm-train [options] training_set_file [model_file]")
+
+
+@pytest.mark.parametrize("word,message", [
+    ("--bogus", "Unknown option: --bogus\n"),
+    ("--epoch", "Unknown option: --epoch (did you mean --epochs?)\n"),
+    ("--solver-lasvm", "Unknown option: --solver-lasvm (did you mean --solver?)\n"),
+])
+def test_unknown_long_option_is_named_without_the_usage(word, message, capsys):
+    """A mistyped long option: its name and the closest option, not 120 lines of usage that
+    scroll it away (LIBSVM's own short options keep LIBSVM's usage, above)."""
+    from lasvm_cli.cli.report import run_guarded
+    from lasvm_cli.cli.train import main
+
+    assert run_guarded(main, [word, "1", "f"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == message + "Run svm-train without arguments for its options.\n"
 
 
 @pytest.mark.parametrize("changes,message", [

@@ -29,7 +29,9 @@ def read_options(argv, usage, long_flags=(), long_values=(), short_flags="q"):
       value the next word, or None for a letter in ``short_flags`` (``-q``); ``word`` is the
       option word itself (``-w1`` carries its class in it).
 
-    A long option not listed, or a value missing at the end, is a UsageExit with ``usage``."""
+    A value missing at the end is a UsageExit with ``usage`` (LIBSVM's exit_with_help). A long
+    option not listed is a ParameterError naming it and the closest listed one: LIBSVM has no
+    long options, and a usage of a hundred lines would scroll the message away."""
     from .report import UsageExit
 
     found = []
@@ -43,7 +45,7 @@ def read_options(argv, usage, long_flags=(), long_values=(), short_flags="q"):
             if name in long_flags:
                 text = None
             elif name not in long_values:
-                raise UsageExit(usage, f"Unknown option: {word}")
+                raise unknown_long_option(name, list(long_flags) + list(long_values), usage)
             elif not eq:
                 i += 1
                 if i >= len(argv):
@@ -59,3 +61,18 @@ def read_options(argv, usage, long_flags=(), long_values=(), short_flags="q"):
             found.append(("-" + word[1], argv[i], word))
         i += 1
     return found, argv[i:]
+
+
+def unknown_long_option(name, known, usage):
+    """ParameterError for ``--name``: click's "Did you mean" and where the options are listed
+    (the program: the usage's second word)."""
+    import difflib
+
+    from ..errors import ParameterError
+
+    program = usage.split()[1] if len(usage.split()) > 1 else "the command"
+    # compared without the "--" that every name shares (it would make --bogus "close" to --runs)
+    close = difflib.get_close_matches(name[2:], sorted(k[2:] for k in known), n=1)
+    hint = f" (did you mean --{close[0]}?)" if close else ""
+    return ParameterError(f"Unknown option: {name}{hint}\nRun {program} without arguments for "
+                          "its options.")

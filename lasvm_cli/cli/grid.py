@@ -4,6 +4,8 @@ cells run as cross-validation tasks on Dask (lasvm_cli/grid.py, lasvm_cli/distri
 import sys
 
 from ..errors import ParameterError
+from .progress import bar as progress_bar
+from .progress import close_bar
 from .report import UsageExit, write_stdout
 
 USAGE = """\
@@ -31,6 +33,10 @@ grid_options :
 --scheduler address : run the cells on an existing Dask cluster (tcp://host:8786)
 
 svm_options : additional options for svm-train (lasvm-cli's, LIBSVM's included)
+
+With -s 3 or -s 4 (regression) each cell is scored by its cross-validation mean squared
+error, the lowest best, and the lines, the .out file and the plot say mse instead of rate.
+-s 2 (one-class SVM) is refused: its cross-validation has no measure to search by.
 """
 
 NO_DASK = ("lasvm grid: Dask is not installed, so the cells run one after another in this "
@@ -50,20 +56,19 @@ def main(argv):
     runner = make_runner(options)
     bar = None
     if _isatty(sys.stderr):
-        from tqdm import tqdm
-
         from ..grid import calculate_jobs
 
         jobs, resumed = calculate_jobs(options)
         total = sum(1 for line in jobs for cg in line if cg not in resumed)
-        bar = tqdm(total=total, desc="grid", unit="cell", file=sys.stderr, leave=False)
+        # write_stdout erases it while each [local] line is printed (progress.bars_cleared)
+        bar = progress_bar(total=total, desc="grid", unit="cell")
     try:
         with runner:
             _, _, db, rep = run_grid(options, problem, params, nr_fold, runner, write_stdout,
                                      progress=bar)
     finally:
         if bar is not None:
-            bar.close()
+            close_bar(bar)
     if options.plot and options.grid_with_c and options.grid_with_g:
         try:
             import matplotlib  # noqa: F401
@@ -91,6 +96,11 @@ def load(options):
     argv += ["-v", options.fold] + options.pass_through + [options.dataset_pathname]
     o = parse_command_line(argv)
     p = o.params
+    if p.svm_type == 2:  # svm-train -v would count predicted +1/-1 equal to the file's labels
+        raise ParameterError("ERROR: lasvm grid: -s 2 (one-class SVM) has no cross-validation "
+                             "measure to search by; use -s 0, 1 (accuracy) or -s 3, 4 (mean "
+                             "squared error)")
+    options.measure = "mse" if p.svm_type in (3, 4) else "rate"
     if o.stream:
         raise ParameterError("ERROR: --stream does not support cross validation (-v)")
     precomputed = p.kernel_type == 4

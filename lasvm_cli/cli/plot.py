@@ -2,6 +2,7 @@
 objective / the tracking solvers' gap when the trace has no test error, against time,
 iterations, support vectors, kernel evaluations or examples seen)."""
 
+from ..errors import ParameterError
 from .report import UsageExit
 
 USAGE = """\
@@ -54,8 +55,11 @@ def parse_command_line(argv):
         else:
             opts["traces"].append(a)
         i += 1
-    if not opts["traces"] or not opts["out"]:
+    if not opts["traces"]:
         raise UsageExit(USAGE)
+    if not opts["out"]:  # named, as click names a missing required option
+        raise ParameterError("Error: Missing option '-o' (the output image, e.g. -o curve.png)."
+                             "\nRun lasvm plot without arguments for its options.")
     return opts
 
 

@@ -4,10 +4,54 @@ with ``-q``.
 Not on a pipe or a file: a caller such as LIBSVM's ``tools/grid.py`` pipes svm-train's stderr
 and never reads it, and a bar refreshed ten times a second fills a 64 KiB pipe in minutes,
 after which svm-train blocks for ever. Without a terminal, stderr carries only the bounded
-messages (warnings, errors, ``--counters``)."""
+messages (warnings, errors, ``--counters``).
+
+On a terminal stdout and stderr share the screen: a line printed while a bar is drawn would
+start after the bar's text. Every bar is therefore made with ``bar()`` (listed while open), and
+whatever prints a line does it inside ``bars_cleared()``, tqdm's ``clear()`` then its
+``refresh()``, as ``tqdm.write`` does (cli/report.py's write_stdout and the stderr writers)."""
 
 import os
 import sys
+from contextlib import contextmanager
+
+BAR_DELAY = 1.0  # seconds before a bar is first drawn: short runs never show one
+_open_bars = []  # tqdm bars made by bar() and not closed yet
+
+
+def bar(**kwargs):
+    """A tqdm bar on stderr that bars_cleared() takes off the screen while a line is printed;
+    close it with close_bar()."""
+    from tqdm import tqdm
+
+    b = tqdm(file=sys.stderr, leave=False, **kwargs)
+    _open_bars.append(b)
+    return b
+
+
+def close_bar(b):
+    if b in _open_bars:
+        _open_bars.remove(b)
+    b.close()
+
+
+def _drawn(b):
+    """tqdm's own test (tqdm.close): a bar still inside its delay has never been drawn."""
+    return getattr(b, "last_print_t", 0) >= b.start_t + b.delay and not b.disable
+
+
+@contextmanager
+def bars_cleared():
+    """Erase the drawn bars (the cursor back at the start of their line), let the caller print,
+    then draw them again below what it printed."""
+    cleared = [b for b in _open_bars if _drawn(b)]
+    for b in cleared:
+        b.clear()
+    try:
+        yield
+    finally:
+        for b in cleared:
+            b.refresh()
 
 
 class SolverProgress:
@@ -23,10 +67,8 @@ class SolverProgress:
 
     def update(self, done, value=None):
         if self._bar is None:
-            from tqdm import tqdm
-
-            self._bar = tqdm(desc=self._desc, unit=self._unit, file=sys.stderr, delay=1.0,
-                             leave=False, dynamic_ncols=True)
+            self._bar = bar(desc=self._desc, unit=self._unit, delay=BAR_DELAY,
+                            dynamic_ncols=True)
         self._bar.update(max(int(done) - self._done, 0))
         self._done = int(done)
         if value is not None:
@@ -34,7 +76,7 @@ class SolverProgress:
 
     def close(self):
         if self._bar is not None:
-            self._bar.close()
+            close_bar(self._bar)
 
 
 def progress_factory(quiet, stream=None):

@@ -11,7 +11,8 @@ import errno
 import os
 import sys
 
-from ..errors import LasvmError, OutputError
+from ..errors import LasvmError, OutputError, ReportedInterrupt
+from .progress import bars_cleared
 
 
 STDOUT_NAME = "standard output"  # OutputError.path when stdout itself failed
@@ -27,10 +28,12 @@ class UsageExit(Exception):
 
 
 def write_stdout(text):
-    """Write ``text`` to stdout and flush; an OutputError naming standard output on failure."""
+    """Write ``text`` to stdout and flush (a progress bar on the terminal erased first, then
+    drawn below it); an OutputError naming standard output on failure."""
     try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        with bars_cleared():
+            sys.stdout.write(text)
+            sys.stdout.flush()
     except OSError as e:
         _drop_stdout()
         raise OutputError(STDOUT_NAME, e.strerror or str(e)) from None
@@ -62,8 +65,9 @@ def _flush_stdout():
 
 def _stderr(text):
     try:
-        sys.stderr.write(text.rstrip("\n") + "\n")
-        sys.stderr.flush()
+        with bars_cleared():
+            sys.stderr.write(text.rstrip("\n") + "\n")
+            sys.stderr.flush()
     except OSError:
         pass
 
@@ -91,8 +95,9 @@ def run_guarded(main, argv):
         _flush_stdout()
         _stderr(str(e))
         return e.exit_code
-    except KeyboardInterrupt:
-        _stderr("interrupted")
+    except KeyboardInterrupt as e:
+        if not isinstance(e, ReportedInterrupt):
+            _stderr("interrupted")
         return 130
     except MemoryError as e:  # numpy names the allocation that failed; no traceback
         _flush_stdout()

@@ -13,6 +13,7 @@ import sys
 
 from ..errors import InputFormatError, LasvmError, OutputError, ParameterError
 from .argv import atof, atoi, read_options
+from .progress import bars_cleared
 from .report import UsageExit, write_stdout
 
 USAGE = """\
@@ -263,7 +264,8 @@ def _stdout(line):
 
 def _stderr(line):
     sys.stdout.flush()
-    sys.stderr.write(line + "\n")
+    with bars_cleared():
+        sys.stderr.write(line + "\n")
 
 
 def _error(msg):

@@ -5,10 +5,14 @@ One base class, :class:`LibSVMEstimator`, turns scikit-learn's parameters into
 (feature column j is LIBSVM index j + 1), trains with :func:`lasvm_cli.fit.fit` and keeps the
 :class:`~lasvm_cli.model.SVMModel` (``model_``), from which the scikit-learn attributes come.
 
-Class order. The model is trained exactly as ``svm-train`` trains the same data (LIBSVM's label
-order: first occurrence, +1 before -1), so its model file is svm-train's, byte for byte.
-scikit-learn's SVC orders classes ascending (``classes_``); the attributes and outputs below are
-given in that order, with scikit-learn's conventions (its SVC is LIBSVM too):
+Class order. The classifiers train as scikit-learn's SVC does: its libsvm gets the labels
+encoded as positions in ``classes_`` (ascending) and groups the rows by class in that order
+(its svm_group_classes sorts the labels; LIBSVM's keeps the order of first occurrence and puts
++1 before -1). The pairs, their SMO paths and so the solutions are then scikit-learn's, not
+merely equal within the tolerance. svm-train keeps LIBSVM's order: the model file written here
+is svm-train's, byte for byte, for data whose classes first occur in ascending order (and are
+not -1/+1), e.g. rows sorted by class. The attributes and outputs follow scikit-learn's
+conventions (its SVC is LIBSVM too):
 
 * ``decision_function``: binary, one value per row, positive for ``classes_[1]``; multi-class,
   the one-vs-one values for pairs (0,1), (0,2), ... of ``classes_`` (``decision_function_shape=
@@ -194,26 +198,30 @@ class LibSVMEstimator(BaseEstimator):
             solver=self.solver, wss=self.wss, final_kkt_check=bool(self.final_kkt_check),
             max_iter=None if max_iter is None or max_iter < 0 else int(max_iter),
             multiclass=getattr(self, "multiclass", "ovo"),
-            seed=seed_of(getattr(self, "random_state", None)), epochs=int(self.epochs),
+            seed=seed_of(getattr(self, "random_state", None)), nu_start="sklearn",
+            epochs=int(self.epochs),
             finish=bool(self.finish), selection=self.selection,
             candidates=int(self.candidates), delta_max=self.delta_max)
         if p.kernel_type in (1, 2, 3) and p.gamma < 0:
             raise ValueError("gamma < 0")
         return p
 
-    def check_params(self, p, weights=None):
+    def check_params(self, p, weights=None, class_counts=None):
+        """LIBSVM's parameter check (with ``class_counts``, nu-SVC's feasibility on every
+        pair: "specified nu is infeasible", a ValueError as in scikit-learn)."""
         if weights:
             p.weights = weights
-        msg = check_parameter(p)
+        msg = check_parameter(p, class_counts)
         if msg is not None:
             raise ValueError(msg)
         return p
 
     # -- fitting ----------------------------------------------------------------------------
 
-    def fit_problem(self, X, y_lib, params):
-        """Train on X (validated) with LIBSVM labels / targets y_lib; sets model_ and the
-        common attributes."""
+    def fit_problem(self, X, y_lib, params, rows=None, labels=None):
+        """Train on X (validated) with LIBSVM labels / targets y_lib (on ``rows`` of X in that
+        order, default all); sets model_ and the common attributes. ``labels``: the model's
+        label for each label of y_lib, 0 .. k-1."""
         precomputed = self.kernel == "precomputed"
         if precomputed and X.shape[0] != X.shape[1]:
             raise ValueError("X should be a square kernel matrix")
@@ -222,8 +230,10 @@ class LibSVMEstimator(BaseEstimator):
         problem = Problem(y_lib, indptr, indices, values, max_index,
                           kernel_type=params.kernel_type)
         info = print if getattr(self, "verbose", False) else None
-        model = fit_model(problem, params, info=info,
+        model = fit_model(problem, params, rows=rows, info=info,
                           warn=lambda m: warnings.warn(m, stacklevel=3))
+        if labels is not None:
+            model.label = labels[np.asarray(model.label, np.int64)]
         self.sparse_input_ = sp.issparse(X)
         self.shape_fit_ = X.shape
         self.set_model(model)
@@ -353,7 +363,8 @@ class SVC(ClassifierMixin, LibSVMEstimator):
     """ + _DOC_PARAMS + """
     multiclass : 'ovo' (LIBSVM) | 'ovr' (one machine per class, the model file extension)
     random_state : seed of LIBSVM's rand() for probability folds and LASVM (None: LIBSVM's
-        unseeded rand, so ``probability=True`` gives svm-train -b 1's values)
+        unseeded rand, so ``probability=True`` gives svm-train -b 1's values where the class
+        orders agree, see the module's docstring)
     """
 
     svm_type = 0
@@ -401,11 +412,17 @@ class SVC(ClassifierMixin, LibSVMEstimator):
                              f"{classes.size} class")
         self.classes_ = classes
         self._labels = integer_labels(classes)
-        params = self.check_params(self.train_params(X), self.class_weights(y_idx))
-        return self.fit_problem(X, self._labels[y_idx].astype(np.float64), params)
+        params = self.check_params(self.train_params(X), self.class_weights(y_idx),
+                                   np.bincount(y_idx))
+        # scikit-learn's libsvm: labels 0..k-1 (positions in classes_), rows grouped by class
+        # in that order, each class's rows in input order (a stable sort); then the model gets
+        # the classes' own labels back for its file
+        rows = np.argsort(y_idx, kind="stable")
+        return self.fit_problem(X, y_idx.astype(np.float64), params, rows=rows,
+                                labels=self._labels)
 
     def class_weights(self, y_idx):
-        """class_weight as svm-train's -wi weights, by LIBSVM label."""
+        """class_weight as svm-train's -wi weights, by encoded label (position in classes_)."""
         cw = self.class_weight
         if cw is None:
             return {}
@@ -415,14 +432,14 @@ class SVC(ClassifierMixin, LibSVMEstimator):
                 raise ValueError(f"class_weight must be a dict, 'balanced' or None, not {cw!r}")
             count = np.bincount(y_idx, minlength=k)
             w = y_idx.size / (k * count.astype(np.float64))
-            return {int(self._labels[c]): float(w[c]) for c in range(k)}
+            return {c: float(w[c]) for c in range(k)}
         out = {}
         for cls, w in cw.items():
             hit = np.flatnonzero(self.classes_ == cls)
             if hit.size == 0:
                 raise ValueError(f"The classes, {list(cw)}, are not in class, "
                                  f"{list(self.classes_)}")
-            out[int(self._labels[hit[0]])] = float(w)
+            out[int(hit[0])] = float(w)
         return out
 
     def load_classes(self, model):

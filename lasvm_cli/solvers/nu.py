@@ -17,10 +17,21 @@ from .result import SolverResult
 from .variables import one_per_example, svr_pairs
 
 
-def nu_svc_start(y, nu):
+def nu_total(nu, l, C=1.0, start="libsvm"):
+    """nu l C, the sum of the starting alphas: LIBSVM's product, or scikit-learn's sum of
+    nu C_i over the rows ("sklearn"), rounded once per row."""
+    if start == "sklearn":
+        total = 0.0
+        for _ in range(l):
+            total += C * nu
+        return total
+    return C * nu * l
+
+
+def nu_svc_start(y, nu, start="libsvm"):
     """solve_nu_svc's initial alpha."""
     l = y.shape[0]
-    sum_pos = sum_neg = nu * l / 2
+    sum_pos = sum_neg = nu_total(nu, l, start=start) / 2
     alpha = np.empty(l)
     for i in range(l):
         if y[i] > 0:
@@ -32,13 +43,13 @@ def nu_svc_start(y, nu):
     return alpha
 
 
-def solve_nu_svc(kd, kp, y, nu, **smo_options):
+def solve_nu_svc(kd, kp, y, nu, start="libsvm", **smo_options):
     """Train binary nu-SVC (y = +1/-1) on the rows of kd."""
     y = np.ascontiguousarray(y, np.float64)
     l = y.shape[0]
     alpha, rho, obj, status, counters = solve_qp(
-        kd, kp, one_per_example(y), np.zeros(l), np.ones(l), alpha0=nu_svc_start(y, nu),
-        nu=True, **smo_options)
+        kd, kp, one_per_example(y), np.zeros(l), np.ones(l),
+        alpha0=nu_svc_start(y, nu, start), nu=True, **smo_options)
     r = counters["r"]
     coef = alpha * (y / r)
     bound = 1 / r
@@ -48,23 +59,23 @@ def solve_nu_svc(kd, kp, y, nu, **smo_options):
         hit_max_iter=status == MAX_ITER_REACHED, counters=counters, lines=[f"C = {bound:f}"])
 
 
-def nu_svr_start(l, C, nu):
+def nu_svr_start(l, C, nu, start="libsvm"):
     """solve_nu_svr's initial alpha (2l variables: alpha then alpha*)."""
     alpha = np.empty(2 * l)
-    total = C * nu * l / 2
+    total = nu_total(nu, l, C, start) / 2
     for i in range(l):
         alpha[i] = alpha[i + l] = min(total, C)
         total -= alpha[i]
     return alpha
 
 
-def solve_nu_svr(kd, kp, z, C, nu, **smo_options):
+def solve_nu_svr(kd, kp, z, C, nu, start="libsvm", **smo_options):
     """Train nu-SVR (cost C) on targets ``z`` of the rows of kd."""
     z = np.asarray(z, np.float64)
     l = z.shape[0]
     alpha, rho, obj, status, counters = solve_qp(
         kd, kp, svr_pairs(l), np.concatenate([-z, z]), np.full(2 * l, float(C)),
-        alpha0=nu_svr_start(l, float(C), nu), nu=True, **smo_options)
+        alpha0=nu_svr_start(l, float(C), nu, start), nu=True, **smo_options)
     coef = alpha[:l] - alpha[l:]
     a = np.abs(coef)
     return SolverResult.binary(
@@ -81,9 +92,11 @@ def _options(params):
 def nu_svc_from_params(kd, kp, y, Cp, Cn, params, progress=None, control=None):
     """solve_nu_svc with svm-train's parameters (FORMULATIONS' entry for -s 1; Cp, Cn unused,
     as in LIBSVM)."""
-    return solve_nu_svc(kd, kp, y, params.nu, progress=progress, **_options(params))
+    return solve_nu_svc(kd, kp, y, params.nu, params.nu_start, progress=progress,
+                        **_options(params))
 
 
 def nu_svr_from_params(kd, kp, y, Cp, Cn, params, progress=None, control=None):
     """solve_nu_svr with svm-train's parameters (FORMULATIONS' entry for -s 4)."""
-    return solve_nu_svr(kd, kp, y, params.C, params.nu, progress=progress, **_options(params))
+    return solve_nu_svr(kd, kp, y, params.C, params.nu, params.nu_start, progress=progress,
+                        **_options(params))

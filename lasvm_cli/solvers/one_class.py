@@ -11,13 +11,23 @@ import numpy as np
 
 from ..qp import MAX_ITER_REACHED
 from .csvc import solve_qp
+from .nu import nu_total
 from .result import SolverResult
 from .variables import one_per_example
 
 
-def one_class_start(l, nu):
-    """solve_one_class's initial alpha."""
+def one_class_start(l, nu, start="libsvm"):
+    """solve_one_class's initial alpha; "sklearn": scikit-learn's, which fills the rows in turn
+    from the sum of nu over the rows (its last bit may differ from nu l)."""
     alpha = np.zeros(l)
+    if start == "sklearn":
+        left = nu_total(nu, l, start=start)
+        i = 0
+        while left > 0 and i < l:
+            alpha[i] = min(1.0, left)
+            left -= alpha[i]
+            i += 1
+        return alpha
     n = int(nu * l)
     alpha[:n] = 1.0
     if n < l:
@@ -25,11 +35,11 @@ def one_class_start(l, nu):
     return alpha
 
 
-def solve_one_class(kd, kp, l, nu, **smo_options):
+def solve_one_class(kd, kp, l, nu, start="libsvm", **smo_options):
     """Train a one-class SVM on the l rows of kd."""
     alpha, rho, obj, status, counters = solve_qp(
         kd, kp, one_per_example(np.ones(l)), np.zeros(l), np.ones(l),
-        alpha0=one_class_start(l, nu), **smo_options)
+        alpha0=one_class_start(l, nu, start), **smo_options)
     return SolverResult.binary(
         alpha, rho, obj=obj, n_iter=counters["iterations"], n_sv=int(np.count_nonzero(alpha)),
         n_bsv=int(np.count_nonzero(alpha >= 1.0)), hit_max_iter=status == MAX_ITER_REACHED,
@@ -38,7 +48,7 @@ def solve_one_class(kd, kp, l, nu, **smo_options):
 
 def from_params(kd, kp, y, Cp, Cn, params, progress=None, control=None):
     """solve_one_class with svm-train's parameters (FORMULATIONS' entry for -s 2; y unused)."""
-    return solve_one_class(kd, kp, len(y), params.nu, eps=params.eps,
+    return solve_one_class(kd, kp, len(y), params.nu, params.nu_start, eps=params.eps,
                            shrinking=bool(params.shrinking), cache_mb=params.cache_size,
                            wss=params.wss, max_iter=params.max_iter,
                            final_kkt_check=params.final_kkt_check, progress=progress)
