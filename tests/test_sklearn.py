@@ -613,3 +613,16 @@ def test_load_svmlight_file_rows_train_svm_trains_model(heart12, tmp_path):
     train_cli(["-q", str(data), str(tmp_path / "cli.model")], tmp_path)
     SVC(gamma="auto").fit(X, y).save_model(tmp_path / "sk.model")
     assert (tmp_path / "sk.model").read_bytes() == (tmp_path / "cli.model").read_bytes()
+
+
+def test_hmg_finishes_to_tol_like_svm_train(heart):
+    """SVC(wss='hmg') finishes to tol by default, as svm-train --wss hmg does; with
+    final_kkt_check=False it stops on the paper's MG rule alone (heart_scale, C=10, gamma=1:
+    another solution)."""
+    from lasvm_cli.sklearn import SVC
+
+    X, y = heart
+    default = SVC(C=10, gamma=1.0, wss="hmg").fit(X, y).decision_function(X)
+    final = SVC(C=10, gamma=1.0, wss="hmg", final_kkt_check=True).fit(X, y).decision_function(X)
+    paper = SVC(C=10, gamma=1.0, wss="hmg", final_kkt_check=False).fit(X, y).decision_function(X)
+    assert np.array_equal(default, final) and not np.array_equal(default, paper)

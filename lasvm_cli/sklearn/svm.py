@@ -352,7 +352,8 @@ class LibSVMEstimator(BaseEstimator):
 # shared parameters and their defaults (scikit-learn's, then ours)
 _DOC_PARAMS = """
     solver : 'smo' | 'lasvm'  batch SMO (LIBSVM's) or online LASVM (then its finishing step)
-    wss : 'so' | 'mvp' | 'hmg'  SMO working-set selection;  final_kkt_check : HMG only
+    wss : 'so' | 'mvp' | 'hmg'  SMO working-set selection;  final_kkt_check : HMG only (default
+        True: finish to tol; False: the paper's MG stopping rule alone, svm-train --mg-stop)
     epochs, finish, selection, candidates, delta_max : LASVM's options (svm-train --epochs ...)
 """
 
@@ -373,7 +374,7 @@ class SVC(ClassifierMixin, LibSVMEstimator):
                  shrinking=True, probability=False, tol=1e-3, cache_size=200,
                  class_weight=None, verbose=False, max_iter=-1, decision_function_shape="ovr",
                  break_ties=False, random_state=None, solver="smo", wss="so",
-                 final_kkt_check=False, multiclass="ovo", epochs=1, finish=True,
+                 final_kkt_check=True, multiclass="ovo", epochs=1, finish=True,
                  selection="random", candidates=50, delta_max=None):
         self.C = C
         self.kernel = kernel
@@ -569,7 +570,7 @@ class NuSVC(SVC):
                  shrinking=True, probability=False, tol=1e-3, cache_size=200,
                  class_weight=None, verbose=False, max_iter=-1, decision_function_shape="ovr",
                  break_ties=False, random_state=None, solver="smo", wss="so",
-                 final_kkt_check=False, multiclass="ovo", epochs=1, finish=True,
+                 final_kkt_check=True, multiclass="ovo", epochs=1, finish=True,
                  selection="random", candidates=50, delta_max=None):
         super().__init__(kernel=kernel, degree=degree, gamma=gamma, coef0=coef0,
                          shrinking=shrinking, probability=probability, tol=tol,
@@ -613,7 +614,7 @@ class SVR(RegressorMixin, _OneOutput):
 
     def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, C=1.0,
                  epsilon=0.1, shrinking=True, cache_size=200, verbose=False, max_iter=-1,
-                 solver="smo", wss="so", final_kkt_check=False, epochs=1, finish=True,
+                 solver="smo", wss="so", final_kkt_check=True, epochs=1, finish=True,
                  selection="random", candidates=50, delta_max=None):
         _regressor_init(self, kernel, degree, gamma, coef0, tol, C, shrinking, cache_size,
                         verbose, max_iter, solver, wss, final_kkt_check, epochs, finish,
@@ -632,7 +633,7 @@ class NuSVR(RegressorMixin, _OneOutput):
 
     def __init__(self, *, nu=0.5, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
                  shrinking=True, tol=1e-3, cache_size=200, verbose=False, max_iter=-1,
-                 solver="smo", wss="so", final_kkt_check=False, epochs=1, finish=True,
+                 solver="smo", wss="so", final_kkt_check=True, epochs=1, finish=True,
                  selection="random", candidates=50, delta_max=None):
         _regressor_init(self, kernel, degree, gamma, coef0, tol, C, shrinking, cache_size,
                         verbose, max_iter, solver, wss, final_kkt_check, epochs, finish,
@@ -652,7 +653,7 @@ class OneClassSVM(OutlierMixin, _OneOutput):
 
     def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, nu=0.5,
                  shrinking=True, cache_size=200, verbose=False, max_iter=-1, solver="smo",
-                 wss="so", final_kkt_check=False, epochs=1, finish=True, selection="random",
+                 wss="so", final_kkt_check=True, epochs=1, finish=True, selection="random",
                  candidates=50, delta_max=None):
         _regressor_init(self, kernel, degree, gamma, coef0, tol, 1.0, shrinking, cache_size,
                         verbose, max_iter, solver, wss, final_kkt_check, epochs, finish,
