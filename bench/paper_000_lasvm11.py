@@ -2,7 +2,8 @@
 (issue 33, seed 000; Bordes et al. 2005, Figures 7-9).
 
     LASVM11_BIN=/path/to/built/la_svm python bench/paper_000_lasvm11.py \
-        [--only Banana USPS ...] [--orders 3] [--rows N] [--out results/paper-000-lasvm11]
+        [--only Banana USPS ...] [--orders 3] [--rows N] [--gamma G]
+        [--out results/paper-000-lasvm11]
 
 For every problem of Figure 7 (bench/paper_000.py's set-up: RBF, its gamma and C, 40 MB
 cache, tau = 0.001) and every order o < --orders, the training rows are permuted (seed o) and
@@ -26,7 +27,8 @@ Rows, one per order:
 Kernel evaluations: ours count every K(x_i, x_j) computed (kernel_evals); la_svm counts calls
 of its kernel function. Writes OUT/lasvm11.csv and prints one line per run. Without
 LASVM11_BIN (or when it is absent) the LaSVM 1.1 rows are skipped. --rows N keeps N training
-rows (drawn at random, seed 0) for large problems.
+rows (drawn at random, seed 0) for large problems; --gamma G replaces Figure 7's gamma (USPS+N
+at gamma = 0.5: docs/reproductions/seed-000.md, section 1).
 """
 
 import argparse
@@ -111,6 +113,7 @@ def main(argv=None):
     ap.add_argument("--only", nargs="*", default=["Banana", "USPS", "USPS+N", "Reuters"])
     ap.add_argument("--orders", type=int, default=3)
     ap.add_argument("--rows", type=int, default=0)
+    ap.add_argument("--gamma", type=float, default=None)
     ap.add_argument("--out", default="results/paper-000-lasvm11")
     args = ap.parse_args(argv)
     from lasvm_cli.data import kernel_data
@@ -138,6 +141,7 @@ def main(argv=None):
 
         for name in args.only:
             tr, te, y_tr, y_te, gamma, C = problem(name)
+            gamma = gamma if args.gamma is None else args.gamma
             if args.rows and args.rows < len(y_tr):
                 keep = np.sort(np.random.default_rng(0).choice(len(y_tr), args.rows, False))
                 tr, y_tr = take_rows(tr, keep), y_tr[keep]
