@@ -33,11 +33,15 @@ from .online_core import (CHUNK, I_FINISH_STEPS, I_NOBIAS, I_NS, I_STEPS, MODE_E
 PREFIX = "smo_"  # names of the SMO arrays in a saved LASVM state
 
 
-def start_finishing(st, kc, kd, kp, tau, saved=None):
+FINISHINGS = ("smo", "reprocess")
+
+
+def start_finishing(st, kc, kd, kp, tau, saved=None, rule="smo"):
     """The finishing run of an online core state: SmoFinish with a bias, ReprocessFinish
-    without; ``saved``: arrays of a run saved mid-way (a dict holding no SMO arrays starts
-    afresh)."""
-    if st.ist[I_NOBIAS]:
+    without or with ``rule="reprocess"`` (the paper's step 3 as printed: REPROCESS until
+    delta <= tau, LaSVM 1.1's rule); ``saved``: arrays of a run saved mid-way (a dict holding
+    no SMO arrays starts afresh)."""
+    if st.ist[I_NOBIAS] or rule == "reprocess":
         return ReprocessFinish(st, kc, kd, kp, tau)
     return (saved is not None and SmoFinish.load(st, kc, kd, kp, tau, saved)) or \
         SmoFinish(st, kc, kd, kp, tau)
@@ -59,8 +63,8 @@ class _Finishing:
 
 
 class ReprocessFinish(_Finishing):
-    """Without a bias: the online core's REPROCESS loop until no tau-violating variable is
-    left (its state is the core's own)."""
+    """The online core's REPROCESS loop until no tau-violating pair (variable, without a bias)
+    is left, one REPROCESS per step (its state is the core's own)."""
 
     def __init__(self, st, kc, kd, kp, tau):
         self.args = (st, kc, kd, kp, tau)

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..cache import (FILL, HITS, KERNEL_EVALS, MISSES, cache_positions_loaded, cache_set_width,
                      fill_pays, make_cache)
-from .finishing import start_finishing
+from .finishing import FINISHINGS, start_finishing
 from .online_core import (CHUNK, F_DELTA, I_EPOCH, I_FINISH_STEPS,
                           I_INSERTED, I_LABELS, I_NS, I_POOL, I_PROCESSED, I_REPROCESS,
                           I_STEPS, MODE_DELTA, MODE_NEW_EPOCH, MODE_ONLINE,
@@ -70,12 +70,15 @@ class LasvmRun:
 
     def __init__(self, kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish=True,
                  selection="random", candidates=50, delta_max=None, seed=0, label_budget=None,
-                 rng="splitmix64", symmetric_fill="auto", bias=True, boxes=None):
+                 rng="splitmix64", symmetric_fill="auto", bias=True, boxes=None,
+                 finishing="smo"):
         if selection not in SELECTIONS:
             raise ValueError(
                 f"unknown selection {selection!r} (expected one of {sorted(SELECTIONS)})")
         if rng not in RNGS:
             raise ValueError(f"unknown rng {rng!r} (expected one of {sorted(RNGS)})")
+        if finishing not in FINISHINGS:
+            raise ValueError(f"unknown finishing {finishing!r} (expected one of {FINISHINGS})")
         if label_budget is not None and selection == "random":
             selection = "active"
         self.kd, self.kp = kd, kp
@@ -85,12 +88,13 @@ class LasvmRun:
                            delta_max=None if delta_max is None else float(delta_max),
                            seed=int(seed), label_budget=None if label_budget is None
                            else int(label_budget), rng=rng, Cp=float(Cp), Cn=float(Cn),
-                           bias=bool(bias))
+                           bias=bool(bias), finishing=finishing)
         self.cache_mb = cache_mb
         y = np.asarray(y)
         self.l = l = y.shape[0]
         self.epochs = int(epochs)
         self.finish = bool(finish)
+        self._finishing = finishing
         self._tau = float(eps)
         self._dmax = np.inf if delta_max is None else float(delta_max)
         self._budget = np.int64(l + 1 if label_budget is None else int(label_budget))
@@ -149,7 +153,8 @@ class LasvmRun:
                 fit_width(self.kc, st, finishing=True)
                 self._width_ready = True
             if self._finish is None:
-                self._finish = start_finishing(st, self.kc, self.kd, self.kp, self._tau)
+                self._finish = start_finishing(st, self.kc, self.kd, self.kp, self._tau,
+                                               rule=self._finishing)
             if self._finish.step(n):
                 self.phase = PH_DONE
         return 0
@@ -242,7 +247,8 @@ class LasvmRun:
         if self.phase == PH_FINISH:
             fit_width(self.kc, self.st, finishing=True)
             self._width_ready = True
-            self._finish = start_finishing(self.st, self.kc, self.kd, self.kp, self._tau, d)
+            self._finish = start_finishing(self.st, self.kc, self.kd, self.kp, self._tau, d,
+                                           rule=self._finishing)
         if self.phase == PH_ONLINE:
             n_s = int(self.st.ist[I_NS])
             cache_set_width(self.kc, np.int64(min(self.l, n_s + CHUNK + 2 + n_s // 4)))
@@ -272,7 +278,7 @@ class LasvmRun:
 def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish=True,
                 selection="random", candidates=50, delta_max=None, seed=0,
                 label_budget=None, progress=None, rng="splitmix64", control=None,
-                symmetric_fill="auto", bias=True, boxes=None):
+                symmetric_fill="auto", bias=True, boxes=None, finishing="smo"):
     """Train a binary SVM with LASVM (Bordes et al. 2005): seeding, ``epochs`` passes of
     PROCESS + REPROCESS over examples chosen by ``selection``, then (``finish``) REPROCESS
     until delta <= tau = ``eps``.
@@ -294,6 +300,11 @@ def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish
                 one-variable steps, rho = 0; LASVM-G's and the tracking algorithms')
     boxes       (A, B) by example instead of LaSVM's [0, Cp] / [-Cn, 0] (a solver may move
                 them later, between chunks, through run.st.A / run.st.B by position)
+    finishing   "smo" (default): the finishing step is the SMO loop over S with second-order
+                selection and shrinking (solvers/finishing.py); "reprocess": the paper's
+                step 3 as printed and LaSVM 1.1's, REPROCESS (maximal violating pairs) until
+                delta <= tau. Both stop at the same rule; they reach different tau-approximate
+                solutions at different costs (docs/reproductions/seed-000.md)
     control     None, or an object whose ``drive(run, progress) -> SolverResult`` runs the
                 :class:`LasvmRun` (lasvm_cli/online.py: save/resume, early stopping,
                 snapshots, trace)
@@ -303,7 +314,7 @@ def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish
     run = LasvmRun(kd, kp, y, Cp, Cn, eps=eps, cache_mb=cache_mb, epochs=epochs, finish=finish,
                    selection=selection, candidates=candidates, delta_max=delta_max, seed=seed,
                    label_budget=label_budget, rng=rng, symmetric_fill=symmetric_fill,
-                   bias=bias, boxes=boxes)
+                   bias=bias, boxes=boxes, finishing=finishing)
     return run_or_drive(run, progress, control)
 
 
