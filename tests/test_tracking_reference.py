@@ -182,3 +182,25 @@ def test_splitmix_matches_the_compiled_generator():
         for n in (1, 2, 7, 40, 1000):
             assert [int(rand_below(rng, np.int64(n))) for _ in range(20)] == \
                 [mine.below(n) for _ in range(20)]
+
+
+@pytest.mark.parametrize("seed, C, K, kernel", [(51, 1.0, 3, "rbf"), (52, 0.2, 2, "linear"),
+                                                (53, 5.0, 4, "poly")])
+def test_process_gain_is_theorem_3s_delta(seed, C, K, kernel):
+    """Algorithm 2's line 4 raises D_t by Delta_{t,t}(alpha^t) (Theorem 3), whose closed form
+    is 0 for g <= 0, g^2 / (2 q) for 0 < g / q <= C, C g - C^2 q / 2 above (g = g_t(alpha^t),
+    q = ||x_t||^2; 1e-12 absolute); the collapsing sum makes delta_T <= D_T(alpha) at the end
+    (to 1e-12 relative: with C = 0.2 every reprocess step can be null, and then they are equal)."""
+    _, _, y, Q = problem(seed, kernel)
+    order = shuffled(y.size, seed)
+    records = ref.algorithm_2(y, Q, C, K, ref.FixedOrder(order), ref.SplitMix64(seed))
+    alpha = np.zeros(y.size)
+    for rec in records:
+        x_t, S = rec["x_t"], list(order[:rec["t"]])
+        g, q = ref.g(x_t, alpha, S, y, Q), Q[x_t, x_t]
+        closed = 0.0 if g <= 0 else (g * g / (2 * q) if g / q <= C else C * g - C * C * q / 2)
+        assert abs(rec["delta"] - closed) <= 1e-12
+        alpha = rec["alpha"]
+    delta_T = sum(rec["delta"] for rec in records)
+    D_T = ref.dual(alpha, list(order), y, Q)
+    assert 0.0 < delta_T <= D_T * (1 + 1e-12)
