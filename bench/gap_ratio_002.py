@@ -17,7 +17,11 @@ and where the gap of abar comes from: ``fresh`` is the fraction of S_t with alph
 g_i > 0 (examples that no step has reached since they arrived, in practice), ``fresh_share``
 their part of the gap (each adds C g_i = C [1 - y_i f(x_i)]_+, its hinge loss) and
 ``fresh_hinge`` their mean hinge loss. ``--spacing log`` puts the points evenly on a log scale
-of t (from t = 10), to see what a mean over such points would give. ``--C`` and ``--gamma``
+of t (from t = 10), to see what a mean over such points would give. ``--unreached`` logs the
+examples of the steps (``literal=True``: slower) and adds, exactly, the fraction of S_t that
+no step has picked since arrival (``unreached``; about 1/(K + 1) for Algorithm 1), their part
+of the gap (``unreached_share``) and their mean hinge loss (``unreached_hinge``, zeros
+included). ``--C`` and ``--gamma``
 change the problem (sensitivity only: the paper's setting is the default).
 
 It writes one CSV row per (algorithm, K, seed, t) plus a summary (mean over the pass and the
@@ -41,7 +45,8 @@ sys.path.insert(0, str(REPO))
 
 from bench.paper_002 import PAPER_A, PAPER_B, fit_power, load  # noqa: E402
 from lasvm_cli.kernels import RBF, make_params  # noqa: E402
-from lasvm_cli.solvers.tracking import TrackRun, duality_measures, shuffled  # noqa: E402
+from lasvm_cli.solvers.tracking import (T_LITERAL, TrackRun, duality_measures,  # noqa: E402
+                                        shuffled)
 
 
 def gaps(run, n):
@@ -62,12 +67,20 @@ def gaps(run, n):
             out["fresh"] = fresh.mean()
             out["fresh_share"] = terms[fresh].sum() / gap if gap > 0 else 0.0
             out["fresh_hinge"] = gp[fresh].mean() if fresh.any() else 0.0
+            if run.tr.tis[T_LITERAL]:
+                # PROCESS (Algorithm 2) counts as a pick: it is a step on x_t
+                unreached = ~np.isin(rows, run.picks())
+                out["unreached"] = unreached.mean()
+                out["unreached_share"] = terms[unreached].sum() / gap if gap > 0 else 0.0
+                out["unreached_hinge"] = (np.maximum(gp[unreached], 0.0).mean()
+                                          if unreached.any() else 0.0)
     return out
 
 
-def one_run(case, alg, K, seed, points, spacing):
+def one_run(case, alg, K, seed, points, spacing, literal=False):
     run = TrackRun(case.kd, case.kp, case.y, case.C, case.C, algorithm=alg, K=K,
-                   order=shuffled(case.l, seed), seed=seed, cache_mb=case.cache_mb)
+                   order=shuffled(case.l, seed), seed=seed, cache_mb=case.cache_mb,
+                   literal=literal)
     if spacing == "log":
         stops = np.unique(np.geomspace(10, case.l, points).astype(np.int64))
     else:
@@ -91,6 +104,7 @@ def main():
     ap.add_argument("--rows", type=int, default=0, help="0: all of adult's training rows")
     ap.add_argument("--points", type=int, default=60)
     ap.add_argument("--spacing", choices=("linear", "log"), default="linear")
+    ap.add_argument("--unreached", action="store_true", help="log the picks (slower)")
     ap.add_argument("--C", type=float, default=1.0, help="the paper's 1 (sensitivity only)")
     ap.add_argument("--gamma", type=float, default=0.005, help="the paper's 0.005 (idem)")
     ap.add_argument("--out", default=str(REPO / "results" / "gap-ratio-002"))
@@ -105,7 +119,7 @@ def main():
     for alg in a.algs.split(","):
         for K in Ks:
             for seed in seeds:
-                all_rows += one_run(case, alg, K, seed, a.points, a.spacing)
+                all_rows += one_run(case, alg, K, seed, a.points, a.spacing, a.unreached)
     with open(out / "points.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(all_rows[0]))
         w.writeheader()
@@ -118,7 +132,10 @@ def main():
     for alg in a.algs.split(","):
         for K in Ks:
             paper = (PAPER_A / K) ** (1 / PAPER_B)
-            for m in ("abar", "alpha", "Cn", "fresh", "fresh_share", "fresh_hinge"):
+            measures = ["abar", "alpha", "Cn", "fresh", "fresh_share", "fresh_hinge"]
+            if a.unreached:
+                measures += ["unreached", "unreached_share", "unreached_hinge"]
+            for m in measures:
                 per_seed = [[r[m] for r in all_rows if r["algorithm"] == alg and r["K"] == K
                              and r["seed"] == s] for s in seeds]
                 means = np.array([np.mean(p) for p in per_seed])
