@@ -93,7 +93,8 @@ T_LIMIT = 13       # examples to see (rcd: coordinate steps to run)
 T_NNZ = 14         # entries of ``nz``: the examples with alpha != 0
 N_TIS = 15
 
-TrackState = namedtuple("TrackState", "tis order S touched abar tgt tcoef tout nz nz_at nz_coef")
+TrackState = namedtuple("TrackState",
+                        "tis order S touched abar tgt tcoef tout nz nz_at nz_coef picks")
 TrackState.__doc__ = """Tracking state beside the online core's LasvmState (all arrays).
 
 tis      int64 [N_TIS]  scalars (T_* constants)
@@ -106,6 +107,9 @@ nz       int64 [l]      the examples with alpha != 0, T_NNZ of them (in no parti
 nz_at    int64 [l]      by example: its entry in nz, -1 when alpha = 0
 nz_coef  float64 [l]    nz_coef[r] = alpha of example nz[r]: a new example's gradient reads
                         these m coefficients instead of passing over the t seen positions
+picks    int64 [steps]  T_LITERAL only: the example of each coordinate step (PROCESS
+                        included), in order, so that tests can compare the working examples
+                        with the paper's pseudo-code (tests/reference_tracking.py)
 """
 
 
@@ -252,6 +256,13 @@ def _average(st, tr, ex, a, k):
             tr.abar[e] = w * tr.abar[e] + st.alpha[p] / k
 
 
+@numba.njit(inline="always", **_NJIT)
+def _record_pick(tr, ex):
+    """T_LITERAL runs log the example of step T_ITER (tests)."""
+    if tr.tis[T_LITERAL] != 0 and tr.tis[T_ITER] < tr.picks.shape[0]:
+        tr.picks[tr.tis[T_ITER]] = ex
+
+
 @numba.njit(**_NJIT)
 def _coordinate_step(st, kc, kd, kp, tr, k):
     """Lines 6-8: one eq. (3) step on a seen example drawn uniformly (step k of the mean).
@@ -264,6 +275,7 @@ def _coordinate_step(st, kc, kd, kp, tr, k):
     after = st.alpha[st.ex2pos[ex]]
     if status != 0:
         _track_nonzero(tr, ex, before, after)
+    _record_pick(tr, ex)
     tr.tis[T_ITER] += 1
     tr.tis[T_UPD] += status
     _average(st, tr, ex, after - before, k)
@@ -322,6 +334,7 @@ def _time_step(st, kc, kd, kp, tr):
     _reset_average(tr)
     status = _insert(st, kc, kd, kp, tr, ex)
     if status >= 0:
+        _record_pick(tr, ex)
         tr.tis[T_ITER] += 1
         tr.tis[T_UPD] += status
     if tr.tis[T_LITERAL] != 0:
@@ -377,18 +390,20 @@ class TrackRun:
     teacher    "active" | "adversarial" (pool teachers) or a fixed order (``order``)
     max_examples  stop after that many examples (time indices)
     batch_iters   rcd's number of steps N
-    literal    keep the literal running mean of line 8 too (tests)
+    literal    keep the literal running mean of line 8 and the examples of the steps (tests)
+    cache_dtype  the kernel rows' type (float32 as LIBSVM; tests comparing the steps with a
+               float64 reference use float64)
     """
 
     def __init__(self, kd, kp, y, Cp, Cn, *, algorithm="track1", K=DEFAULT_K, average=True,
                  teacher="shuffle", order=None, pool=50, max_examples=None, batch_iters=None,
-                 seed=1, cache_mb=100.0, literal=False):
+                 seed=1, cache_mb=100.0, literal=False, cache_dtype=np.float32):
         y = np.where(np.asarray(y) > 0, 1.0, -1.0)
         self.l = l = y.shape[0]
         self.kd, self.kp = kd, kp
         self.algorithm = algorithm
         self.K = int(K)
-        self.kc = make_cache(l, cache_mb)
+        self.kc = make_cache(l, cache_mb, dtype=cache_dtype)
         self.kc.meta[FILL] = int(fill_pays(kd, kp))
         A, B = svc_boxes(y, Cp, Cn)
         self.Ci = B - A
@@ -410,7 +425,9 @@ class TrackRun:
         self.tr = TrackState(tis, np.ascontiguousarray(order, np.int64), np.zeros(l),
                              np.zeros(self.K + 1, np.int64), np.zeros(l if literal else 1),
                              np.zeros(l, np.int64), np.zeros(l), np.zeros(l),
-                             np.zeros(l, np.int64), np.full(l, -1, np.int64), np.zeros(l))
+                             np.zeros(l, np.int64), np.full(l, -1, np.int64), np.zeros(l),
+                             np.full(self._steps_bound(limit, batch_iters) if literal else 1,
+                                     -1, np.int64))
         if alg == ALG_RCD:  # every example seen from the start, g = y at alpha = 0
             tis[T_LIMIT] = self.K * l if batch_iters is None else int(batch_iters)
             tis[T_T] = l
@@ -419,6 +436,16 @@ class TrackRun:
             cache_set_width(self.kc, np.int64(max(l, 1)))
         elif l:
             cache_set_width(self.kc, np.int64(min(l, 2 * CHUNK + 2)))
+
+    def _steps_bound(self, limit, batch_iters):
+        """Coordinate steps of a whole run (PROCESS included): the size of the picks log."""
+        if self.algorithm == "rcd":
+            return self.K * self.l if batch_iters is None else int(batch_iters)
+        return int(limit) * (self.K + 1)
+
+    def picks(self):
+        """The example of every coordinate step so far (``literal=True`` runs)."""
+        return self.tr.picks[:self.iterations].copy()
 
     # -- running ------------------------------------------------------------------------------
 
