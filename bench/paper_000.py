@@ -1,5 +1,5 @@
 """make paper-000: Bordes, Ertekin, Weston & Bottou (2005), "Fast kernel classifiers with online
-and active learning" (../shared/seeds/000_d45f13df611506df.txt): Figures 8 and 9.
+and active learning" (JMLR 6, 2005): Figures 8 and 9.
 
 Figure 7's problems and settings (RBF kernel, 40 MB cache, tau = 0.001), each trained by
 LIBSVM 3.37 (libsvm-official, in this process), our batch SMO, and our LASVM x1 and x2 (one

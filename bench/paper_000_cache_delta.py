@@ -1,5 +1,5 @@
 """make paper-000, Figures 6 and 10 of Bordes, Ertekin, Weston & Bottou (2005)
-(../shared/seeds/000_d45f13df611506df.txt): the kernel cache size and delta_max.
+(JMLR 6, 2005): the kernel cache size and delta_max.
 
 * Figure 6 (``--figure 6``): LIBSVM's and LASVM x1's training times as functions of the kernel
   cache size, 8 MB to 1 GB, as the relative change with respect to LIBSVM with 1 GB, averaged

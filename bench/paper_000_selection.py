@@ -1,5 +1,5 @@
 """make paper-000, example selection: Bordes, Ertekin, Weston & Bottou (2005), section 4.4,
-Figures 11 to 15 (../shared/seeds/000_d45f13df611506df.txt).
+Figures 11 to 15.
 
 Four LASVM example selection criteria (paper section 4.4), our ``solve_lasvm`` selections:
 RANDOM (plain LASVM), GRADIENT (smallest y f(x) of 50 random unprocessed examples), ACTIVE

@@ -15,7 +15,7 @@ script measures, untimed, the machine's test error, PRBEP, #SV, kernel evaluatio
 gap, and writes them as a trace (CSV in svm-train --trace's columns plus ``prbep`` and ``gap``)
 under OUT/traces/; the figures are drawn from those traces by ``lasvm plot --y COLUMN``.
 
-Data (from $LASVM_DATA; choices the paper leaves open, see research/seed-001 §4.2):
+Data (from $LASVM_DATA; choices the paper leaves open):
   adult    a9a train/test, -c 100 -g 0.005 (Table 2)
   banana   4000 train / 1300 test, -c 10 -g 1
   mnist    digit 8 against the rest, pixels / 255, -c 100 -g 0.001; --mnist-rows training rows

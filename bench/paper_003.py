@@ -1,5 +1,5 @@
 """make paper-003: Glasmachers & Igel (2006), "Maximum-gain working set selection for SVMs"
-(../shared/seeds/003_465426220d8deb26.txt; report ../shared/research/seed-003-hmg.md).
+(JMLR 7, 2006).
 
 The paper's MNIST problem: the 60,000 training digits, 0-4 (+1) against 5-9 (-1), raw pixels,
 Gaussian kernel with sigma = 3,500 (gamma = 1/(2 sigma^2) = 4.08e-8), C = 50, eps = 1e-3.

@@ -25,7 +25,7 @@ def run(command, args, code=0):
 def test_heart_scale_matches_libsvm_output_lines(heart_path, tmp_path):
     model = tmp_path / "heart.model"
     out = run(svm_train, [heart_path, str(model)]).stdout
-    # LIBSVM 3.37's own output for `svm-train heart_scale` (anchors.md section 1.11)
+    # LIBSVM 3.37's own output for `svm-train heart_scale`
     assert "optimization finished, #iter = 162\n" in out
     assert "nu = 0.431029\n" in out
     assert "obj = -100.877288, rho = 0.424462\n" in out
@@ -58,7 +58,7 @@ def test_quiet_prints_nothing_and_writes_the_model(heart_path, tmp_path):
 
 
 def test_cross_validation_matches_libsvm_folds(heart_path):
-    # LIBSVM 3.37 on glibc: "Cross Validation Accuracy = 82.963%" (anchors.md section 6)
+    # LIBSVM 3.37 on glibc: "Cross Validation Accuracy = 82.963%"
     res = run(svm_train, ["-q", "-v", "5", heart_path])
     assert res.stdout == "Cross Validation Accuracy = 82.963%\n"
 
@@ -142,7 +142,7 @@ def test_probability_model_matches_libsvm(heart_path, tmp_path):
     libc = ctypes.CDLL(ctypes.util.find_library("c"))
     libc.srand(1)
     ref = svmutil.svm_train(libsvm_problem(d.y, d.indptr, d.indices, d.values), "-q -b 1")
-    # anchors.md section 1.6: probA -1.6841032239202511, probB -0.054170791243250346
+    # LIBSVM 3.37's -b 1 model: probA -1.6841032239202511, probB -0.054170791243250346
     assert ours.probA[0] == pytest.approx(ref.probA[0], rel=1e-4)
     assert ours.probB[0] == pytest.approx(ref.probB[0], rel=1e-3, abs=1e-4)
 
@@ -194,7 +194,7 @@ def test_ovr_extension_round_trips(heart_path, tmp_path):
 
 
 def test_lasvm_solver_from_the_cli_reaches_libsvm_optimum(heart_path, tmp_path):
-    # LaSVM 1.1 oracle (anchors.md section 2.4): three epochs reach LIBSVM's optimum 100.877
+    # LaSVM 1.1 oracle (its la_svm on heart_scale): three epochs reach LIBSVM's optimum 100.877
     out = run(svm_train, ["--solver", "lasvm", "--epochs", "3", heart_path,
                           str(tmp_path / "m")]).stdout
     obj = float(re.search(r"obj = (-?[\d.]+)", out).group(1))

@@ -1,6 +1,6 @@
 """LASVM (Bordes et al. 2005) against LaSVM 1.1's published runs and LIBSVM 3.37 (libsvm-official).
 
-Oracles (research/anchors.md §2.4, heart_scale, RBF gamma = 1/13, C = 1): LaSVM 1.1 one epoch
+Oracles (LaSVM 1.1's la_svm on heart_scale, RBF gamma = 1/13, C = 1): LaSVM 1.1 one epoch
 with finishing: nSV 126, W = 100.08, kcalcs 21,481; three epochs or gradient selection: W =
 100.877 with LIBSVM's 132 SVs. W is LaSVM's dual (positive); LIBSVM's obj = -W.
 """

@@ -62,7 +62,7 @@ def heart():
 
 
 # ---------------------------------------------------------------------------------------------
-# the heart_scale oracle (research/anchors.md)
+# the heart_scale oracle (LIBSVM 3.37's output)
 
 
 @pytest.mark.parametrize("shrinking", [True, False])
