@@ -172,7 +172,7 @@ def _be_shrunk(st, t, Gmax1, Gmax2):
 
 @numba.njit(inline="always", **_NJIT)
 def _keep(st, c, t):
-    """HMG never shrinks its previous working set (Shark; research note seed-003 3.3)."""
+    """HMG never shrinks its previous working set (as Shark's HMG does)."""
     if st.ist[WS] != WS_HMG or st.ist[PREV_I] < 0:
         return False
     k = c.perm[t]

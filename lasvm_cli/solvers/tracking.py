@@ -1,5 +1,5 @@
 """Approximate incremental SVMs that track the optimum (Usunier, Bordes & Bottou, "Guarantees
-for approximate incremental SVMs", AISTATS 2010; implementer's report seed-002-incremental.md).
+for approximate incremental SVMs", AISTATS 2010; tests/reference_tracking.py replays it).
 
 The QP at time t, over the examples seen so far S_t (bias-free, box constraints only; paper
 eq. 2, in the signed formulation of the online core, alpha_i = y_i alpha_i^paper):
