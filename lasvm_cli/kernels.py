@@ -414,7 +414,7 @@ def kernel_row(A, a, B, targets, kp, out):
 # Examples per block of a whole row (kernel_row_all): the block's values stay in L1 from the
 # column passes through the kernel and the exp. (Sharing the blocks over the cores made ijcnn1
 # about 25% faster, but its parallel loop added about 3 s to the first compile of every
-# command that trains: not taken, see the README.)
+# command that trains: not taken, see docs/kernel-cache.md.)
 ROW_ALL_BLOCK = 2048
 
 
