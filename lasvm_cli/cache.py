@@ -1,80 +1,11 @@
 """One LRU kernel-row cache shared by every solver (LIBSVM's ``Cache``, keyed by example id).
 
-What it stores
---------------
-Rows of **K** (not Q = y y K), so the binary SMO, LASVM and multi-class solvers can share it.
-Rows are keyed by *example*; their entries follow the solver's *variables*
-in its *position order* ``perm`` (position -> variable id).
-
-The variable layer: a solver's variables need not be its examples. ``var_example`` gives the
-example of each variable (SVR's 2l variables: i and i + l are both example i; an all-in-one
-multi-class machine's variable (n, c) is example n), so every variable of an example reads the
-one cached row of that example, and no solver copies data to fake variables. By default a
-variable is its example. Entry ``t`` of the row of example ``k`` is ``K(x_k, x_pex[t])`` with
-``pex[t] = var_example[perm[t]]``, the example at position t. A row is valid as a prefix
-``[0, cached_len(k))``. Asking for a longer prefix computes only the missing tail (LIBSVM's
-``get_data`` + ``get_Q(i, len)``; Shark's ``row(k, 0, end)``). Rows are float32 by default
-(LIBSVM's ``Qfloat``), float64 on request.
-
-Capacity: ``cache_mb`` megabytes (2**20 bytes, as LIBSVM's ``-m``), at least two rows. Storage
-is one flat buffer cut into ``n_slots`` slots of ``width`` entries (``width = n`` at creation).
-:func:`cache_set_width` re-cuts the buffer when the solver's rows get shorter (shrinking): with
-``width = active_size`` the same memory holds ``n / active_size`` times more rows, which is what
-LIBSVM's variable-length rows achieve. Eviction is least-recently-used.
-
-State
------
-:class:`KernelCache` is a namedtuple of arrays (works with ``cache=True``; no jitclass):
-
-    buf      float32|float64 [budget]   the flat row storage
-    perm     int64 [n]   position -> variable id (the solver's order; ``cache_swap`` keeps it)
-    pos      int64 [n]   variable id -> position (inverse of perm)
-    vex      int64 [n]   variable id -> example id (the variable layer; identity by default)
-    pex      int64 [n]   position -> example id (vex[perm[t]], kept by the swaps)
-    slot_of  int64 [n_examples]  example id -> slot, -1 when not cached
-    key      int64 [n]   slot -> example id, -1 when free (only the first n_slots are used)
-    length   int64 [n]   slot -> valid prefix length
-    prev, nxt int64 [n+1]  doubly linked LRU list over slots; sentinel at index n;
-                         nxt[n] is the least recently used slot, prev[n] the most recent
-    free     int64 [n]   stack of free slots (slots in use never move, so views stay valid)
-    meta     int64 [6]   N_SLOTS, WIDTH, N_USED, N_FREE, FILL (cache_symmetric_at's fill: 0/1),
-                         LONGEST (no cached row is longer: a swap of positions at or beyond
-                         it touches no row, and the swaps skip their walk over the rows)
-    stats    int64 [4]   HITS, MISSES, KERNEL_EVALS, ROWS_DROPPED
-    scratch  float64 [n] row buffer for kernel_row (kernel values are computed in float64
-                         and rounded once, as LIBSVM casts double -> Qfloat)
-
-API (all jitted, ``@njit(cache=True, nogil=True)``, one signature each)
---------------------------------------------------------------------------
-    make_cache(n, cache_mb, dtype=np.float32, var_example=None) -> KernelCache   (Python)
-    cache_row_at(c, kd, kp, k, length) -> base: the row is c.buf[base:base + length] (what
-        cache_get views; hot loops index the buffer, see the function)
-    cache_symmetric_at(c, kd, kp, k, length, scratch) -> base: cache_row_at with LaSVM 1.1's
-        symmetric fill (the online solvers)
-    cache_get(c, kd, kp, k, length) -> row view [length] (positions 0..length-1)
-        row of example id ``k``; hit when ``cached_len(k) >= length``, otherwise a miss that
-        computes entries [cached_len, length) with kernels.kernel_row(kd, k, kd, pex[...]).
-        The view stays valid until that row is evicted: a cache_get of another row evicts
-        only the least recent row, so the two most recently fetched rows are always valid
-        together (capacity >= 2 rows). cache_swap may drop rows; cache_set_width moves them.
-    cache_swap(c, i, j)        the solver swapped positions i and j (LIBSVM swap_index): swaps
-                               perm/pos and the two columns in every cached row; a row whose
-                               prefix covers min(i,j) but not max(i,j) is dropped.
-    cache_discard(c, k)        drop the row of example k (LASVM's rejected PROCESS candidates)
-    cache_forget_from(c, p)    cut every row to the prefix [0, p) (a slot got a new example)
-    cache_cached_len(c, k)     valid prefix length of k's row, 0 when not cached
-    cache_is_cached(c, k, length)   cached_len(k) >= length (HMG)
-    cache_row_into(c, kd, kp, k, length, out)   out[:length] (float64) = k's row rounded to
-                               the cache dtype, cached prefix reused, nothing stored (rows
-                               longer than the width: LIBSVM's full-length G_bar rows)
-    cache_set_width(c, width)  re-cut storage into rows of ``width`` entries (keeps the most
-                               recent rows that fit, truncated to width); returns n_slots
-    cache_clear(c)             drop every row (stats kept)
-    cache_stats(c) -> dict     hits, misses, kernel_evals, rows_dropped       (Python)
-    cache_positions_loaded(c)  pex from perm after perm/pos were loaded from a state (Python)
-
-Counting: ``kernel_evals`` counts every entry computed by ``cache_get``; a request is a hit when
-no entry had to be computed, a miss otherwise (also for a partial row).
+Rows hold K (not Q = yyK) so that the binary SMO, LASVM and multi-class solvers can share one
+cache; they are keyed by example and their entries follow the solver's position order, valid as
+prefixes, so a longer request computes only the missing tail, and shrinking re-cuts the buffer
+into shorter rows (LIBSVM's variable-length rows). The state is a namedtuple of arrays so that
+every function is jitted with ``cache=True``. The manual (state arrays, API, counting) is
+docs/kernel-cache.md.
 """
 
 from collections import namedtuple

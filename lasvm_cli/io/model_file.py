@@ -1,65 +1,11 @@
 """LIBSVM 3.37 model files: :func:`read_model` and :func:`write_model` (byte-identical output).
 
-Format (``svm.cpp:svm_save_model``), one key per line, in this order::
-
-    svm_type c_svc|nu_svc|one_class|epsilon_svr|nu_svr
-    kernel_type linear|polynomial|rbf|sigmoid|precomputed
-    degree %d                        polynomial only
-    gamma %.17g                      polynomial, rbf, sigmoid
-    coef0 %.17g                      polynomial, sigmoid
-    nr_class %d                      2 for SVR and one-class
-    total_sv %d
-    rho %.17g ...                    k(k-1)/2 values (pairs (1,2), (1,3), ..., (k-1,k)); 1 for
-                                     SVR / one-class
-    label %d ...                     classification only, k values
-    probA %.17g ...                  -b 1 models: k(k-1)/2 values (SVR: 1 value, the Laplace
-    probB %.17g ...                  sigma; SVR has no probB)
-    prob_density_marks %.17g x10     one-class -b 1 models
-    nr_sv %d ...                     classification only, SVs per class (label order)
-    SV
-    <k-1 coefficients "%.17g "> <"index:%.8g " per feature>     one line per SV
-
-Every SV line ends with a space. SVs are grouped by class in label order. For an SV of class j
-the k-1 coefficients are its y*alpha in the binary problems (1,j), ..., (j-1,j), (j,j+1), ...,
-(j,k): column c of ``sv_coef`` for pair (i,j), i<j, holds class i's SVs in row j-1 and class
-j's SVs in row i. A precomputed-kernel SV is written ``0:serial`` (the serial number as %d).
-
-Reading follows ``read_model_header``: the header is a stream of whitespace-separated tokens,
-keys in any order, except that ``nr_class`` must precede ``rho``, ``label``, ``probA``,
-``probB`` and ``nr_sv`` (their lengths come from it); after ``SV`` the rest of that line is
-skipped and ``total_sv`` SV lines follow. Anything wrong raises ModelFormatError with the file,
-line and reason: an unknown key (LIBSVM: ``unknown text in model file: [key]``), a bad or
-missing number, NaN or infinity anywhere (gamma, coef0, rho, probA/probB, SV coefficients and
-values), an unknown svm or kernel type, a missing required key, ``nr_sv`` not summing to
-``total_sv``, a short SV block, a last SV line without its newline (a file cut inside that
-line), or a malformed ``index:value`` pair.
-
-Extension: multi-class schemes LIBSVM cannot express
-----------------------------------------------------
-Models whose decision is not LIBSVM's one-vs-one carry one extra header line, written right
-after ``svm_type``::
-
-    multiclass ovr|llw|cs
-
-(``ovr``: one-vs-rest binary machines; ``llw``: Lee-Lin-Wahba all-in-one; ``cs``:
-Crammer-Singer all-in-one.) ``svm_type`` stays ``c_svc``. LIBSVM's reader rejects such a file
-with ``unknown text in model file: [multiclass]`` / ``ERROR: fscanf failed to read model``, so
-it can never be mistaken for a one-vs-one model. The key must precede ``rho``, ``probA`` and
-``probB``, whose lengths it changes. With k = nr_class:
-
-* ``rho`` has k values: machine c computes f_c(x) = sum_i sv_coef[c][i] K(x_i, x) - rho[c]
-  (all-in-one machines without a bias write 0).
-* ``label`` and ``nr_sv`` are as in LIBSVM (k values; SVs grouped by class in label order).
-* every SV line has k coefficients (not k-1): coefficient c is the SV's weight in f_c (for
-  ``ovr``: y_i alpha_i of machine "class c vs rest", y_i = +1 iff the SV is of class c; an SV
-  that is not a support vector of machine c has 0).
-* prediction is the label of the largest f_c (ties: the earlier label in ``label`` order);
-  ``svm-predict --decision-values`` writes the k values f_1 ... f_k.
-* ``probA``/``probB`` (optional, ``-b 1``) have k values: one Platt sigmoid per machine,
-  p_c = 1/(1+exp(probA[c] f_c + probB[c])), clamped to [1e-7, 1-1e-7] and normalised to sum 1.
-
-Binary machines without a bias (``binary_nobias``) need no extension: they are written as plain
-LIBSVM ``c_svc`` files with ``rho 0``, which LIBSVM reads and predicts identically.
+Written key by key as ``svm.cpp:svm_save_model`` writes them, so that LIBSVM and its tools read
+our models and a LIBSVM model read and written here is unchanged; read as
+``read_model_header`` reads them, with every malformed line an error (ModelFormatError: file,
+line, reason) instead of a silently different model. Multi-class schemes LIBSVM cannot express
+(one-vs-rest, LLW, Crammer-Singer) add one ``multiclass`` header line that LIBSVM's reader
+rejects. The format and the extension: docs/model-file.md.
 """
 
 from __future__ import annotations

@@ -1,55 +1,11 @@
 """Approximate incremental SVMs that track the optimum (Usunier, Bordes & Bottou, "Guarantees
 for approximate incremental SVMs", AISTATS 2010; tests/reference_tracking.py replays it).
 
-The QP at time t, over the examples seen so far S_t (bias-free, box constraints only; paper
-eq. 2, in the signed formulation of the online core, alpha_i = y_i alpha_i^paper):
-
-    max_alpha  D_t(alpha) = sum_{i<=t} alpha_i y_i - 1/2 sum_{i,j<=t} alpha_i alpha_j K_ij
-    subject to A_i <= alpha_i <= B_i     ([0, C] for y = +1, [-C, 0] for y = -1)
-
-with g_i = y_i - sum_j alpha_j K_ij (the paper's g_i is y_i g_i). Every coordinate step is the
-online core's clipped Newton step (online_core.newton_step, paper eq. 3), with its one gradient
-update over the positions [0, n_S) and its kernel-row cache; nothing here re-implements them.
-
-Solvers (``ALGORITHMS``):
-
-* ``track1``: Algorithm 1. At each time index t the teacher gives x_t; then K steps, each on
-  a coordinate drawn uniformly in {1..t} (the new example included, with replacement);
-  output w(abar^t), abar^t the mean of the K iterates after each step (line 8).
-* ``track2``: Algorithm 2. The same, after a PROCESS step on the new example (line 4: the
-  Newton step from alpha_t = 0); K + 1 steps per example.
-* ``track2-lasvm``: the randomised LASVM-like variant of §5.2: gradients kept only for the
-  support vectors S (alpha != 0, positions [0, n_S)); PROCESS computes g_t over S and inserts
-  x_t only when it moves; a draw of alpha_i = 0 is skipped unconditionally (no gradient is
-  kept for it), a draw at a bound that cannot move does no work (the Newton step's own test),
-  and an example whose alpha returns to 0 leaves S. Skipped draws count toward the K.
-* ``rcd``: the batch counterpart (§2.0): every example seen from the start, N steps on
-  coordinates drawn uniformly; the output is the last iterate, or (``average``) the mean of
-  all N iterates (§4.1, "dubious in practice").
-
-Positions (the cache's order): [0, t) the seen examples, [t, l) the unseen ones; for
-track2-lasvm [0, n_S) is S and [n_S, t) the seen examples outside S. The full-gradient
-variants keep g on every seen example (§5.1's gradient cache): n_S = t.
-
-Averaging, the cheap exact way (report §2.3): if step k (1-based) of the current time index
-changed coordinate i_k by a_k, the running mean of line 8 after k steps is
-
-    abar = alpha - S / k,     S = sum_{j<=k} a_j (j - 1) e_{i_j}
-
-so abar differs from alpha on at most K coordinates; S is kept by example and reset (through
-the list of touched examples) at each time index (for rcd, never). A debug flag keeps the
-literal running mean of line 8 beside it (tests compare the two).
-
-Teachers (a causal policy choosing the next unseen example; §2.5): a fixed order (sequential,
-shuffle, a user's file: ``order``), ``active`` (a pool of P unseen examples drawn uniformly,
-the one of smallest |f(x)| for the current averaged classifier f = w(abar^{t-1})), and
-``adversarial`` (the largest hinge loss [1 - y f(x)]_+ in the pool: the "any teacher" claim).
-Pool members not chosen stay unseen. Kernel values the teacher computes are counted as
-training kernel evaluations, and also apart (``T_TEACH_EVALS``).
-
-Counting: the cache counts the kernel values it computes (rows of the coordinate steps and of
-PROCESS); the gradient of a new example (full variants) and the teacher's scores are computed
-against the classifier's non-zero coefficients only and added to the same counter.
+Algorithms 1 and 2, the LASVM-like variant of §5.2 and the batch counterpart (``ALGORITHMS``:
+track1, track2, track2-lasvm, rcd), with their teachers and the cheap exact average of the K
+iterates, as a schedule over the online core's clipped Newton step, gradient update and
+kernel-row cache (online_core.newton_step): nothing here re-implements them. The QP, the
+solvers, positions, averaging, teachers and counting: docs/solvers.md#tracking-solvers.
 """
 
 from collections import namedtuple
