@@ -71,7 +71,9 @@ def show_path(name=None):
     def run():
         folder = datasets.data_dir()
         if name is not None:
-            datasets.resolve([name])
+            if name not in datasets.REGISTRY:
+                raise datasets.DataError(f"unknown data set {name} (known: "
+                                         f"{' '.join(datasets.names())})")
             folder = folder / name
         write_stdout(f"{folder}\n")
         return 0
