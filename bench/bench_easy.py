@@ -33,7 +33,10 @@ LIBSVM = Path("/usr/bin")
 
 
 def data_dir():
-    return Path(os.environ.get("LASVM_DATA", REPO.parent / "shared" / "data"))
+    """The data folder (lasvm_cli.datasets.data_dir: $LASVM_DATA, else the cache folder)."""
+    from lasvm_cli.datasets import data_dir as where
+
+    return where()
 
 
 def unpacked(name, part, folder, rows=None):

@@ -5,13 +5,13 @@ same machine, same run: wall time of each, their ratio, and the best (C, gamma).
                                [--fold 5] [--grid-py /usr/bin/svm-grid]
                                [--svm-train /usr/bin/svm-train]
 
-Data: adult's training set from $LASVM_DATA (default ../shared/data), its first N rows
-(--rows, default all 32,561), written as a plain file both tools read. The default grid is
-5 x 5 with -v 5. LIBSVM's side is Debian's svm-grid (grid.py of LIBSVM 3.24) and svm-train
-(apt-get install libsvm-tools), run with grid.py's nr_local_worker set to W, so both use W
-processes; ours is `lasvm grid --workers W` (a LocalCluster of W single-threaded workers; the
-time includes starting the cluster and loading the JIT cache in every worker). Each tool's
-final `best_c best_g best_rate` line is printed, and whether the per-cell rates agree.
+Data: adult's training set from $LASVM_DATA (default: the folder `lasvm data fetch` fills, see
+docs/data.md), its first N rows (--rows, default all 32,561), written as a plain file both tools
+read. The default grid is 5 x 5 with -v 5. LIBSVM's side is Debian's svm-grid (grid.py of LIBSVM
+3.24) and svm-train (apt-get install libsvm-tools), run with grid.py's nr_local_worker set to W,
+so both use W processes; ours is `lasvm grid --workers W` (a LocalCluster of W single-threaded
+workers; the time includes starting the cluster and loading the JIT cache in every worker). Each
+tool's final `best_c best_g best_rate` line is printed, and whether the per-cell rates agree.
 """
 
 import argparse
@@ -24,8 +24,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from lasvm_cli.datasets import data_dir
+
 REPO = Path(__file__).resolve().parent.parent
-DATA = Path(os.environ.get("LASVM_DATA", REPO.parent / "shared" / "data"))
+DATA = data_dir()  # $LASVM_DATA, else the cache folder (lasvm data fetch)
 
 
 def libsvm_grid(grid_py, svm_train, workers, opts, path, cwd):

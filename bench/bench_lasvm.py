@@ -2,17 +2,16 @@
 
     python bench/bench_lasvm.py [adult] [mnist] [--mnist-rows 20000] [--cache-mb 256] [--seeds 5]
 
-Data from $LASVM_DATA (default ../shared/data from the repository root): adult train/test with
--c 100 -g 0.005 (the LASVM paper's setting); mnist 8-vs-rest, pixels/255, -c 1000 -g 0.005 on a
-random training sample. Prints one table: train time (s), ratio LASVM/LIBSVM, test error (%),
-#SV, kernel evaluations (LIBSVM's are not exposed by the binding: "-").
-LASVM's example order is random: it runs with seeds 0..N-1 (--seeds) and prints one row per
-seed and their mean (the error's range in brackets).
-Test decision values are computed with lasvm_cli.kernels (the same for both models).
+Data from $LASVM_DATA (default: the folder `lasvm data fetch` fills, see docs/data.md): adult
+train/test with -c 100 -g 0.005 (the LASVM paper's setting); mnist 8-vs-rest, pixels/255, -c
+1000 -g 0.005 on a random training sample. Prints one table: train time (s), ratio LASVM/LIBSVM,
+test error (%), #SV, kernel evaluations (LIBSVM's are not exposed by the binding: "-"). LASVM's
+example order is random: it runs with seeds 0..N-1 (--seeds) and prints one row per seed and
+their mean (the error's range in brackets). Test decision values are computed with
+lasvm_cli.kernels (the same for both models).
 """
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -31,7 +30,10 @@ from lasvm_cli.solvers.lasvm import solve_lasvm  # noqa: E402
 
 
 def data_dir():
-    return Path(os.environ.get("LASVM_DATA", REPO.parent / "shared" / "data"))
+    """The data folder (lasvm_cli.datasets.data_dir: $LASVM_DATA, else the cache folder)."""
+    from lasvm_cli.datasets import data_dir as where
+
+    return where()
 
 
 @numba.njit(parallel=True, cache=True)

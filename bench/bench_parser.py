@@ -2,12 +2,12 @@
 
 Usage: python bench/bench_parser.py [--repeat N]
 
-Data comes from $LASVM_DATA (default ../shared/data relative to the repo root). The mnist and
-adult training files are decompressed to a temporary directory first, so xz is not timed.
-JIT compile time (first call in this process) is reported apart. Peak memory of our reader is
-measured in a fresh subprocess as the rise of the peak RSS (VmHWM, reset through
-/proc/self/clear_refs) over the RSS just before the read, relative to the size of the arrays
-it returns.
+Data comes from $LASVM_DATA (default: the folder `lasvm data fetch` fills, see docs/data.md).
+The mnist and adult training files are decompressed to a temporary directory first, so xz is not
+timed. JIT compile time (first call in this process) is reported apart. Peak memory of our
+reader is measured in a fresh subprocess as the rise of the peak RSS (VmHWM, reset through
+/proc/self/clear_refs) over the RSS just before the read, relative to the size of the arrays it
+returns.
 """
 
 import argparse
@@ -58,8 +58,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    data_dir = os.environ.get("LASVM_DATA", os.path.join(REPO, "..", "shared", "data"))
-    data_dir = os.path.abspath(data_dir)
+    from lasvm_cli.datasets import data_dir as where
+
+    data_dir = str(where().resolve())
 
     t = time.perf_counter()
     from lasvm_cli.io.svmlight import read_svmlight

@@ -11,7 +11,7 @@ predictors run on adult's test set (16281 rows) in this process:
   The first call (JIT compile or cache load) is timed separately, then the best of 3 runs.
 
 Reading the data is not timed for either. Usage: ``python bench/bench_predict.py [--repeat N]``;
-data from env LASVM_DATA (default ../shared/data relative to the repository root).
+data from env LASVM_DATA (default: the folder `lasvm data fetch` fills, see docs/data.md).
 """
 
 import argparse
@@ -28,7 +28,10 @@ RESULTS = REPO / "bench" / "results"
 
 
 def data_dir():
-    return Path(os.environ.get("LASVM_DATA", REPO.parent / "shared" / "data"))
+    """The data folder (lasvm_cli.datasets.data_dir: $LASVM_DATA, else the cache folder)."""
+    from lasvm_cli.datasets import data_dir as where
+
+    return where()
 
 
 def decompressed(name, part):

@@ -7,11 +7,10 @@ order keys (qp.select.first_argmax_above). Both pick the same variable (checked)
 are realistic: the online solver (--multiclass cs / llw --solver online, the thesis's C and
 gamma) on usps, paused after 2,000, 5,000 and all 7,291 examples; the first variable is
 select_first's. Printed: ns a variable (the minimum over repeated timings) and the ratio.
-Data: $LASVM_DATA/usps (default ../shared/data). Usage: ``python bench/bench_s2do_scan.py``.
+Data: $LASVM_DATA/usps (default: the folder `lasvm data fetch` fills, see docs/data.md).
+Usage: ``python bench/bench_s2do_scan.py``.
 """
 
-import os
-from pathlib import Path
 
 import numba
 import numpy as np
@@ -20,6 +19,7 @@ from bench_index import best_ns  # bench/ is the script's directory
 from lasvm_cli import cache as kc
 from lasvm_cli.classes import group_classes
 from lasvm_cli.data import Problem, subset
+from lasvm_cli.datasets import data_dir
 from lasvm_cli.index import idx
 from lasvm_cli.io.svmlight import read_svmlight
 from lasvm_cli.kernels import RBF, make_params
@@ -27,7 +27,7 @@ from lasvm_cli.qp import s2do
 from lasvm_cli.qp.s2do import C_, CS, D, KIND, LLW, mcoef
 from lasvm_cli.solvers.s2do_online import S2doRun
 
-DATA = Path(os.environ.get("LASVM_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+DATA = data_dir()  # $LASVM_DATA, else the cache folder (lasvm data fetch)
 GAMMA = 0.0331574  # the thesis's usps gamma; C: LLW 100, CS 10 (bench/paper_004.py SETTINGS)
 
 

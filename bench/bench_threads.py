@@ -29,7 +29,10 @@ BIN = Path(sys.executable).parent
 
 
 def data_dir():
-    return Path(os.environ.get("LASVM_DATA", REPO.parent / "shared" / "data"))
+    """The data folder (lasvm_cli.datasets.data_dir: $LASVM_DATA, else the cache folder)."""
+    from lasvm_cli.datasets import data_dir as where
+
+    return where()
 
 
 def prepared(name, rows=None, divide=None):

@@ -5,9 +5,9 @@
                                              budgetfood_svr banana_iter adult_nusvc
                                              adult_oneclass budgetfood4k_nusvr
 
-Data: $LASVM_DATA (default ../shared/data relative to the repository root). Times are training
-only (no parsing), LIBSVM via its Python binding with -q. The JIT warm-up (cache load or cold
-compile) is timed apart on a tiny problem first.
+Data: $LASVM_DATA (default: the folder `lasvm data fetch` fills, see docs/data.md). Times are
+training only (no parsing), LIBSVM via its Python binding with -q. The JIT warm-up (cache load
+or cold compile) is timed apart on a tiny problem first.
 """
 
 import lzma
@@ -18,8 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
+from lasvm_cli.datasets import data_dir
+
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("LASVM_DATA", ROOT.parent / "shared" / "data"))
+DATA = data_dir()  # $LASVM_DATA, else the cache folder (lasvm data fetch)
 
 
 def load(name, n=None):

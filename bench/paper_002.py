@@ -54,7 +54,10 @@ FULL_SIZES = {"adult": 32561, "mnist": 60000}
 
 
 def data_dir():
-    return Path(os.environ.get("LASVM_DATA", REPO.parent / "shared" / "data"))
+    """The data folder (lasvm_cli.datasets.data_dir: $LASVM_DATA, else the cache folder)."""
+    from lasvm_cli.datasets import data_dir as where
+
+    return where()
 
 
 def sample(d, rows):

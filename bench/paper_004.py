@@ -88,7 +88,10 @@ THESIS = {
 
 
 def data_dir():
-    return Path(os.environ.get("LASVM_DATA", REPO.parent / "shared" / "data"))
+    """The data folder (lasvm_cli.datasets.data_dir: $LASVM_DATA, else the cache folder)."""
+    from lasvm_cli.datasets import data_dir as where
+
+    return where()
 
 
 # features divided by this on reading: mnist's raw pixels 0..255 and letter's integers 0..15

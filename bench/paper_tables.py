@@ -2,7 +2,6 @@
 folder, and tables written as Markdown and CSV beside each other."""
 
 import csv
-import os
 import statistics
 import sys
 import time
@@ -13,7 +12,10 @@ RESULTS = REPO / "results"
 
 
 def data_dir():
-    return Path(os.environ.get("LASVM_DATA", REPO.parent / "shared" / "data"))
+    """The data folder (lasvm_cli.datasets.data_dir: $LASVM_DATA, else the cache folder)."""
+    from lasvm_cli.datasets import data_dir as where
+
+    return where()
 
 
 def read_shared(name, part="train"):

@@ -32,7 +32,10 @@ def precomputed(M):
 
 
 def shared_data_dir():
-    return Path(os.environ.get("LASVM_DATA", REPO.parent / "shared" / "data"))
+    """The data folder: ``LASVM_DATA``, else the cache folder ``lasvm data fetch`` fills."""
+    from lasvm_cli.datasets import data_dir
+
+    return data_dir()
 
 
 @pytest.fixture(scope="session")
@@ -44,7 +47,7 @@ def shared_file(name, part):
     """Path of a shared data file (``LASVM_DATA``), or skip the test when it is missing."""
     path = shared_data_dir() / name / f"{part}.svm.xz"
     if not path.exists():
-        pytest.skip(f"{path} not available (set LASVM_DATA)")
+        pytest.skip(f"{path} not available (lasvm data fetch {name}, or set LASVM_DATA)")
     return path
 
 

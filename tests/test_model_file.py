@@ -2,7 +2,6 @@
 extension, and clear errors for bad files."""
 
 import lzma
-import os
 import random
 from pathlib import Path
 
@@ -19,7 +18,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def data_dir():
-    return Path(os.environ.get("LASVM_DATA", REPO.parent / "shared" / "data"))
+    from lasvm_cli.datasets import data_dir as where
+
+    return where()
 
 
 @pytest.fixture(scope="module")

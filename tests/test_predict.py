@@ -3,11 +3,10 @@
 Models are trained by libsvm-official (LIBSVM 3.37) and saved with svm_save_model; LIBSVM's
 svm_predict on the same model and data is the reference: labels identical, decision values and
 probabilities within 1e-9 relative (atol 1e-12 near 0). Shared data come from ``LASVM_DATA``
-(default ../shared/data); tests that need them skip when they are missing.
+(lasvm_cli.datasets.data_dir); tests that need them skip when they are missing.
 """
 
 import lzma
-import os
 import random
 from pathlib import Path
 
@@ -24,7 +23,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def data_dir():
-    return Path(os.environ.get("LASVM_DATA", REPO.parent / "shared" / "data"))
+    from lasvm_cli.datasets import data_dir as where
+
+    return where()
 
 
 def heart_file():

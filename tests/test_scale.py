@@ -9,6 +9,7 @@ import pytest
 
 from lasvm_cli.cli import scale as cli_scale
 from lasvm_cli.cli.report import run_guarded
+from lasvm_cli.datasets import data_dir
 from lasvm_cli.io.scale_file import read_range_file
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -93,7 +94,7 @@ def _heart_scale_text():
     if os.path.isfile(local):
         with open(local) as f:
             return f.read()
-    base = os.environ.get("LASVM_DATA", "/work/shared/data")
+    base = str(data_dir())
     p = os.path.join(base, "heart_scale", "all.svm.xz")
     if not os.path.isfile(p):
         pytest.skip("heart_scale not found")

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from lasvm_cli.data import kernel_data
+from lasvm_cli.datasets import data_dir
 from lasvm_cli.kernels import LINEAR, POLY, RBF, make_params
 from lasvm_cli.qp import PREV_I, PREV_J, WS_HMG
 from lasvm_cli.qp import select as sel
@@ -23,7 +24,7 @@ from .conftest import libsvm_train_stdout, precomputed
 
 ROOT = Path(__file__).resolve().parents[1]
 HEART = ROOT / "data" / "heart_scale"
-DATA = Path(os.environ.get("LASVM_DATA", ROOT.parent / "shared" / "data"))
+DATA = data_dir()
 
 svmutil = pytest.importorskip("libsvm.svmutil")
 sk_datasets = pytest.importorskip("sklearn.datasets")

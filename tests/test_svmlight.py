@@ -12,6 +12,7 @@ import sys
 import numpy as np
 import pytest
 
+from lasvm_cli.datasets import data_dir
 from lasvm_cli.errors import InputFormatError
 from lasvm_cli.io.svmlight import SvmlightData, read_svmlight, write_svmlight
 
@@ -296,7 +297,7 @@ def _heart_scale_path():
     local = os.path.join(REPO, "data", "heart_scale")
     if os.path.isfile(local):
         return local
-    base = os.environ.get("LASVM_DATA", "/work/shared/data")
+    base = str(data_dir())
     for cand in (os.path.join(base, "heart_scale", "all.svm.xz"),
                  os.path.join(base, "heart_scale", "heart_scale")):
         if os.path.isfile(cand):

@@ -20,7 +20,9 @@ def _command(prog, name):
     from . import handoff
 
     args = sys.argv[1:]
-    if prog == "lasvm" and args[:1] == ["server"]:  # about the servers: never through one
+    # about the servers, or downloads (network-bound, and the client's environment decides
+    # the folders): never through one
+    if prog == "lasvm" and args[:1] in (["server"], ["data"]):
         from . import main
 
         return getattr(main, name)()

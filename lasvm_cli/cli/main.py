@@ -123,3 +123,45 @@ def lasvm_compile(jobs, everything):
     from .precompile import compile_all
 
     sys.exit(compile_all(jobs, everything))
+
+
+@lasvm.group("data")
+def lasvm_data():
+    """The data sets of the benchmarks, the paper reproductions and the tests: list them,
+    fetch them (from their public source, or a mirror) into the data folder ($LASVM_DATA, else
+    ~/.cache/lasvm-cli/data), print where they are. See docs/data.md."""
+
+
+@lasvm_data.command("list")
+def lasvm_data_list():
+    """Each set: its files, their size, whether they are in the data folder, its source."""
+    from .data import list_sets
+
+    sys.exit(list_sets())
+
+
+@lasvm_data.command("fetch")
+@click.argument("names", nargs=-1, metavar="NAME... | all")
+@click.option("--mirror", envvar="LASVM_DATA_MIRROR", metavar="URL",
+              help="a folder laid out like the data folder (URL/NAME/train.svm.xz ...): "
+              "http(s)://, file:// or a path; default $LASVM_DATA_MIRROR. Without one, each "
+              "set comes from its original public source.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=30.0,
+              show_default=True, help="seconds without data before a download is abandoned")
+@click.option("-q", "--quiet", is_flag=True, help="no status lines, no progress bar")
+def lasvm_data_fetch(names, mirror, timeout, quiet):
+    """Download the named sets into the data folder, each file checked against the sha256
+    recorded in lasvm_cli/datasets.py; sets already there and intact are not downloaded again.
+    'all': every set (without a mirror, every set that has a public source)."""
+    from .data import fetch
+
+    sys.exit(fetch(names, mirror or None, timeout, quiet))
+
+
+@lasvm_data.command("path")
+@click.argument("name", required=False)
+def lasvm_data_path(name):
+    """Print the data folder (or a set's folder in it)."""
+    from .data import show_path
+
+    sys.exit(show_path(name))
