@@ -29,8 +29,10 @@ matplotlib, results/paper-000-fig1-error.png, -fig2-time.png and -fig5-sv.png.
 
 Figures 6 (time against the kernel cache size) and 10 (banana against delta_max) are drawn by
 bench/paper_000_cache_delta.py, Figures 11-15 (example selection) by
-bench/paper_000_selection.py; make paper-000 runs both after this script. Figures 3 and 4 are
-not reproduced by this target.
+bench/paper_000_selection.py; make paper-000 runs both after this script. ``--mnist-figures``
+also writes Figures 3 (time against the final number of SVs) and 4 (the ten classifiers
+combined one against the rest) from the same runs: results/paper-000-mnist-fig3-4.md|csv and
+results/paper-000-fig3-time-sv.png.
 """
 
 import argparse
@@ -105,15 +107,21 @@ def kernel_sets(tr, te):
             kernel_data(te.indptr, te.indices, te.values, width=width))
 
 
-def test_error(kd, kd_te, kp, coef, rho, y_te):
-    """Percent of test rows misclassified by sum_i coef_i K(x_i, x) - rho."""
+def decision_values(kd, kd_te, kp, coef, rho, n_test):
+    """sum_i coef_i K(x_i, x) - rho on each test row."""
     from lasvm_cli.kernels import expansion_values
 
     sv = np.flatnonzero(coef).astype(np.int64)
-    out = np.empty(len(y_te))
-    expansion_values(kd_te, np.arange(len(y_te), dtype=np.int64), kd, sv,
+    out = np.empty(n_test)
+    expansion_values(kd_te, np.arange(n_test, dtype=np.int64), kd, sv,
                      np.ascontiguousarray(coef[sv], np.float64), kp, out)
-    return 100.0 * np.mean(np.where(out - rho > 0, 1.0, -1.0) != y_te)
+    return out - rho
+
+
+def test_error(kd, kd_te, kp, coef, rho, y_te):
+    """Percent of test rows misclassified by sum_i coef_i K(x_i, x) - rho."""
+    f = decision_values(kd, kd_te, kp, coef, rho, len(y_te))
+    return 100.0 * np.mean(np.where(f > 0, 1.0, -1.0) != y_te)
 
 
 def run_libsvm(tr, y_tr, gamma, C, n, cache_mb=CACHE_MB):
@@ -194,34 +202,55 @@ def mnist_data(train_rows, test_rows, seed=0):
 
 
 def mnist_rows(tr, te, seeds):
-    """{digit: {trainer: (error %, SV, seconds)}} for the ten one-against-the-rest problems."""
+    """{digit: {trainer: (error %, SV, seconds)}} for the ten one-against-the-rest problems,
+    and {trainer: {digit: test decision values}} (LASVM: the first order's) for Figure 4."""
     from lasvm_cli.kernels import RBF, make_params
     from lasvm_cli.solvers.lasvm import solve_lasvm
 
     kd, kd_te = kernel_sets(tr, te)
     kp = make_params(RBF, gamma=MNIST_GAMMA)
-    C, n = MNIST_C, len(tr.y)
-    out = {}
+    C, n, n_te = MNIST_C, len(tr.y), len(te.y)
+    out, decisions = {}, {trainer: {} for trainer in MNIST_TRAINERS}
     for digit in range(10):
         y_tr = np.where(np.asarray(tr.y) == digit, 1.0, -1.0)
         y_te = np.where(np.asarray(te.y) == digit, 1.0, -1.0)
         coef, rho, seconds = run_libsvm(tr, y_tr, MNIST_GAMMA, C, n, MNIST_CACHE_MB)
-        rows = {"LIBSVM": (test_error(kd, kd_te, kp, coef, rho, y_te), np.count_nonzero(coef),
-                           seconds)}
+        f = decision_values(kd, kd_te, kp, coef, rho, n_te)
+        decisions["LIBSVM"][digit] = f
+        rows = {"LIBSVM": (error_of(f, y_te), np.count_nonzero(coef), seconds)}
         for epochs in (1, 2):
             runs = []
             for seed in range(seeds):
                 r, seconds = clock(solve_lasvm, kd, kp, y_tr, C, C, eps=TAU,
                                    cache_mb=MNIST_CACHE_MB, epochs=epochs, finish=True,
                                    seed=seed)
-                runs.append((test_error(kd, kd_te, kp, r.coef[0], r.rho[0], y_te), r.n_sv,
-                             seconds))
+                f = decision_values(kd, kd_te, kp, r.coef[0], r.rho[0], n_te)
+                if seed == 0:
+                    decisions[f"LASVM x{epochs}"][digit] = f
+                runs.append((error_of(f, y_te), r.n_sv, seconds))
             rows[f"LASVM x{epochs}"] = tuple(float(np.mean(c)) for c in zip(*runs))
         print("digit", digit, rows, file=sys.stderr, flush=True)
         out[digit] = rows
-    return out
+    return out, decisions
 
 
+def error_of(f, y):
+    return 100.0 * np.mean(np.where(f > 0, 1.0, -1.0) != y)
+
+
+def multiclass_error(decisions, y_te):
+    """Figure 4: the ten classifiers combined one against the rest (the largest value wins)."""
+    f = np.stack([decisions[d] for d in range(10)], axis=1)
+    return 100.0 * np.mean(np.argmax(f, axis=1) != np.asarray(y_te).astype(int))
+
+
+def linear_fit(sv, seconds):
+    """Figure 3: seconds = a + b SV by least squares; (a, b, R^2)."""
+    sv, seconds = np.asarray(sv, float), np.asarray(seconds, float)
+    b, a = np.polyfit(sv, seconds, 1)
+    residual = seconds - (a + b * sv)
+    r2 = 1.0 - residual @ residual / max(((seconds - seconds.mean()) ** 2).sum(), 1e-300)
+    return a, b, r2
 
 
 def mnist_bars(results, out, train_rows):
@@ -254,7 +283,7 @@ def mnist_bars(results, out, train_rows):
 def mnist_main(args):
     t0 = time.perf_counter()
     tr, te = mnist_data(args.mnist_rows, args.mnist_test)
-    results = mnist_rows(tr, te, args.seeds)
+    results, decisions = mnist_rows(tr, te, args.seeds)
     whole = time.perf_counter() - t0
     share = MNIST_CACHE_MB * 2 ** 20 / (4.0 * len(tr.y) ** 2)  # float32 kernel entries
     paper_share = MNIST_CACHE_MB * 2 ** 20 / (4.0 * 60000 ** 2)
@@ -294,6 +323,60 @@ def mnist_main(args):
     RESULTS.mkdir(parents=True, exist_ok=True)
     table.write(RESULTS)
     mnist_bars(results, RESULTS, len(tr.y))
+    figures_3_4(results, decisions, te.y, len(tr.y), RESULTS)
+
+
+# Figure 4 (MNIST, the ten classifiers one against the rest, all 60,000 rows): error %, seconds
+PAPER_FIGURE4 = {"LIBSVM": (1.36, 17400), "LASVM x1": (1.42, 4950), "LASVM x2": (1.36, 12210)}
+
+
+def figures_3_4(results, decisions, y_te, train_rows, out):
+    """Figure 3 (time against the final number of SVs over the ten problems, a straight line
+    fitted per trainer) and Figure 4 (the ten classifiers combined)."""
+    note = (f"The same runs as Figures 1, 2 and 5 ({train_rows:,} training rows). Figure 3 "
+            "fits seconds = a + b SV over the ten problems by least squares (the paper: "
+            "\"both LIBSVM and LASVM x1 show a linear dependency\"). Figure 4 combines the "
+            "ten classifiers one against the rest (LASVM: the first example order); the "
+            "paper's numbers are for 60,000 rows on a 2005 machine: compare the ratios.")
+    table = Table("paper-000-mnist-fig3-4", "Figures 3 and 4: time against SVs, and multiclass",
+                  ["trainer", "fig 3: seconds per 1,000 SV (b)", "fig 3: intercept a (s)",
+                   "fig 3: R^2", "fig 4: error (%)", "fig 4: time (s)", "fig 4: time / LIBSVM",
+                   "paper: error (%)", "paper: time (s)", "paper: time / LIBSVM"], note)
+    lib_time = sum(results[d]["LIBSVM"][2] for d in range(10))
+    fits = {}
+    for trainer in MNIST_TRAINERS:
+        sv = [results[d][trainer][1] for d in range(10)]
+        seconds = [results[d][trainer][2] for d in range(10)]
+        a, b, r2 = fits[trainer] = linear_fit(sv, seconds)
+        p_err, p_time = PAPER_FIGURE4[trainer]
+        table.add(**{"trainer": trainer, "fig 3: seconds per 1,000 SV (b)": 1000 * b,
+                     "fig 3: intercept a (s)": a, "fig 3: R^2": r2,
+                     "fig 4: error (%)": multiclass_error(decisions[trainer], y_te),
+                     "fig 4: time (s)": sum(seconds), "fig 4: time / LIBSVM":
+                     sum(seconds) / lib_time, "paper: error (%)": p_err,
+                     "paper: time (s)": p_time,
+                     "paper: time / LIBSVM": p_time / PAPER_FIGURE4["LIBSVM"][1]})
+    table.write(out)
+    plt = pyplot()
+    if plt is None:
+        return
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    for trainer in MNIST_TRAINERS[:2]:  # the paper's figure: LIBSVM and LASVM x1
+        sv = np.array([results[d][trainer][1] for d in range(10)], float)
+        seconds = [results[d][trainer][2] for d in range(10)]
+        a, b, _ = fits[trainer]
+        ax.scatter(sv, seconds, label=trainer)
+        xs = np.array([sv.min(), sv.max()])
+        ax.plot(xs, a + b * xs, lw=1)
+    ax.set_xlabel("support vectors")
+    ax.set_ylabel("training time (s)")
+    ax.set_title(f"Figure 3: MNIST binary classifiers ({train_rows:,} rows)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = out / "paper-000-fig3-time-sv.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    print("wrote", path, flush=True)
 
 
 def warm_up():
@@ -320,7 +403,7 @@ def main():
     ap.add_argument("--only", nargs="*", default=list(PROBLEMS), choices=list(PROBLEMS))
     ap.add_argument("--seeds", type=int, default=1)
     ap.add_argument("--mnist-figures", action="store_true",
-                    help="Figures 1, 2, 5 (the ten MNIST binary classifiers) instead of 8, 9")
+                    help="Figures 1-5 (the ten MNIST binary classifiers) instead of 8, 9")
     ap.add_argument("--mnist-rows", type=int, default=5000,
                     help="MNIST training rows drawn at random (0: all 60,000, the paper's)")
     ap.add_argument("--mnist-test", type=int, default=0,

@@ -80,6 +80,7 @@ import zipfile
 
 import numpy as np
 
+from .clock import Clock
 from .errors import ParameterError, ReportedInterrupt
 
 STATE_VERSION = 2  # 2: the online core's scalar block gained I_NOBIAS
@@ -614,9 +615,9 @@ class OnlineControl:
         restored = self._restore(run) if self._resume is not None else None
         resumed = restored is not None
         if not resumed:
-            t0 = time.perf_counter()
-            run.begin()
-            self.elapsed += time.perf_counter() - t0
+            with Clock() as clock:
+                run.begin()
+            self.elapsed += clock.seconds()
         # a machine finished before the save, with nothing left to do, has its rows in the trace
         quiet = restored == "finished" and (run.done or (run.online and self._stop(run)))
         if o.trace and self._trace_f is None:
@@ -686,9 +687,9 @@ class OnlineControl:
             else:
                 n = 1000
             was_online = run.online
-            t0 = time.perf_counter()
-            run.step(n)
-            self.elapsed += time.perf_counter() - t0
+            with Clock() as clock:
+                run.step(n)
+            self.elapsed += clock.seconds()
             if progress is not None:
                 progress(run.processed, run.n_expansion)
             if was_online and run.online:
@@ -698,9 +699,9 @@ class OnlineControl:
             self._check_interrupt(run)
         if self.stop_reason:
             self.info(f"stopped at {run.processed} iterations ({self.stop_reason})")
-            t0 = time.perf_counter()
-            fin = self._finished(run)
-            seconds = self.elapsed + time.perf_counter() - t0
+            with Clock() as clock:
+                fin = self._finished(run)
+            seconds = self.elapsed + clock.seconds()
         else:
             fin, seconds = run, self.elapsed
         if o.trace and not quiet:

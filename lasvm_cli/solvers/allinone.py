@@ -14,11 +14,11 @@ f_c(x) = sum_n coef[c, n] K(x_n, x), rho = 0:
 dual D itself.
 """
 
-import time
 
 import numpy as np
 
 from .. import cache as kc
+from ..clock import Clock
 from ..kernels import kernel_diagonal
 from ..qp import s2do as core
 from .result import SolverResult
@@ -73,7 +73,7 @@ def solve_batch(kd, kp, yc, d, C, kind, *, eps=1e-3, shrinking=True, cache_mb=10
     """Batch S2DO (Algorithm 3 with shrinking) to a KKT violation below ``eps``.
     ``trace(seconds, kernel_evals, dual)`` is called every ``chunk`` iterations (the dual is
     the sum of the steps' exact increases, D(0) = 0)."""
-    t0 = time.perf_counter()
+    clock = Clock()
     yc = np.ascontiguousarray(yc, np.int64)
     l = yc.shape[0]
     st = core.make_state(kind, yc, d, diagonal(kd, kp, l), float(C), target=target, eps=eps,
@@ -83,7 +83,7 @@ def solve_batch(kd, kp, yc, d, C, kind, *, eps=1e-3, shrinking=True, cache_mb=10
     while status == core.RUNNING:
         status = core.s2do_run(st, c, kd, kp, chunk)
         if trace is not None:
-            trace(time.perf_counter() - t0, int(c.stats[kc.KERNEL_EVALS]),
+            trace(clock.seconds(), int(c.stats[kc.KERNEL_EVALS]),
                   float(st.fst[core.GAIN]))
         if progress is not None:
             progress(int(st.ist[core.ITER]), float(st.fst[core.VIOL]))
@@ -94,7 +94,7 @@ def solve_batch(kd, kp, yc, d, C, kind, *, eps=1e-3, shrinking=True, cache_mb=10
                     shrunk_examples=int(ist[core.N_SHRUNK]),
                     reconstructions=int(ist[core.N_RECON]),
                     triangle_steps=int(ist[core.N_TRIANGLE]),
-                    seconds=time.perf_counter() - t0, cache_rows=int(c.meta[kc.N_SLOTS]))
+                    seconds=clock.stop(), cache_rows=int(c.meta[kc.N_SLOTS]))
     counters.update(kc.cache_stats(c))
     counters["kernel_evals"] += l  # the diagonal
     return result_from_state(st, c.perm, kind, counters,

@@ -8,11 +8,11 @@ the variables and read the result. Returns a SolverResult: coef = y_t a_t (the s
 qp/steps.py) for all l rows, LIBSVM's rho and obj.
 """
 
-import time
 
 import numpy as np
 
 from .. import cache as kc
+from ..clock import Clock
 from ..qp import (ITER, MAX_ITER_REACHED, N_FALLBACK, N_KKT_CONT, N_MG, N_MG_EXTRA_ROWS,
                   N_RECON, N_SHRINK, N_SHRUNK_VARS, N_WARN_H0, RUNNING, VIOL, WS_CODES)
 from ..qp.select import kkt_gap
@@ -31,7 +31,7 @@ def solve_qp(kd, kp, variables, p, C, *, eps=1e-3, shrinking=True, cache_mb=100.
     ``nu``: LIBSVM's Solver_NU (qp/smo_nu.py: the second constraint e'a = const; ``wss`` is
     ignored) instead of Solver; its r is returned as counters["r"].
     Returns (alpha by variable, rho, obj, status, counters)."""
-    t0 = time.perf_counter()
+    clock = Clock()
     m = variables.example.shape[0]
     ws = WS_CODES[wss] if isinstance(wss, str) else int(wss)
     st = make_state(kd, kp, variables.sign, p, C, alpha0, ws=ws, eps=float(eps),
@@ -57,7 +57,7 @@ def solve_qp(kd, kp, variables, p, C, *, eps=1e-3, shrinking=True, cache_mb=100.
         warn_h0=int(ist[N_WARN_H0]), mg_iterations=int(ist[N_MG]),
         mvp_fallbacks=int(ist[N_FALLBACK]), kkt_continuations=int(ist[N_KKT_CONT]),
         mg_extra_rows=int(ist[N_MG_EXTRA_ROWS]), kkt_gap=float(kkt_gap(st, m)),
-        kernel_evals_diagonal=m, seconds=time.perf_counter() - t0,
+        kernel_evals_diagonal=m, seconds=clock.stop(),
         cache_rows=int(c.meta[kc.N_SLOTS]))
     counters.update(kc.cache_stats(c))
     counters["kernel_evals"] += m  # the diagonal QD

@@ -26,13 +26,13 @@ to 0 leaves W. ``--epochs n`` passes; ``inf``: until the KKT violation of the wh
 
 import json
 import math
-import time
 
 import numba
 from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from .. import cache as kc
+from ..clock import Clock
 from ..qp import s2do as core
 from ..kernels import row_work
 from .allinone import coefficients, diagonal, result_from_state
@@ -403,7 +403,7 @@ def solve_online(kd, kp, yc, d, C, kind, *, eps=1e-3, epochs=1, strategy=None, c
     (the dual is the sum of the steps' exact increases). ``control``: a driver
     (lasvm_cli/online.py's OnlineControl: --trace, stopping, snapshots) that runs the
     :class:`S2doRun` chunk by chunk instead."""
-    t0 = time.perf_counter()
+    clock = Clock()
     run = S2doRun(kd, kp, yc, d, C, kind, eps=eps, epochs=epochs, strategy=strategy,
                   cache_mb=cache_mb, target=target, seed_value=seed_value,
                   multipliers=multipliers, cache_dtype=cache_dtype, progress=progress)
@@ -419,9 +419,9 @@ def solve_online(kd, kp, yc, d, C, kind, *, eps=1e-3, epochs=1, strategy=None, c
             if size:
                 run.step(size)
             if trace is not None:
-                trace(time.perf_counter() - t0, int(run.c.stats[kc.KERNEL_EVALS]),
+                trace(clock.seconds(), int(run.c.stats[kc.KERNEL_EVALS]),
                       float(run.st.fst[core.GAIN]), epoch + (i + 1) / parts)
-    return run.result(time.perf_counter() - t0)
+    return run.result(clock.stop())
 
 
 def solve_from_params(kd, kp, yc, d, params, progress=None, control=None):
