@@ -37,7 +37,7 @@ C = 50.0
 CACHES_MB = (20, 40, 100, 200)
 OURS = (("MVP (LIBSVM 2.71)", "mvp"), ("second order (LIBSVM 2.8)", "so"), ("HMG", "hmg"))
 
-# The paper's MNIST rows (60,000 examples; report section 5): iterations, seconds, f(alpha*)
+# The paper's MNIST rows (60,000 examples; its Table 2): iterations, seconds, f(alpha*)
 PAPER_TABLE2 = {"mvp": (185162, 13657, 143199.142), "so": (110441, 9957, 143199.146),
                 "hmg": (152873, 7485, 143199.160)}
 PAPER_TABLE4 = {"mvp": (187653, 94981), "so": (110470, 58213), "hmg": (155182, 41097)}

@@ -10,7 +10,7 @@ Rows, per data set and machine (LLW, CS): batch S2DO with shrinking (``_shrink``
 (``_unshrink``), the online solver x1 (LLW: s2do-all, CS: random-pattern-s2do-all, the thesis's
 choices), with ``--strategies`` the other two strategies x1 (Tables 4.4, 5.3). Columns: test
 error (%), dual, training time (s), kernel evaluations (x1e6), each with the thesis's value.
-C and gamma are the thesis's (report §6.2; LLW target margin 1, report P1); eps 1e-3.
+C and gamma are the thesis's (§4.3.2, §5.3; LLW target margin 1, corrections 004-1); eps 1e-3.
 
 ``--train-rows N`` / ``--test-rows N``: a random subsample (seed 0) of that many rows, so that
 a run takes minutes on a small machine; the thesis's numbers are for the full sets, so with a
@@ -47,12 +47,12 @@ from lasvm_cli.io.svmlight import read_svmlight  # noqa: E402
 from lasvm_cli.params import TrainParams  # noqa: E402
 from lasvm_cli.train import train  # noqa: E402
 
-# report §6.2: (LLW C, LLW gamma, CS C, CS gamma)
+# the thesis's §4.3.2 and §5.3: (LLW C, LLW gamma, CS C, CS gamma)
 SETTINGS = {"usps": (100, 0.0331574, 10, 0.0331574),
             "letter": (1000, 0.0512821, 10, 0.0512821),
             "mnist": (1000, 0.0189274, 100, 0.0378548)}
 
-# the thesis's tables (report §6.4): run -> data set -> (test error %, dual, seconds, evals 1e6)
+# the thesis's Tables 4.3-5.3: run -> data set -> (test error %, dual, seconds, evals 1e6)
 THESIS = {
     "llw online x1 s2do-all": {"usps": (4.584, 58136.7, 218.611, 39.84),
                                "letter": (2.25, 2262460, 5349.79, 227.38),

@@ -243,7 +243,7 @@ def dense_dots(x, X, targets, out, lo, hi):
 
 @numba.njit(inline="always", cache=True, nogil=True)
 def gap_term(g, a, A, B):
-    """A position's term of the bias-free duality gap (seed 001's [fix] of eq. 9, report §2.4),
+    """A position's term of the bias-free duality gap (eq. 9 corrected: corrections 001-3),
     C_l max(0, y_l g_l) - alpha_l g_l - beta_l y_l g_l, from its gradient, alpha and box only:
     every box there is [0, C] or [-C, 0] (the four cases of y = +-1, beta = 0 or C), and in each
     the term is B max(0, g) - A max(0, -g) - alpha g (e.g. y = +1, beta = C, box [-C, 0]:

@@ -58,7 +58,7 @@ class TrainParams:
     nu_start: str = "libsvm"
     x_storage: str = "auto"  # training rows in float32 / float64 (data.py)
     # all-in-one machines (--multiclass llw|cs)
-    llw_target: float = 1.0  # LLW target margin (the report's P1: 1 reproduces the thesis)
+    llw_target: float = 1.0  # LLW target margin (corrections 004-1: 1 reproduces the thesis)
     strategy: str | None = None  # online S2DO; None: s2do-all (LLW), random-pattern-s2do-all (CS)
     # LASVM (and the online S2DO solver: epochs may be inf, until the KKT violation < eps)
     epochs: int = 1

@@ -31,19 +31,19 @@ The paper's blocks, as printed (b = 0 throughout, K the kernel matrix):
                      else as LASVM-G
     FULL SVM (7):    LASVM-G without CLEAN
 
-Where the print is wrong this file takes the implementer's report's corrections (each marked
-[fix] below, and stated again in docs/reproductions/seed-001.md): PROCESS's "max" for g >= 0
-is a min (a step to B_i or to the Newton point, not past it); eq. (9) is negative and does not
-vanish at the optimum, so the gap is J_beta(w) - G_beta(alpha) of the CCCP sub-problem (17),
-sum over S of C max(0, y_l g_l) - alpha_l g_l - beta_l y_l g_l; CLEAN ranks the non-SVs by |g|
-(|g|_+ would never remove an outlier flagged with y = -1, whose g < 0) and removes exactly
-n - m of them; a tau-violating pair without a bias is g_max - g_min > tau with g_max and g_min
-clamped at 0 (the sumflag = 0 branch of Bottou's LASVM: each coordinate is its own KKT
-condition, so i and j need not have opposite signs). What the paper leaves open: Ghat over the
-SVs of S, 0 without any; the gap and the CLEAN over the expansion S; CLEAN every
-``clean_every`` PROCESS calls keeping ``m`` non-SVs; at the end, CLEAN(0) (Table 1's 0
-non-SVs) except for FULL SVM. The while-loop also stops when REPROCESS bails out (the paper's
-need not end); that is the only guard.
+Where the print is wrong this file takes the corrections of docs/corrections.md, seed 001 (each
+marked [fix] below, and stated again in docs/reproductions/seed-001.md): PROCESS's "max" for
+g >= 0 is a min (a step to B_i or to the Newton point, not past it); eq. (9) is negative and does
+not vanish at the optimum, so the gap is J_beta(w) - G_beta(alpha) of the CCCP sub-problem
+(17), sum over S of C max(0, y_l g_l) - alpha_l g_l - beta_l y_l g_l; CLEAN ranks the non-SVs
+by |g| (|g|_+ would never remove an outlier flagged with y = -1, whose g < 0) and removes
+exactly n - m of them; a tau-violating pair without a bias is g_max - g_min > tau with g_max
+and g_min clamped at 0 (the sumflag = 0 branch of Bottou's LASVM: each coordinate is its own
+KKT condition, so i and j need not have opposite signs). What the paper leaves open: Ghat over
+the SVs of S, 0 without any; the gap and the CLEAN over the expansion S; CLEAN every
+``clean_every`` PROCESS calls keeping ``m`` non-SVs; at the end, CLEAN(0) (Table 1's 0 non-SVs)
+except for FULL SVM. The while-loop also stops when REPROCESS bails out (the paper's need not
+end); that is the only guard.
 
 No array is shared with the compiled solver; K is given whole (small problems only).
 """

@@ -1,7 +1,7 @@
 """LASVM-G, FULL SVM, LASVM-NC and LASVM-I (Ertekin, Bottou & Giles 2011; solvers/lasvm_nc.py
 over solvers/lasvm_g_core.py) against independent references:
 
-* the duality gap (the report's corrected eq. 9) equals J_beta(w) - G_beta(alpha) computed with
+* the duality gap (corrections 001-3) equals J_beta(w) - G_beta(alpha) computed with
   numpy from alpha and the kernel matrix, and is never negative along a run (weak duality);
 * on separable toy data all four reach the optimum of the bias-free box QP, solved by a numpy
   float64 coordinate ascent to a violation below 1e-10 (cross-checked by scipy's L-BFGS-B),
@@ -11,7 +11,8 @@ over solvers/lasvm_g_core.py) against independent references:
 * --reprocess pair: the partner is numpy's argmax of the two-variable gain, the step the
   optimum of the two-variable box QP (scipy's L-BFGS-B), and the gap and the optimum tests
   above hold for it too;
-* the report's §7 sanity experiment (2-D sine boundary, 10% flipped labels);
+* a sanity experiment with the defaults of corrections 001-7 (2-D sine boundary, 10% flipped
+  labels);
 * svm-train end to end: the online options, multi-class, and models with wrong-sign SVs read
   by libsvm-official.
 """
@@ -52,7 +53,7 @@ def gram(X, gamma):
 
 
 def sine(n, rng, flip=0.1):
-    """The report's §7 data: x uniform on [-3, 3]^2, y = sign(x2 - sin(2 x1)), labels flipped
+    """The sanity experiment: x uniform on [-3, 3]^2, y = sign(x2 - sin(2 x1)), labels flipped
     with probability ``flip``."""
     X = rng.uniform(-3, 3, size=(n, 2))
     y = np.where(X[:, 1] > np.sin(2 * X[:, 0]), 1.0, -1.0)
@@ -96,7 +97,7 @@ def expansion_of(run):
 
 
 def numpy_gap(K, y, C, run):
-    """J_beta(w) - G_beta(alpha) over S from alpha and K alone (report §2.4: CCCP sub-problem
+    """J_beta(w) - G_beta(alpha) over S from alpha and K alone (corrections 001-3: CCCP sub-problem
     primal 1/2|w|^2 + C sum H_1(y f) + sum beta y f, dual sum alpha y - 1/2|w|^2 + sum beta)."""
     ex, a, A, B = expansion_of(run)
     Ks = K[np.ix_(ex, ex)]
@@ -415,7 +416,7 @@ def test_lasvm_i_processes_exactly_the_ramp_region(heart):
 
 
 def test_sine_sanity_experiment(sine_data):
-    """The report's §7: 3000 + 3000 points, RBF gamma = 1, C = 10, s = -1, one epoch:
+    """The sanity experiment: 3000 + 3000 points, RBF gamma = 1, C = 10, s = -1, one epoch:
     NC and I keep at least 3x fewer SVs than FULL SVM at a test error within 0.5 points."""
     X, y, Xt, yt = sine_data
     kd = dense_kd(X)

@@ -1,6 +1,6 @@
 """The compiled LASVM-G family (solvers/lasvm_g_core.py, driven by solvers/lasvm_nc.py) takes
 the steps of the paper's pseudo-code, written in plain numpy in tests/reference_lasvm_nc.py
-(Ertekin, Bottou & Giles 2011, with the report's corrections stated there).
+(Ertekin, Bottou & Giles 2011, with the corrections of docs/corrections.md stated there).
 
 Both run on the same precomputed kernel matrix, whose entries are float32 numbers (so the
 compiled solver's float32 kernel rows hold exactly the reference's float64 values), in the

@@ -276,7 +276,7 @@ def test_llw_batch_dual_matches_lbfgsb(d, seed):
 
 
 def test_llw_target_margin_scaling_law():
-    """Report P1: LLW(gamma, C) is gamma^2 LLW(1, C / gamma)."""
+    """Corrections 004-1: LLW(gamma, C) is gamma^2 LLW(1, C / gamma)."""
     X, yc = blobs(l=30, d=3, seed=3)
     kd, kp = kd_of(X), make_params(2, 3, 0.3, 0.0)
     a = solve_batch(kd, kp, yc, 3, 1.0, LLW, eps=1e-10, target=0.5, **F64)

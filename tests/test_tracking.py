@@ -1,7 +1,8 @@
-"""The tracking solvers (solvers/tracking.py; Usunier, Bordes & Bottou 2010, report seed-002):
-weak duality on every trace row, the cheap averaging of §2.3 against the literal running mean
-of line 8, batch rcd against an independent reference optimum of the bias-free box dual, the
-report's §7 oracles, and the command line (options, errors, teachers, multi-class models)."""
+"""The tracking solvers (solvers/tracking.py; Usunier, Bordes & Bottou 2010): weak duality on
+every trace row, the cheap averaging (corrections 002-2) against the literal running mean of
+line 8, batch rcd against an independent reference optimum of the bias-free box dual, oracles
+derived from the paper (Figure 1's single example, Lemma 1, Theorem 2's bound), and the command
+line (options, errors, teachers, multi-class models)."""
 
 import math
 
@@ -62,7 +63,7 @@ def test_weak_duality_on_every_trace_row(tmp_path, solver):
 @pytest.mark.parametrize("solver", SOLVERS)
 @pytest.mark.parametrize("average", [True, False])
 def test_cheap_average_equals_the_literal_running_mean(heart, solver, average):
-    """abar = alpha - S / k (report §2.3) against line 8 computed literally at every step, to
+    """abar = alpha - S / k (corrections 002-2) against line 8 computed literally at every step, to
     1e-12, after every time index (rcd: every 50 steps, the mean of all its iterates)."""
     kd, kp, y, _ = heart
     r = TrackRun(kd, kp, y, 2.0, 2.0, algorithm=solver, K=4, average=True,
@@ -137,7 +138,7 @@ def test_rcd_reaches_the_bias_free_optimum(heart, C, steps):
 
 
 # ---------------------------------------------------------------------------------------------
-# the report's §7 oracles
+# oracles derived from the paper: Figure 1's single example, Lemma 1, Theorems 2 and 3
 
 
 @pytest.mark.parametrize("C, table", [
@@ -177,7 +178,7 @@ def test_gap_is_one_at_alpha_zero(heart):
 
 def test_lemma1_bound_on_random_instances(heart):
     """Lemma 1: (P - D)/(C t) <= mu(E_i Delta_i) for random alpha in the box (bounds
-    included), t <= 30, C in [0.01, 100], RBF (||x|| = 1); report: largest ratio 0.994."""
+    included), t <= 30, C in [0.01, 100], RBF (||x|| = 1)."""
     _, _, _, K = heart
     rng = np.random.default_rng(0)
     worst = 0.0
@@ -202,7 +203,7 @@ def test_lemma1_bound_on_random_instances(heart):
 
 def test_tracking_gaps_below_the_bound_and_algorithm_2_below_1(tmp_path):
     """Mean normalised gap over a pass of heart_scale, 3 runs, C = 1, K = 5: below mu(C/K)
-    (Theorem 2, 0.833), and Algorithm 2's below Algorithm 1's (report §7: 0.124 / 0.051)."""
+    (Theorem 2, 0.833), and Algorithm 2's below Algorithm 1's."""
     means = {}
     for solver in ("track1", "track2"):
         trace = tmp_path / f"{solver}.csv"

@@ -1,16 +1,16 @@
 """The S2DO decomposition core for all-in-one multi-class machines without bias (Trinh 2012,
 ch. 3-5; Dogan, Glasmachers & Igel 2011; with corrections of the printed algorithms).
 
-The dual over the variables (n, c), c != y_n (alpha_{n, y_n} is fixed at 0, report P6):
+The dual over the variables (n, c), c != y_n (alpha_{n, y_n} is fixed at 0, corrections 004-2):
 
     max_a  D(a) = v sum a_{n,c} - 0.5 sum a_{m,p} a_{n,q} M(y_m, p, y_n, q) K(x_m, x_n)
 
 * LLW (Lee, Lin & Wahba; absolute margin, sum loss): M = delta_pq - 1/d, the box 0 <= a <= C,
-  v = the target margin (report P1: 1 reproduces the thesis's C values and duals; the printed
-  1/(d-1) is the same machine with C (d-1), dual / (d-1)^2).
+  v = the target margin (corrections 004-1: 1 reproduces the thesis's C values and duals; the
+  printed 1/(d-1) is the same machine with C (d-1), dual / (d-1)^2).
 * CS (Crammer & Singer; relative margin, max loss): M = delta(y_m, y_n) - delta(y_m, q)
   - delta(p, y_n) + delta_pq, v = 1, a >= 0 and one simplex per example, S_n = sum_c a_{n,c}
-  <= C (report §1.5).
+  <= C (corrections 004-4).
 
 The gradient g_{n,c} = v - sum M K a is the target violation (LLW: v + f_c(x_n); CS:
 1 - (f_{y_n} - f_c)(x_n)). A step on two variables (m, p), (n, q) solves the two-variable
@@ -24,7 +24,7 @@ diagonal, ``W`` [l d] scratch (the selection's scores, not part of a saved state
 [0, ACTIVE) are the active examples (batch shrinking) or, for the online driver
 (solvers/s2do_online.py), the support patterns.
 
-Working-set selection (Algorithm 3 with the report's §2.1 and §4.1 fixes): the first variable
+Working-set selection (Algorithm 3, corrected: corrections 004-5): the first variable
 has the largest *feasible-direction* score (g if it may grow, -g if it may shrink); for CS an
 example at S_n = C also offers the pair "up c, down e" with score g_c - g_e; the largest of all
 these is the KKT violation, and the run stops when it is below eps. The second variable
@@ -57,7 +57,7 @@ C_, EPS, TARGET, VIOL, GAIN, N_FST = range(6)
 # return codes of s2do_run
 RUNNING, OPTIMAL, MAX_ITER_REACHED = 0, 1, 2
 
-SNAP = 1e-12  # a CS sum within SNAP C of C is C (Shark's updateVarsum, report §4.2)
+SNAP = 1e-12  # a CS sum within SNAP C of C is C (Shark's updateVarsum; corrections 004-10)
 
 
 def make_state(kind, yc, d, diag, C, *, target=1.0, eps=1e-3, shrinking=True, max_iter=None):
@@ -86,7 +86,7 @@ def make_state(kind, yc, d, diag, C, *, target=1.0, eps=1e-3, shrinking=True, ma
 
 @numba.njit(inline="always", **_NJIT)
 def mcoef(kind, d, ym, p, yn, q):
-    """M(y_m, p, y_n, q): Q_{(m,p),(n,q)} = M K(x_m, x_n) (report §1.4, §1.5)."""
+    """M(y_m, p, y_n, q): Q_{(m,p),(n,q)} = M K(x_m, x_n) (thesis (4.5); corrections 004-4)."""
     if kind == LLW:
         return (1.0 if p == q else 0.0) - 1.0 / d
     return ((1.0 if ym == yn else 0.0) - (1.0 if ym == q else 0.0)
@@ -280,7 +280,7 @@ def _set_alpha(st, t, c, value):
 
 @numba.njit(**_NJIT)
 def _resum(st, t):
-    """S_t from the alphas; for CS snapped to C (report §4.2, P8; an LLW sum is unbounded)."""
+    """S_t from the alphas; for CS snapped to C (corrections 004-10; an LLW sum is unbounded)."""
     s = 0.0
     for c in range(st.ist[D]):
         s += st.A[t, c]
@@ -428,7 +428,7 @@ def swap_positions(st, c, i, j, keep_prefix):
 
 @numba.njit(**_NJIT)
 def _shrinkable(kind, d, C, eps, A, G, S, yc, t):
-    """Shark's rule per variable (a = 0 and g < 0, or a = C and g > 0; report §5), all the
+    """Shark's rule per variable (a = 0 and g < 0, or a = C and g > 0; corrections 004-11), all the
     variables of the example; CS per simplex: S = 0 and every g < 0, or S = C, the smallest
     gradient of its support above 0 and within eps of the largest."""
     yt = yc[t]
@@ -550,7 +550,7 @@ def s2do_run(st, c, kd, kp, n_steps):
 
 @numba.njit(**_NJIT)
 def dual_value(st, hi):
-    """D = 0.5 sum a (v + g) over positions [0, hi) (report §1.4)."""
+    """D = 0.5 sum a (v + g) over positions [0, hi) (corrections 004-9)."""
     v = st.fst[TARGET]
     d = st.ist[D]
     s = 0.0

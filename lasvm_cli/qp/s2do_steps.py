@@ -7,7 +7,7 @@ All work on the sub-problem  max_mu  g'mu - 0.5 mu'Q_B mu  with Q_B = [[q11, q12
 the pre-step gradients g = (g1, g2), and bounds on the *steps* mu (not on alpha): a box
 lo1 <= mu1 <= hi1, lo2 <= mu2 <= hi2 (lo = -alpha, hi = U - alpha), or the triangle
 mu1 >= -a1, mu2 >= -a2, mu1 + mu2 <= s (s = U - a1 - a2). Shark's thresholds (1e-12) decide
-when a curvature or determinant counts as zero (report §2.4 [ref]).
+when a curvature or determinant counts as zero (corrections 004-7).
 """
 
 import numba
@@ -20,7 +20,7 @@ GAIN_RIDGE = 1e-6  # Shark: added to both diagonal entries of a (near) singular 
 
 @numba.njit(inline="always", **_NJIT)
 def gain2(g1, g2, q11, q12, q22):
-    """Algorithm 4 (report §2.3): 0.5 g_B' Q_B^-1 g_B, the increase at the unconstrained
+    """Algorithm 4 (corrections 004-6): 0.5 g_B' Q_B^-1 g_B, the increase at the unconstrained
     optimum; a (near) singular Q_B gets Shark's ridge instead of the thesis's infinite gain.
     The ridge is a select, not a branch (the same values: adding 0.0 changes nothing), so a
     loop of gains vectorises (s2do.select_second)."""
@@ -34,14 +34,14 @@ def gain2(g1, g2, q11, q12, q22):
 
 @numba.njit(inline="always", **_NJIT)
 def increase(g1, g2, q11, q12, q22, m1, m2):
-    """The exact dual increase of a step: g'mu - 0.5 mu'Q_B mu (report §2.2)."""
+    """The exact dual increase of a step: g'mu - 0.5 mu'Q_B mu (corrections 004-9)."""
     return g1 * m1 + g2 * m2 - 0.5 * (q11 * m1 * m1 + 2.0 * q12 * m1 * m2 + q22 * m2 * m2)
 
 
 @numba.njit(inline="always", **_NJIT)
 def edge(num, q, lo, hi):
     """One-variable maximiser of num*mu - 0.5 q mu^2 on [lo, hi]; zero curvature: the bound in
-    the direction of num (report §2.4 [fix])."""
+    the direction of num (corrections 004-7)."""
     if q > TINY:
         m = num / q
         if m < lo:

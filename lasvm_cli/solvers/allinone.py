@@ -5,10 +5,10 @@ The problem: the l rows of ``kd`` with class indices ``yc`` in [0, d). The resul
 SolverResult with d coefficient rows over the l examples, decision value
 f_c(x) = sum_n coef[c, n] K(x_n, x), rho = 0:
 
-* LLW: f_c = -sum_n (a_{n,c} - abar_n) K(x_n, .), abar_n = S_n / d (report §1.4, P14: the
+* LLW: f_c = -sum_n (a_{n,c} - abar_n) K(x_n, .), abar_n = S_n / d (corrections 004-3: the
   scores are the negated alphas; the abar term is the same for every class, so the arg-max is
   argmin_c sum_n a_{n,c} K);
-* CS: f_c = sum_n beta_n^c K(x_n, .), beta_n^{y_n} = S_n, beta_n^c = -a_{n,c} (report §1.5).
+* CS: f_c = sum_n beta_n^c K(x_n, .), beta_n^{y_n} = S_n, beta_n^c = -a_{n,c} (corrections 004-4).
 
 ``obj`` is LIBSVM's sign convention, -D (the minimised 0.5 a'Qa - v'a); ``counters`` carry the
 dual D itself.

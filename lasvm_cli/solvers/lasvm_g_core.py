@@ -13,7 +13,8 @@ is not stored: it is read from the box (beta = -A for y = +1, B for y = -1), whi
 the position as every box of the core does. C_i = B_i - A_i.
 
 One online iteration on example i (paper §4.3, §5.2, §6; corrections of the printed
-pseudo-code, which tests/reference_lasvm_nc.py lists and makes too, marked "[fix]"):
+pseudo-code, which tests/reference_lasvm_nc.py lists and makes too, marked "[fix]"; each is
+an entry of docs/corrections.md, seed 001):
 
     f_i = sum_S alpha_s K_is,  z = y_i f_i                 (one kernel row of i against S)
     LASVM-I:  skip i when z > 1 or z < s                  (its row is dropped from the cache)
@@ -28,7 +29,7 @@ pseudo-code, which tests/reference_lasvm_nc.py lists and makes too, marked "[fix
 Deviations from the paper (each also marked in the code):
 - REPROCESS is the core's step on the maximal KKT violator, max(g over alpha < B, -g over
   alpha > A) (the paper's t), and bails out when (i, j) is not a tau-violating pair,
-  g_max - g_min <= tau with both clamped at 0 ([fix], report pitfall 3; the paper's test, as
+  g_max - g_min <= tau with both clamped at 0 ([fix], corrections 001-2; the paper's test, as
   tests/reference_lasvm_nc.py replays it step for step); the gap loop stops when it bails out
   and after GAP_CAP steps (the paper's loop has no guard and need not end). The finishing
   (M_FINISH, not in the paper) stops when no single variable violates by more than tau.
@@ -105,7 +106,7 @@ def gap_of(st):
 @numba.njit(**_NJIT)
 def gap_target(st):
     """(Ghat, #SV): eq. (8) over the SVs of S (alpha != 0), h_l = C_l y_l g_l; the radicand
-    is clamped at 0 and Ghat = 0 without SVs (report §2.5, pitfall 5)."""
+    is clamped at 0 and Ghat = 0 without SVs (corrections 001-4)."""
     n = st.ist[I_NS]
     s1 = 0.0
     s2 = 0.0
@@ -124,7 +125,7 @@ def gap_target(st):
 
 @numba.njit(**_NJIT)
 def reprocess_g(st, kc, kd, kp, tau, pair):
-    """REPROCESS without a bias (report §2.3 [fix]): one clipped Newton step on the maximal
+    """REPROCESS without a bias (corrections 001-2): one clipped Newton step on the maximal
     KKT violator of S (with ``pair``: :func:`pair_scan` from it); no eviction (CLEAN does
     that). Returns 1 when a step was made, 0 when it bails out (no violation above tau)."""
     st.ist[I_REPROCESS] += 1
@@ -236,7 +237,7 @@ def pair_scan(st, kc, kd, kp, k, j):
 
 @numba.njit(**_NJIT)
 def pair_violates(st, tau):
-    """REPROCESS's step 2 (paper §4.2, report §2.3 [fix]): whether (i, j) is a tau-violating
+    """REPROCESS's step 2 (paper §4.2, corrections 001-2): whether (i, j) is a tau-violating
     pair, g_max - g_min > tau with g_max = max(0, g over alpha < B) and g_min = min(0, g over
     alpha > A). Both sides may violate by less than tau and the pair by more; the step is
     then still the maximal violator's (the larger side: the paper's t)."""
@@ -253,8 +254,8 @@ def pair_violates(st, tau):
 @numba.njit(**_NJIT)
 def gap_loop(st, kc, kd, kp, target, tau, gst, gfs, gap, k, v, pair):
     """while Gap > T: REPROCESS (paper §4.3), until REPROCESS bails out (no tau-violating
-    pair: :func:`pair_violates`) or GAP_CAP steps (deviation from paper: the guards; report
-    pitfall 4). (gap, k, v): the :func:`scan` of S at the start; each REPROCESS is one
+    pair: :func:`pair_violates`) or GAP_CAP steps (deviation from paper: the guards;
+    corrections 001-5). (gap, k, v): the :func:`scan` of S at the start; each REPROCESS is one
     :func:`step_scan` (with ``pair``: one :func:`pair_scan`)."""
     steps = 0
     j = NO_PARTNER_YET  # found when the loop first steps (most loops of LASVM-NC make none)
@@ -279,7 +280,7 @@ def gap_loop(st, kc, kd, kp, target, tau, gst, gfs, gap, k, v, pair):
 
 @numba.njit(**_NJIT)
 def clean(st, kc, m, gst, region):
-    """CLEAN(m) (paper §4.2, report §2.6 [fix]): when S holds more than m non-SVs (alpha = 0),
+    """CLEAN(m) (paper §4.2, corrections 001-6): when S holds more than m non-SVs (alpha = 0),
     remove the #non-SV - m of them with the largest |g| (the farthest from the margin, on
     either side); they leave S for positions [n_S, old n_S). Table 1's counters by the region
     each removed example arrived from."""
@@ -323,7 +324,7 @@ def clean(st, kc, m, gst, region):
 
 @numba.njit(**_NJIT)
 def process_g(st, kc, kd, kp, ex, f):
-    """PROCESS(i) without a bias (report §2.2 [fix]): insert ``ex`` (its box already at its
+    """PROCESS(i) without a bias (corrections 001-1): insert ``ex`` (its box already at its
     position) at the end of S with alpha = 0, g = y - f, then one clipped Newton step, taken
     whatever g (no bail-out, no tau: the paper's PROCESS always inserts and steps). Returns
     the :func:`scan` of S after it."""
@@ -351,7 +352,7 @@ def iteration(st, kc, kd, kp, ex, variant, s, sv_thr, Cp, Cn, C, tau, pair, regi
     n = st.ist[I_NS]
     pk = st.ex2pos[ex]
     target = 0.0
-    if pk < n:  # deviation from paper: drawn again while in S (epochs > 1): no PROCESS
+    if pk < n:  # deviation from paper (corrections 001-8): drawn again while in S: no PROCESS
         gst[G_IN_S] += 1
         ghat, _ = gap_target(st)
         gap, k, v = scan(st)
@@ -388,7 +389,7 @@ def g_run(st, kc, kd, kp, region, gst, gfs, mode, n_iter, variant, s, sv_thr, cl
     n_iter examples drawn in random order from the epoch's unseen ones, CLEAN every
     clean_every PROCESS calls except for FULL SVM; returns how many); M_GAP (gap and delta
     brought up to date); M_FINISH (REPROCESS until no tau-violating variable, at most n_iter
-    steps; returns 1 when finished); M_PURGE (CLEAN(0): drop every non-SV, report §2.6).
+    steps; returns 1 when finished); M_PURGE (CLEAN(0): drop every non-SV, corrections 001-7).
     ``pair``: 1 for two-variable REPROCESS steps (module docstring), 0 for the paper's."""
     if mode == M_NEW_EPOCH:
         new_epoch(st)

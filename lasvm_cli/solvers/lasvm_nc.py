@@ -11,7 +11,7 @@ with it reach the optimum of the whole training set). Their model is an ordinary
 model with ``rho 0``; under the ramp loss an SV may have the "wrong" sign (alpha_i y_i < 0),
 which the model file, SV counts and LIBSVM's loader take as they are.
 
-Defaults the paper leaves open (report seed-001 §2.12), chosen as in its §7 sanity run:
+Defaults the paper leaves open (corrections 001-7):
 ``ramp_s`` = -1 (the paper's), ``sv_threshold`` S = 10 SVs before LASVM-NC flags outliers,
 CLEAN every ``clean_every`` = 50 PROCESS calls keeping ``clean_keep`` m = 100 non-SVs (so the
 expansion, whose every member costs one kernel value per row, stays within 150 of #SV).

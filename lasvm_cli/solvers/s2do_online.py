@@ -3,7 +3,7 @@ framework and Crammer-Singer, with corrections of the printed algorithms): LaRan
 passes over the data with S2DO steps on the state of qp/s2do.py.
 
 Positions [0, |W|) of the state are the support patterns W (examples with some alpha > 0);
-their gradients (all d of them, report §3.3) are kept exact. One epoch visits every example
+their gradients (all d of them, corrections 004-13) are kept exact. One epoch visits every example
 once, in a shuffled order (``--seed``):
 
 * TWO_NEWS: the example's gradient is computed from W (one kernel row), then one S2DO step on
@@ -15,7 +15,7 @@ once, in a shuffled order (``--seed``):
   included: drawing TWO_NEWS moves on to the next example. The thesis divides by wall-clock
   seconds; the work here (variables visited, plus kernel values computed weighted by their
   cost in features, kernels.row_work, times FEATURE_WORK) is its deterministic stand-in
-  (report §3.4, P9), so a run is repeatable with its --seed, and the whole pass runs compiled.
+  (corrections 004-12), so a run is repeatable with its --seed, and the whole pass runs compiled.
 
 ``--strategy`` picks the old steps' working sets (Algorithm 6, 9, 10): s2do-all (S2DO over all
 of V), random-pattern-s2do-all (first variable from a random pattern, second from V),

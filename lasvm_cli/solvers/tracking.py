@@ -317,7 +317,7 @@ def track_run(st, kc, kd, kp, tr, n):
 
 
 # ---------------------------------------------------------------------------------------------
-# Measures from the gradient (report §1.3; eq. 4), in the signed formulation
+# Measures from the gradient (eq. 4; corrections 002-1), in the signed formulation
 
 
 def duality_measures(a, g, y, Ci):
