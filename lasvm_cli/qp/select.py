@@ -22,8 +22,9 @@ m = max_{I_up} -y_t G_t, M = min_{I_low} -y_t G_t; the pair is violating when m 
     clipped gain (steps.pair_gain); stop when |mu*| < eps (the paper's MG stopping rule).
     Uses only rows p1 and p2, both cached by the previous update: at most one new row (b's)
     per MG iteration.
-  - ``final_kkt_check`` (ist[FINAL_KKT], off by default; not in the paper): an MG stop is
-    accepted only if the MVP gap is < eps as well, otherwise an MVP step is taken.
+  - ``final_kkt_check`` (ist[FINAL_KKT]; not in the paper, on in svm-train and the
+    estimators, ``--mg-stop`` turns it off): an MG stop is accepted only if the MVP gap is
+    < eps as well, otherwise an MVP step is taken.
 """
 
 import numba

@@ -34,8 +34,6 @@ Deviations from the paper (each also marked in the code):
   REPROCESS evict it with the same test.
 - The delta_max loop also stops when REPROCESS finds no tau-violating pair (LaSVM 1.1 loops
   forever when delta_max < tau).
-- After unshrinking, the gradient of a shrunk example is restarted from y_i (LaSVM 1.1 uses
-  sign(alpha_i), which is -1 for alpha_i = 0 whatever the label).
 - Finishing with a bias is the SMO loop over S with second-order selection and LIBSVM's
   shrinking (solvers/finishing.py), not REPROCESS's maximal violating pairs: the same stopping
   rule (delta < tau), fewer steps.
