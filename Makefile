@@ -123,9 +123,20 @@ paper-002: $(VENV)/.test-extras
 # Ertekin, Bottou & Giles 2011 (seed 001): Tables 1, 3, 4 and figures 2, 4, 6, 7 beside the
 # paper's numbers, LIBSVM in the same run; writes results/paper-001/. PAPER_001_ARGS reduces it,
 # e.g. PAPER_001_ARGS="--max-train 4000 --max-test 2000 --mnist-rows 4000" (minutes).
+# PART=table3-adult,...,fig5-usps-n,report (or PART=all) runs bench/paper_001_figures.py
+# instead: Tables 3 and 4 over several orders and Figures 1, 5, 8, one part at a time, skipping
+# parts whose raw rows are already under results/paper-001/raw/; PAPER_001_FIG_ARGS passes its
+# options, e.g. "--seeds 0-4 --rows adult=8000,mnist=5000 --test-rows adult=8000,mnist=2000".
 PAPER_001_ARGS ?=
+PAPER_001_FIG_ARGS ?=
+PART ?=
 paper-001: $(VENV)/.bench-extras
-	OMP_WAIT_POLICY=PASSIVE $(BIN)/python bench/paper_001.py $(PAPER_001_ARGS)
+	@if [ -z "$(PART)" ]; then \
+	  OMP_WAIT_POLICY=PASSIVE $(BIN)/python bench/paper_001.py $(PAPER_001_ARGS); \
+	else \
+	  OMP_WAIT_POLICY=PASSIVE $(BIN)/python bench/paper_001_figures.py \
+	    $(if $(filter all,$(PART)),,--part $(PART)) $(PAPER_001_FIG_ARGS); \
+	fi
 
 # Trinh (2012) Tables 4.3/4.4 and 5.2/5.3 (--multiclass llw|cs) with LIBSVM one-vs-one in the
 # same run: results/paper-004.md and .csv; the cache study (dual against time at 20% / 120% of
