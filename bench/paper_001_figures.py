@@ -7,18 +7,21 @@ and 8, resumable by part. Companion of bench/paper_001.py (same data, settings a
 
 Parts (default: all, in this order; a part whose raw file exists is skipped, --redo reruns it):
   table3-DS  (DS in adult, mnist, banana, reuters, usps, usps-n): LIBSVM once (batch, no order),
-             then for every seed (example order) FULL SVM, LASVM-G, LASVM-NC, LASVM-I (one
-             epoch, s = -1, solvers/lasvm_nc.py's defaults) and our LASVM (one epoch +
-             finishing): accuracy, #SV, training time, PRBEP, AUC, g-means, kernel evaluations.
-             LASVM-G is stepped in chunks and its duality gap recorded (untimed) for Fig. 1.
-             Raw rows: OUT/raw/table3-DS.csv, OUT/raw/fig1-DS.csv.
+             then for every seed (example order) FULL SVM (the first --full-svm-seeds only),
+             LASVM-G, LASVM-NC, LASVM-I (one epoch, s = -1, solvers/lasvm_nc.py's defaults)
+             and our LASVM (one epoch + finishing): accuracy, #SV, training time, PRBEP, AUC,
+             g-means, kernel evaluations. LASVM-G is stepped in chunks and its duality gap
+             recorded (untimed) for Fig. 1. Raw rows: OUT/raw/table3-DS.csv, OUT/raw/fig1-DS.csv.
   fig5-DS    LASVM-NC and LASVM-I for every s of --s (first seed only): test error and #SV.
              Raw rows: OUT/raw/fig5-DS.csv.
+  time-DS    (not in the default list) training times only: LIBSVM, LASVM, LASVM-G, LASVM-NC,
+             LASVM-I back to back, --time-repeats rounds. Raw rows: OUT/raw/time-DS.csv.
   report     Tables 3 and 4 (mean and min-max over the seeds, the paper's value beside),
-             Fig. 1 (gap / instances seen, against instances seen), Fig. 5 (error against #SV; the convex
-             solvers as single points from table3-DS's first seed), Fig. 8 (training times as
-             bars): OUT/table3.{md,csv}, OUT/table4.{md,csv}, OUT/fig5.{md,csv}, OUT/fig8.csv,
-             OUT/fig1.png, OUT/fig5.png, OUT/fig8.png.
+             Fig. 1 (gap / instances seen, against instances seen), Fig. 5 (error against
+             #SV; the convex solvers as single points from table3-DS's first seed), Fig. 8
+             (training times as bars): OUT/table3.{md,csv}, OUT/table4.{md,csv},
+             OUT/fig5.{md,csv}, OUT/fig8.csv, OUT/fig1.png, OUT/fig5.png, OUT/fig8.png,
+             OUT/time_ratios.csv (time-DS parts), all of it in OUT/figures.md.
 
 Rows: --rows subsamples a training set (rows drawn with seed 0, the same for every order),
 --test-rows a test set; USPS-N's label noise is drawn with seed 0 as in bench/paper_001.py.
@@ -169,6 +172,8 @@ def part_table3(name, args, raw):
     print(f"   LIBSVM          {secs:8.2f} s  nSV {sv.size}", flush=True)
     for seed in args.seeds:
         for method in METHODS[:-1]:
+            if method == "FULL SVM" and seed not in args.seeds[:args.full_svm_seeds]:
+                continue
             if method == "LASVM":
                 run = LasvmRun(d.kd, d.kp, d.y_tr, d.C, d.C, cache_mb=args.cache_mb, seed=seed)
             else:
@@ -205,6 +210,62 @@ def part_fig5(name, args, raw):
             print(f"   s {s:6g} {method:<9} {secs:8.2f} s  nSV {nsv:6d}  acc "
                   f"{rows[-1]['accuracy']:.2f}", flush=True)
     write_rows(raw / f"fig5-{name}.csv", ROW, rows)
+
+
+def part_time(name, args, raw):
+    """Training times only, LIBSVM and the online solvers back to back, --time-repeats rounds
+    (round r uses order r): on a loaded machine the ratio within one round is steadier than
+    Table 3's means, where LIBSVM runs once."""
+    d = Data(name, args)
+    print(f"== time-{name}: {d.y_tr.size} train, {args.time_repeats} rounds", flush=True)
+    rows = []
+    for r in range(args.time_repeats):
+        secs, *_ = libsvm_train(d.tr, d.y_tr, f"-c {d.C!r} -g {d.gamma!r} -m {args.cache_mb}")
+        rows.append(dict(dataset=name, round=r, method="LIBSVM", time=secs))
+        for method in ("LASVM", "LASVM-G", "LASVM-NC", "LASVM-I"):
+            if method == "LASVM":
+                run = LasvmRun(d.kd, d.kp, d.y_tr, d.C, d.C, cache_mb=args.cache_mb, seed=r)
+            else:
+                run = LasvmGRun(d.kd, d.kp, d.y_tr, d.C, d.C, solver=ONLINE[method],
+                                cache_mb=args.cache_mb, seed=r)
+            _, secs = train(run)
+            rows.append(dict(dataset=name, round=r, method=method, time=secs))
+        print("   round", r, " ".join(f"{x['method']} {x['time']:.2f}" for x in rows[-5:]),
+              flush=True)
+    write_rows(raw / f"time-{name}.csv", ("dataset", "round", "method", "time"), rows)
+
+
+def time_table(raw, out, names):
+    """Per round, each method's time over LIBSVM's; median and range over the rounds."""
+    lines = ["### Training time over LIBSVM's, measured back to back: median [min–max] over "
+             "rounds (the paper's ratio from Table 3)", "",
+             "| method | " + " | ".join(PAPER_NAMES[n] for n in names) + " |",
+             "|---|" + "---:|" * len(names)]
+    flat = []
+    per = {n: read_rows(raw / f"time-{n}.csv") for n in names}
+    for m in ("LASVM", "LASVM-G", "LASVM-NC", "LASVM-I"):
+        cells = []
+        for n in names:
+            rounds = sorted({r["round"] for r in per[n]})
+            t = {(r["round"], r["method"]): float(r["time"]) for r in per[n]}
+            ratios = [t[(k, m)] / t[(k, "LIBSVM")] for k in rounds]
+            p = PAPER["time"][m][n] / PAPER["time"]["LIBSVM"][n]
+            cells.append(f"{statistics.median(ratios):.2f} [{min(ratios):.2f}–"
+                         f"{max(ratios):.2f}] ({p:.2f})")
+            flat.append(dict(dataset=n, method=m, median=statistics.median(ratios),
+                             min=min(ratios), max=max(ratios), rounds=len(ratios), paper=p))
+        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    lib = []
+    for n in names:
+        t = statistics.median(float(r["time"]) for r in per[n] if r["method"] == "LIBSVM")
+        lib.append(f"{PAPER_NAMES[n]} {t:.3g} s")
+    lines += ["", "LIBSVM's own time, median over rounds: " + ", ".join(lib), ""]
+    with open(out / "time_ratios.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=("dataset", "method", "median", "min", "max", "rounds",
+                                          "paper"))
+        w.writeheader()
+        w.writerows(flat)
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -273,13 +334,39 @@ def tables(rows, out, names):
             for r in flat:
                 if r["table"] == tag:
                     w.writerow(r)
-    sizes = ["| dataset | train rows (paper) | test rows (paper) | orders |", "|---|---:|---:|---:|"]
+    sizes = ["| dataset | train rows (paper) | test rows (paper) | orders |",
+             "|---|---:|---:|---:|"]
     for n in names:
         rs = [r for r in rows if r["dataset"] == n]
         seeds = sorted({r["seed"] for r in rs if r["seed"] != ""})
         sizes.append(f"| {PAPER_NAMES[n]} | {rs[0]['train']} ({PAPER_ROWS[n][0]}) | "
                      f"{rs[0]['test']} ({PAPER_ROWS[n][1]}) | {len(seeds)} |")
     return "\n".join(sizes) + "\n\n" + "\n".join(md), flat
+
+
+def claims(rows, names):
+    """Per dataset, in how many orders: LASVM-NC has fewer SVs than LASVM-I, LASVM-I computes
+    fewer kernel values than LASVM-NC, and each of them trains faster than LASVM (same order)."""
+    lines = ["### The paper's comparisons, order by order (count of orders where it holds)", "",
+             "| dataset | NC #SV < I #SV | I kernel < NC kernel | NC faster than LASVM | "
+             "I faster than LASVM | I faster than NC |", "|---|---:|---:|---:|---:|---:|"]
+    for n in names:
+        by = {}
+        for r in rows:
+            if r["dataset"] == n and r["seed"] != "":
+                by.setdefault(r["seed"], {})[r["method"]] = r
+        seeds = [k for k, v in by.items() if all(m in v for m in ("LASVM-NC", "LASVM-I",
+                                                                   "LASVM"))]
+
+        def count(a, b, key):
+            return f"{sum(_f(by[k][a][key]) < _f(by[k][b][key]) for k in seeds)} of {len(seeds)}"
+
+        lines.append(f"| {PAPER_NAMES[n]} | {count('LASVM-NC', 'LASVM-I', 'nsv')} | "
+                     f"{count('LASVM-I', 'LASVM-NC', 'kernel_m')} | "
+                     f"{count('LASVM-NC', 'LASVM', 'time')} | "
+                     f"{count('LASVM-I', 'LASVM', 'time')} | "
+                     f"{count('LASVM-I', 'LASVM-NC', 'time')} |")
+    return "\n".join(lines) + "\n"
 
 
 def fig8(flat, out, names, plt):
@@ -426,9 +513,13 @@ def part_report(args, raw, out):
     text, flat = tables(rows, out, names) if rows else ("", [])
     if rows:
         fig8(flat, out, names, plt)
+        text += "\n" + claims(rows, names)
     fig1(raw, out, names, plt)
     text += "\n" + fig5(raw, out, [n for n in _ORDER if (raw / f"fig5-{n}.csv").exists()],
                         rows, plt)
+    tnames = [n for n in _ORDER if (raw / f"time-{n}.csv").exists()]
+    if tnames:
+        text += "\n" + time_table(raw, out, tnames)
     (out / "figures.md").write_text(text)
     print(text)
 
@@ -441,6 +532,9 @@ def main():
     ap.add_argument("--rows", default="", help="training rows per dataset, e.g. adult=8000")
     ap.add_argument("--test-rows", default="", help="test rows per dataset")
     ap.add_argument("--s", default="-5,-2,-1,-0.5,0,0.5", help="ramp s values for fig5")
+    ap.add_argument("--full-svm-seeds", type=int, default=None,
+                    help="run FULL SVM (no CLEAN: the slowest) on the first N orders only")
+    ap.add_argument("--time-repeats", type=int, default=3, help="rounds of a time-DS part")
     ap.add_argument("--cache-mb", type=float, default=256.0)
     ap.add_argument("--redo", action="store_true", help="rerun parts whose raw file exists")
     ap.add_argument("--out", default=str(REPO / "results" / "paper-001"))
@@ -455,13 +549,13 @@ def main():
         if kind == "report":
             part_report(args, raw, out)
             continue
-        if kind not in ("table3", "fig5") or name not in DATASETS:
+        if kind not in ("table3", "fig5", "time") or name not in DATASETS:
             ap.error(f"unknown part {part}")
         if (raw / f"{part}.csv").exists() and not args.redo:
             print(f"== {part}: done ({raw / f'{part}.csv'}), skipped", flush=True)
             continue
         t = time.perf_counter()
-        (part_table3 if kind == "table3" else part_fig5)(name, args, raw)
+        dict(table3=part_table3, fig5=part_fig5, time=part_time)[kind](name, args, raw)
         print(f"== {part}: {time.perf_counter() - t:.0f} s", flush=True)
 
 
