@@ -92,8 +92,8 @@ def run(K, y, C, variant):
     _, f, trace = ref.solve_hmg(K, y, C, eps=EPS, final_kkt_check=True, info=info,
                                 max_iter=200000, **variant)
     it0, f0, gap0 = info["first_stop"]
-    return {"iterations": it0, "f": f0, "gap": gap0, "iterations_kkt": len(trace),
-            "f_kkt": f, "continuations": info["continuations"],
+    return {"iterations": it0, "f": float(f0), "gap": gap0, "iterations_kkt": len(trace),
+            "f_kkt": float(f), "continuations": info["continuations"],
             "rows": len(y) if variant.get("prefill") else info["row_misses"],
             "mg": sum(r == ref.MG for *_, r in trace), "seconds": time.perf_counter() - t}
 

@@ -160,6 +160,27 @@ def gains_with(alpha, G, Q, y, C, p):
     return mu_max, mu_star, gain
 
 
+def gains_with_rows(alpha, G, Q, y, C, ps):
+    """gains_with for the rows ps at once: arrays of shape (len(ps), l)."""
+    s = y[ps, None] * y[None, :]
+    curvature = Q[ps, ps][:, None] + np.diagonal(Q)[None, :] - 2.0 * s * Q[ps]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mu_max = (G[ps, None] - s * G[None, :]) / curvature
+    L1, U1 = -alpha[ps, None], C[ps, None] - alpha[ps, None]
+    L2 = np.where(s > 0, alpha - C, -alpha)
+    U2 = np.where(s > 0, alpha, C - alpha)
+    L, U = np.maximum(L1, L2), np.minimum(U1, U2)
+    mu_star = np.minimum(np.maximum(mu_max, L), U)
+    gain = 0.5 * curvature * mu_star * (2.0 * mu_max - mu_star)
+    bad = ~(curvature > 0.0)
+    bad[np.arange(len(ps)), ps] = False
+    if bad.any():
+        r, b = np.argwhere(bad)[0]
+        raise ValueError(f"curvature {curvature[r, b]} <= 0 on {{{ps[r]}, {b}}}: the paper "
+                         "assumes positive definite 2x2 minors")
+    return mu_max, mu_star, gain
+
+
 class RowCache:
     """The rows of Q computed so far, least recently used first (LIBSVM's cache, by rows):
     ``get`` is a gradient update's request; a miss computes the row (``misses`` counts them)
@@ -188,6 +209,17 @@ def best_pair_over_rows(alpha, G, Q, y, C, scan, exclude):
     b ascending, b != p and b not in ``exclude[p]`` (a set per p), the first of equal gains
     (strict >, from gain 0), as best_related_pair. B is None when no pair gains anything."""
     best = (None, 0.0, 0.0, 0.0)
+    if len(scan) > 2:  # all rows at once: the same floats, and argmax's first of equal gains
+        mu_max, mu_star, gain = gains_with_rows(alpha, G, Q, y, C, np.asarray(scan))
+        for r, p in enumerate(scan):
+            gain[r, p] = -np.inf
+            for b in exclude.get(p, ()):
+                gain[r, b] = -np.inf
+        r, b = np.unravel_index(int(np.argmax(gain)), gain.shape)
+        if gain[r, b] > 0.0:
+            best = ((int(scan[r]), int(b)), float(gain[r, b]), float(mu_max[r, b]),
+                    float(mu_star[r, b]))
+        return best
     for p in scan:
         mu_max, mu_star, gain = gains_with(alpha, G, Q, y, C, p)
         gain = gain.copy()
@@ -251,8 +283,9 @@ def solve_hmg(K, y, C, eps=1e-3, eta=ETA, max_iter=100000, rows=None, cache_rows
     module's docstring); ``cache_rows``, ``prefill``: the RowCache (capacity in rows; None: all).
     ``final_kkt_check`` (not in the paper): an MG stop is accepted only when the MVP gap is
     < eps as well, otherwise an MVP step is taken (a "continuation") and HMG goes on.
-    ``info``: a dict, filled with row misses and hits, continuations and the MVP gap at the
-    stop."""
+    ``info``: a dict, filled with row misses and hits, continuations, the MVP gap at the
+    stop, and first_stop = (iterations, f, MVP gap) at the first stop of the paper's rules
+    (with ``final_kkt_check``, where the run without it would have ended)."""
     y = np.asarray(y, np.float64)
     C = np.broadcast_to(np.asarray(C, np.float64), y.shape).copy()
     Q = K * np.outer(y, y)
@@ -262,6 +295,9 @@ def solve_hmg(K, y, C, eps=1e-3, eta=ETA, max_iter=100000, rows=None, cache_rows
     previous, trace, continuations = None, [], 0
     while len(trace) < max_iter:
         B, rule = select_hmg(alpha, G, Q, y, C, eps, previous, eta, rows, cache)
+        if B is None and info is not None and "first_stop" not in info:
+            info["first_stop"] = (len(trace), alpha.sum() - 0.5 * alpha @ Q @ alpha,
+                                  mvp_gap(alpha, G, y, C))
         if B is None and final_kkt_check and rule == MG:
             B = select_mvp(alpha, G, y, C, eps)
             rule = MVP
