@@ -8,7 +8,7 @@ those rows, the checks that relate several options are written out here.
 """
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field, make_dataclass
 
 from .options import choices_error, misplaced, range_error
 from .solvers import OPTIONS
@@ -38,74 +38,34 @@ TEACHERS = _choices("teacher")  # tracking solvers
 DEFAULT_K = 10  # tracking solvers: steps per example without -K / --eps
 
 
-@dataclass
-class TrainParams:
-    # LIBSVM's fields and defaults
-    svm_type: int = 0
-    kernel_type: int = 2
-    degree: int = 3
-    gamma: float = 0.0  # 0 means 1 / largest feature index, as LIBSVM
-    coef0: float = 0.0
-    C: float = 1.0
-    nu: float = 0.5
-    p: float = 0.1
-    cache_size: float = 100.0
-    eps: float = 1e-3
-    shrinking: int = 1
-    probability: int = 0
-    weights: dict = field(default_factory=dict)  # label -> weight, in command-line order
-    # ours
-    solver: str = "smo"
-    wss: str = "so"
-    final_kkt_check: bool = True  # HMG: the MG stop alone can end early (--mg-stop)
-    max_iter: int | None = None
-    multiclass: str = "ovo"
-    seed: int = 1  # glibc's rand() seed; 1 is what LIBSVM gets without srand
-    # nu-SVC, nu-SVR and one-class start: "libsvm" (nu * l) or "sklearn" (scikit-learn's libsvm
-    # sums nu * C_i over the rows, which can differ in the last bit, and SMO then takes
-    # another path); the estimators (lasvm_cli/sklearn) set "sklearn"
-    nu_start: str = "libsvm"
-    x_storage: str = "auto"  # training rows in float32 / float64 (data.py)
-    # all-in-one machines (--multiclass llw|cs)
-    llw_target: float = 1.0  # LLW target margin (the report's P1: 1 reproduces the thesis)
-    strategy: str | None = None  # online S2DO; None: s2do-all (LLW), random-pattern-s2do-all (CS)
-    # LASVM (and the online S2DO solver: epochs may be inf, until the KKT violation < eps)
-    epochs: int = 1
-    finish: bool = True
-    selection: str = "random"
-    candidates: int = 50
-    delta_max: float | None = None
-    label_budget: int | None = None
-    # LASVM-G, -NC, -I and FULL SVM (None: the solver's default, solvers/lasvm_nc.py DEFAULTS)
-    ramp_s: float | None = None  # s of the ramp loss R_s (default -1)
-    sv_threshold: int | None = None  # LASVM-NC flags outliers once #SV > this (default 10)
-    clean_every: int | None = None  # PROCESS calls between CLEANs (default 50)
-    clean_keep: int | None = None  # non-SVs CLEAN keeps, m (default 100)
-    finish_tau: bool = False  # REPROCESS to -e after every epoch (the paper has none)
-    reprocess: str | None = None  # REPROCESS's step: "one" variable (the paper's) or "pair"
-    # LASVM long runs (lasvm_cli/online.py): state, stopping, snapshots, learning curves
-    save_state: str | None = None
-    resume: str | None = None
-    save_every: float = 60.0
-    stop_iterations: int | None = None
-    stop_sv: int | None = None
-    stop_seconds: float | None = None
-    snapshots: str | None = None  # "1000,2000,5000"
-    snapshot_by: str = "iterations"  # iterations | sv | seconds
-    model_file: str | None = None  # snapshot names: MODEL.<value> (set by svm-train)
-    trace: str | None = None
-    trace_every: int = 1000
-    test_file: str | None = None
-    # tracking solvers (solvers/tracking.py: track1, track2, track2-lasvm, rcd)
-    K: int | None = None  # -K: steps per example (default DEFAULT_K)
-    track_eps: float | None = None  # --eps: K = ceil(8 C / eps^2)
-    average: bool | None = None  # None: averaged for track*, last iterate for rcd
-    max_examples: int | None = None
-    batch_iters: int | None = None  # rcd: N steps (default K l)
-    runs: int = 1  # fresh shuffles, traces averaged
-    teacher: str = "shuffle"
-    pool: int = 50  # active / adversarial teachers
-    order_file: str | None = None  # --order FILE: the order-file teacher's curriculum
+def _declared_fields():
+    """(name, type, dataclasses.field) of each declared training option's field, in
+    declaration order (two switches of one field, --final-kkt-check and --mg-stop, give one)."""
+    from .options import c_atof, c_atoi
+
+    types = {int: int, c_atoi: int, float: float, c_atof: float, str: str, None: bool}
+    out, seen = [], set()
+    for o in OPTIONS:
+        if o.command or o.field in seen:
+            continue
+        seen.add(o.field)
+        kind = types.get(o.parse, object)
+        if o.field == "weights":  # label -> weight, in command-line order (-wi)
+            out.append((o.field, dict, field(default_factory=dict)))
+        else:
+            out.append((o.field, kind | None if o.default is None else kind,
+                        field(default=o.default)))
+    return out
+
+
+# The training parameters: one field for each declared option (lasvm_cli/options.py
+# LIBSVM_OPTIONS, lasvm_cli/solvers OPTIONS: flag, default, usage text, the solvers that take
+# it), with its declared default; LIBSVM's svm_parameter first. A new option is a new row
+# there, and so a new field here.
+TrainParams = make_dataclass("TrainParams", _declared_fields())
+TrainParams.__module__ = __name__  # pickled by name (Dask tasks, the warm server)
+TrainParams.__doc__ = ("svm-train's parameters: LIBSVM's svm_parameter and lasvm-cli's options, "
+                       "one field for each declared option (lasvm_cli/solvers OPTIONS).")
 
 
 def check_parameter(p: TrainParams, class_counts=None, given=None):

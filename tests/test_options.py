@@ -230,3 +230,53 @@ def test_every_field_is_read_by_the_package():
         if o.command or o.kwarg:
             continue
         assert re.search(rf"\.{o.field}\b|\"{o.field}\"|'{o.field}'", text), o.field
+
+
+def estimators():
+    from lasvm_cli.sklearn import SVC, SVR, NuSVC, NuSVR, OneClassSVM, OnlineSVC
+
+    return SVC, NuSVC, SVR, NuSVR, OneClassSVM, OnlineSVC
+
+
+def test_estimator_parameters_are_declared_options():
+    """Each estimator parameter is a declared option (by its scikit-learn name) or one of
+    scikit-learn's own; the batch estimators take every declared option that has a
+    scikit-learn name (the regressors and one-class: but multiclass and random_state, which
+    are about classes and their folds), with the declared default for lasvm-cli's options.
+    The signatures stay written out (scikit-learn's get_params reads them); this test is what
+    keeps them and the declarations together."""
+    from lasvm_cli.sklearn.svm import EXTENSION_OPTIONS, SKLEARN_ONLY
+
+    declared = {o.sklearn: o for o in OPTIONS if o.sklearn}
+    declared_names = set(declared) - {"nu", "C", "epsilon", "probability", "class_weight"}
+    for cls in estimators():
+        params = cls().get_params()
+        unknown = set(params) - set(declared) - set(SKLEARN_ONLY)
+        assert not unknown, (cls.__name__, unknown)
+        if cls.__name__ == "OnlineSVC":
+            continue
+        expected = set(declared_names)
+        if cls.__name__ in ("SVR", "NuSVR", "OneClassSVM"):
+            expected -= {"multiclass", "random_state"}
+        missing = expected - set(params)
+        assert not missing, (cls.__name__, missing)
+        for o in EXTENSION_OPTIONS:
+            if o.sklearn in params:
+                assert params[o.sklearn] == o.default, (cls.__name__, o.sklearn)
+
+
+@pytest.mark.parametrize("option", [o for o in OPTIONS if o.sklearn and o.parse is not None
+                                    and o.field in ("wss", "epochs", "selection", "candidates",
+                                                    "delta_max", "solver", "multiclass")],
+                         ids=lambda o: o.sklearn)
+def test_estimator_parameters_reach_train_params(option):
+    import numpy as np
+
+    from lasvm_cli.sklearn import SVC
+
+    _, value = sample(option)
+    if option.field == "solver":
+        value = "lasvm"
+    est = SVC(**{option.sklearn: value})
+    p = est.train_params(np.ones((2, 2)))
+    assert getattr(p, option.field) == value
