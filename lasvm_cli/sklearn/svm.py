@@ -45,7 +45,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state, valida
 from ..data import Problem, kernel_data
 from ..fit import fit as fit_model
 from ..io.model_file import read_model, write_model
-from ..options import LIBSVM_OPTIONS
+from ..options import LIBSVM_OPTIONS, applies
 from ..params import SVM_TYPES, TrainParams, check_parameter
 from ..solvers import OPTIONS
 
@@ -56,6 +56,7 @@ SKLEARN_ONLY = ("kernel", "verbose", "decision_function_shape", "break_ties")
 # (LIBSVM's, --seed and --max-iter are converted by hand: scikit-learn's random_state and -1)
 EXTENSION_OPTIONS = tuple(o for o in OPTIONS if o.sklearn and o not in LIBSVM_OPTIONS
                           and o.sklearn not in ("random_state", "max_iter"))
+MAX_ITER = next(o for o in OPTIONS if o.field == "max_iter")
 
 
 def estimator_value(option, v):
@@ -225,6 +226,11 @@ class LibSVMEstimator(BaseEstimator):
         for o in EXTENSION_OPTIONS:
             if o.sklearn in params:
                 setattr(p, o.field, estimator_value(o, params[o.sklearn]))
+        if p.max_iter is not None and not applies(MAX_ITER, p):
+            # scikit-learn's max_iter is every estimator's generic cap (its checks set it on
+            # any estimator that has one): SMO's --max-iter, with no effect on the solvers
+            # that have no iteration cap, rather than their "--max-iter: only with" error
+            p.max_iter = None
         if p.kernel_type in (1, 2, 3) and p.gamma < 0:
             raise ValueError("gamma < 0")
         return p
