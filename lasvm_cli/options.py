@@ -90,13 +90,19 @@ def solver_key(p):
 def where(option):
     """Where ``option`` applies, as a message says it: '--solver lasvm|lasvm-g (or
     --multiclass llw|cs --solver online) --wss hmg'."""
-    text = ""
+    text = note = ""
     if option.solvers is not None:
         binary = [s for s in option.solvers if s not in ALL_IN_ONE_KEYS]
         allinone = [s for s in option.solvers if s in ALL_IN_ONE_KEYS]
         multiclass = dict(option.when).get("multiclass")
         scheme = "|".join(multiclass) if multiclass else "llw|cs"
-        if allinone == ["s2do"]:
+        if "smo" in binary and "s2do" in allinone:
+            allinone.remove("s2do")  # --solver smo says both
+        elif "smo" in binary:
+            note = " (not --multiclass llw|cs)"
+        if not allinone:
+            pass
+        elif allinone == ["s2do"]:
             allinone_text = f"--multiclass {scheme} --solver smo"
         elif allinone == ["online"]:
             allinone_text = f"--multiclass {scheme} --solver online"
@@ -113,7 +119,7 @@ def where(option):
                 set(option.solvers) <= set(ALL_IN_ONE_KEYS):
             continue  # said above
         text += f" --{field.replace('_', '-')} {'|'.join(values)}"
-    return text.strip()
+    return (text + note).strip()
 
 
 def is_given(option, p, given=None):

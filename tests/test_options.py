@@ -55,10 +55,14 @@ def named_solvers(o, message):
     --multiclass llw|cs)."""
     takes = [s for s in CONTEXTS if s in (o.solvers or CONTEXTS)]
     for s in takes:
-        if s in ALL_IN_ONE_KEYS:
+        if s == "s2do" and "smo" in takes:
+            assert "--solver smo" in message, (o.name, message)  # the same --solver
+        elif s in ALL_IN_ONE_KEYS:
             assert "--multiclass" in message, (o.name, message)
         else:
             assert re.search(rf"[ |]{re.escape(s)}(?=[| )]|$)", message), (s, message)
+    if "smo" in takes and "s2do" not in takes:
+        assert "not --multiclass llw|cs" in message
 
 
 @pytest.mark.parametrize("option", RESTRICTED, ids=lambda o: o.flags[0])
@@ -114,7 +118,7 @@ def test_the_issue_examples():
     """svm-train --label-budget 20 (SMO) used to train an ordinary SMO model, exit 0."""
     for argv, text in ((["--label-budget", "20"], "--label-budget: only with --solver lasvm"),
                        (["--final-kkt-check"], "--final-kkt-check: only with --solver smo "
-                                               "--wss hmg"),
+                                               "--wss hmg (not --multiclass llw|cs)"),
                        (["--epochs", "3"], "--epochs: only with --solver lasvm|lasvm-g|"
                                            "full-svm|lasvm-nc|lasvm-i (or --multiclass llw|cs "
                                            "--solver online)"),
