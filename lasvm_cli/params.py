@@ -1,108 +1,79 @@
 """Training parameters and their check, after LIBSVM's ``svm_parameter`` and ``svm_check_parameter``.
 
 ``check_parameter`` returns LIBSVM's error text (``"C <= 0"`` ...) or None; only the CLI prints
-``ERROR: ...`` and exits, as in LIBSVM.
+``ERROR: ...`` and exits, as in LIBSVM. Every field is declared once as an option (its flag,
+default, range, choices and the solvers that take it: lasvm_cli/options.py, and the rows of
+lasvm_cli/solvers OPTIONS); the checks of an option's range, choices and solvers come from
+those rows, the checks that relate several options are written out here.
 """
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field, make_dataclass
 
-from .solvers import RAMP
-from .solvers import SOLVERS as _solver_table
+from .options import choices_error, misplaced, range_error
+from .solvers import OPTIONS
+
+
+def _choices(name):
+    return next(o.choices for o in OPTIONS if o.field == name and o.choices)
+
 
 SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 SUPPORTED_SVM_TYPES = (0, 1, 2, 3, 4)
 CLASSIFICATION_TYPES = (0, 1)  # c_svc, nu_svc: class labels, one-vs-one machines
 NU_TYPES = (1, 4)  # Solver_NU (second-order selection only)
-SOLVERS = tuple(_solver_table) + ("online",)  # --solver names: the binary dispatch table's,
-# and the online S2DO solver of the all-in-one machines (train_allinone.ALLINONE_SOLVERS)
-WSS = ("mvp", "so", "hmg")  # --wss names, in the order of qp's WS_* codes
-X_STORAGES = ("auto", "float32", "float64")  # --x-storage (data.py: training rows)
-REPROCESS_STEPS = ("one", "pair")  # --reprocess (solvers/lasvm_g_core.py: the pair step)
-SELECTIONS = ("random", "gradient", "active", "autoactive")  # online_core's SEL_* order
-MULTICLASS = ("ovo", "ovr", "llw", "cs")
+# the declared choices (lasvm_cli/solvers OPTIONS), by the names the package uses
+SOLVERS = _choices("solver")  # --solver names: the binary dispatch table's, and the online
+# S2DO solver of the all-in-one machines (train_allinone.ALLINONE_SOLVERS)
+WSS = _choices("wss")  # --wss names, in the order of qp's WS_* codes
+X_STORAGES = _choices("x_storage")  # --x-storage (data.py: training rows)
+REPROCESS_STEPS = _choices("reprocess")  # --reprocess (solvers/lasvm_g_core.py: the pair step)
+SELECTIONS = _choices("selection")  # online_core's SEL_* order
+MULTICLASS = _choices("multiclass")
 ALL_IN_ONE = ("llw", "cs")  # all-in-one machines (train_allinone.py): --solver smo|online
 ALL_IN_ONE_SOLVERS = ("smo", "online")
 # --strategy: the online S2DO working-set strategies (solvers/s2do_online.py)
-STRATEGIES = ("s2do-all", "random-pattern-s2do-all", "random-pattern-s2do-pattern")
-TEACHERS = ("sequential", "shuffle", "active", "order-file", "adversarial")  # tracking solvers
+STRATEGIES = _choices("strategy")
+TEACHERS = _choices("teacher")  # tracking solvers
 DEFAULT_K = 10  # tracking solvers: steps per example without -K / --eps
 
 
-@dataclass
-class TrainParams:
-    # LIBSVM's fields and defaults
-    svm_type: int = 0
-    kernel_type: int = 2
-    degree: int = 3
-    gamma: float = 0.0  # 0 means 1 / largest feature index, as LIBSVM
-    coef0: float = 0.0
-    C: float = 1.0
-    nu: float = 0.5
-    p: float = 0.1
-    cache_size: float = 100.0
-    eps: float = 1e-3
-    shrinking: int = 1
-    probability: int = 0
-    weights: dict = field(default_factory=dict)  # label -> weight, in command-line order
-    # ours
-    solver: str = "smo"
-    wss: str = "so"
-    final_kkt_check: bool = True  # HMG: the MG stop alone can end early (--mg-stop)
-    max_iter: int | None = None
-    multiclass: str = "ovo"
-    seed: int = 1  # glibc's rand() seed; 1 is what LIBSVM gets without srand
-    # nu-SVC, nu-SVR and one-class start: "libsvm" (nu * l) or "sklearn" (scikit-learn's libsvm
-    # sums nu * C_i over the rows, which can differ in the last bit, and SMO then takes
-    # another path); the estimators (lasvm_cli/sklearn) set "sklearn"
-    nu_start: str = "libsvm"
-    x_storage: str = "auto"  # training rows in float32 / float64 (data.py)
-    # all-in-one machines (--multiclass llw|cs)
-    llw_target: float = 1.0  # LLW target margin (corrections 004-1: 1 reproduces the thesis)
-    strategy: str | None = None  # online S2DO; None: s2do-all (LLW), random-pattern-s2do-all (CS)
-    # LASVM (and the online S2DO solver: epochs may be inf, until the KKT violation < eps)
-    epochs: int = 1
-    finish: bool = True
-    selection: str = "random"
-    candidates: int = 50
-    delta_max: float | None = None
-    label_budget: int | None = None
-    # LASVM-G, -NC, -I and FULL SVM (None: the solver's default, solvers/lasvm_nc.py DEFAULTS)
-    ramp_s: float | None = None  # s of the ramp loss R_s (default -1)
-    sv_threshold: int | None = None  # LASVM-NC flags outliers once #SV > this (default 10)
-    clean_every: int | None = None  # PROCESS calls between CLEANs (default 50)
-    clean_keep: int | None = None  # non-SVs CLEAN keeps, m (default 100)
-    finish_tau: bool = False  # REPROCESS to -e after every epoch (the paper has none)
-    reprocess: str | None = None  # REPROCESS's step: "one" variable (the paper's) or "pair"
-    # LASVM long runs (lasvm_cli/online.py): state, stopping, snapshots, learning curves
-    save_state: str | None = None
-    resume: str | None = None
-    save_every: float = 60.0
-    stop_iterations: int | None = None
-    stop_sv: int | None = None
-    stop_seconds: float | None = None
-    snapshots: str | None = None  # "1000,2000,5000"
-    snapshot_by: str = "iterations"  # iterations | sv | seconds
-    model_file: str | None = None  # snapshot names: MODEL.<value> (set by svm-train)
-    trace: str | None = None
-    trace_every: int = 1000
-    test_file: str | None = None
-    # tracking solvers (solvers/tracking.py: track1, track2, track2-lasvm, rcd)
-    K: int | None = None  # -K: steps per example (default DEFAULT_K)
-    track_eps: float | None = None  # --eps: K = ceil(8 C / eps^2)
-    average: bool | None = None  # None: averaged for track*, last iterate for rcd
-    max_examples: int | None = None
-    batch_iters: int | None = None  # rcd: N steps (default K l)
-    runs: int = 1  # fresh shuffles, traces averaged
-    teacher: str = "shuffle"
-    pool: int = 50  # active / adversarial teachers
-    order_file: str | None = None  # --order FILE: the order-file teacher's curriculum
+def _declared_fields():
+    """(name, type, dataclasses.field) of each declared training option's field, in
+    declaration order (two switches of one field, --final-kkt-check and --mg-stop, give one)."""
+    from .options import c_atof, c_atoi
+
+    types = {int: int, c_atoi: int, float: float, c_atof: float, str: str, None: bool}
+    out, seen = [], set()
+    for o in OPTIONS:
+        if o.command or o.field in seen:
+            continue
+        seen.add(o.field)
+        kind = types.get(o.parse, object)
+        if o.field == "weights":  # label -> weight, in command-line order (-wi)
+            out.append((o.field, dict, field(default_factory=dict)))
+        else:
+            out.append((o.field, kind | None if o.default is None else kind,
+                        field(default=o.default)))
+    return out
 
 
-def check_parameter(p: TrainParams, class_counts=None):
+# The training parameters: one field for each declared option (lasvm_cli/options.py
+# LIBSVM_OPTIONS, lasvm_cli/solvers OPTIONS: flag, default, usage text, the solvers that take
+# it), with its declared default; LIBSVM's svm_parameter first. A new option is a new row
+# there, and so a new field here.
+TrainParams = make_dataclass("TrainParams", _declared_fields())
+TrainParams.__module__ = __name__  # pickled by name (Dask tasks, the warm server)
+TrainParams.__doc__ = ("svm-train's parameters: LIBSVM's svm_parameter and lasvm-cli's options, "
+                       "one field for each declared option (lasvm_cli/solvers OPTIONS).")
+
+
+def check_parameter(p: TrainParams, class_counts=None, given=None):
     """LIBSVM's svm_check_parameter messages, in its order; None when the parameters are fine.
     ``class_counts``: the number of rows of each class, for nu-SVC's feasibility check
-    (``specified nu is infeasible``)."""
+    (``specified nu is infeasible``). ``given``: the option words of svm-train's command line
+    (an option given with its default value is still given to its solver); without it, an
+    option is given when its field differs from the default."""
     if p.svm_type not in range(5):
         return "unknown svm type"
     if p.kernel_type not in range(5):
@@ -134,16 +105,9 @@ def check_parameter(p: TrainParams, class_counts=None):
             for n2 in counts[i + 1:]:
                 if p.nu * (n1 + n2) / 2 > min(n1, n2):
                     return "specified nu is infeasible"
-    if p.solver not in SOLVERS:
-        return f"unknown solver '{p.solver}' (choose from {', '.join(SOLVERS)})"
-    if p.x_storage not in X_STORAGES:
-        return f"unknown --x-storage '{p.x_storage}' (choose from {', '.join(X_STORAGES)})"
-    if p.wss not in WSS:
-        return f"unknown working set selection '{p.wss}' (choose from {', '.join(WSS)})"
-    if p.selection not in SELECTIONS:
-        return f"unknown selection '{p.selection}' (choose from {', '.join(SELECTIONS)})"
-    if p.multiclass not in MULTICLASS:
-        return f"unknown multi-class scheme '{p.multiclass}' (choose from {', '.join(MULTICLASS)})"
+    err = choices_error(OPTIONS, p, ("solver", "x_storage", "wss", "selection", "multiclass"))
+    if err:
+        return err
     if p.svm_type != 0 and p.solver != "smo":
         return (f"--solver {p.solver} trains -s 0 (C-SVC) only; -s {p.svm_type} "
                 f"({SVM_TYPES[p.svm_type]}) is supported with --solver smo")
@@ -156,52 +120,14 @@ def check_parameter(p: TrainParams, class_counts=None):
     if p.svm_type in NU_TYPES and p.wss != "so":
         return (f"--wss {p.wss} does not apply to -s {p.svm_type} ({SVM_TYPES[p.svm_type]}): "
                 "LIBSVM's Solver_NU selects with its second-order rule (--wss so)")
-    if p.epochs < 1:
-        return "epochs < 1"
-    if p.candidates < 1:
-        return "candidates < 1"
-    if p.label_budget is not None and p.label_budget < 2:
-        return "label budget < 2"
-    if p.max_iter is not None and p.max_iter < 1:
-        return "max_iter < 1"
-    return _check_ramp(p) or check_tracking(p)
-
-
-# TrainParams field -> option, for the LASVM-G family's options
-RAMP_OPTIONS = {"ramp_s": "--ramp-s", "sv_threshold": "--sv-threshold",
-                "clean_every": "--clean-every", "clean_keep": "--clean-keep",
-                "finish_tau": "--finish-tau", "reprocess": "--reprocess"}
-
-
-def _check_ramp(p):
-    """The LASVM-G family's options: only with those solvers, in range; LASVM's own options
-    (selection, delta max, label budget, --no-finish) not with them."""
-    given = [o for f, o in RAMP_OPTIONS.items() if getattr(p, f, None) not in (None, False)]
-    if p.solver not in RAMP:
-        if given:
-            return f"{' '.join(given)}: only with --solver {'|'.join(RAMP)}"
-        return None
-    lasvm_only = [o for o, bad in (("--selection", p.selection != "random"),
-                                   ("--delta-max", p.delta_max is not None),
-                                   ("--label-budget", p.label_budget is not None),
-                                   ("--no-finish", not p.finish)) if bad]
-    if lasvm_only:
-        return f"{' '.join(lasvm_only)}: only with --solver lasvm (not {p.solver})"
-    if p.ramp_s is not None and not p.ramp_s < 1:
-        return "--ramp-s must be below 1 (the ramp R_s is flat from s to 1)"
+    # the declared options: each given only to a solver that takes it, within its range
+    err = misplaced(OPTIONS, p, given) or choices_error(OPTIONS, p) or range_error(OPTIONS, p)
+    if err:
+        return err
     if p.solver == "lasvm-i" and p.ramp_s is not None and p.ramp_s > 0:
         return ("--ramp-s > 0 with --solver lasvm-i would skip every example (z = 0 < s while "
                 "the machine is empty); use s <= 0")
-    if p.sv_threshold is not None and p.sv_threshold < 0:
-        return "--sv-threshold < 0"
-    if p.clean_every is not None and p.clean_every < 1:
-        return "--clean-every < 1"
-    if p.clean_keep is not None and p.clean_keep < 0:
-        return "--clean-keep < 0"
-    if p.reprocess is not None and p.reprocess not in REPROCESS_STEPS:
-        return (f"unknown --reprocess '{p.reprocess}' (choose from "
-                f"{', '.join(REPROCESS_STEPS)})")
-    return None
+    return check_tracking(p)
 
 
 def tracking_K(p):
@@ -221,37 +147,20 @@ def tracking_K(p):
     return int(p.K), None
 
 
-_TRACKING_SET = (("K", "-K"), ("track_eps", "--eps"), ("average", "--average/--no-average"),
-                 ("max_examples", "--max-examples"), ("batch_iters", "--batch-iters"),
-                 ("order_file", "--order"))
-
-
 def check_tracking(p):
-    """The tracking solvers' options (and that no other solver is given them)."""
+    """The tracking solvers' options that relate to each other (the declarations check each
+    one's range, and that no other solver is given them)."""
     from .solvers import TRACKING_SOLVERS
 
     if p.solver not in TRACKING_SOLVERS:
-        used = [o for f, o in _TRACKING_SET if getattr(p, f) is not None]
-        used += ["--runs"] if p.runs != 1 else []
-        used += ["--teacher"] if p.teacher != "shuffle" else []
-        if used:
-            return (f"{', '.join(used)}: only with --solver "
-                    f"{'|'.join(TRACKING_SOLVERS)}")
         return None
     _, err = tracking_K(p)
     if err:
         return err
-    if p.teacher not in TEACHERS:
-        return f"unknown teacher '{p.teacher}' (choose from {', '.join(TEACHERS)})"
     if p.teacher == "order-file" and not p.order_file:
         return "--teacher order-file needs --order FILE"
     if p.order_file and p.teacher != "order-file":
         return "--order FILE needs --teacher order-file"
-    for name, option in (("max_examples", "--max-examples"), ("batch_iters", "--batch-iters"),
-                         ("runs", "--runs"), ("pool", "--pool")):
-        v = getattr(p, name)
-        if v is not None and v < 1:
-            return f"{option} < 1"
     if p.probability:
         return f"--solver {p.solver}: no probability estimates (-b 1)"
     return None
@@ -287,8 +196,6 @@ def _check_all_in_one(p):
         return "--strategy is for --solver online"
     if p.epochs == math.inf and p.solver != "online":
         return "--epochs inf is for --solver online"
-    if not (math.isfinite(p.llw_target) and p.llw_target > 0):
-        return "--llw-target must be a positive number"
     return None
 
 

@@ -12,142 +12,69 @@ import os
 import sys
 
 from ..errors import InputFormatError, LasvmError, OutputError, ParameterError
-from .argv import atof, atoi, read_options
+from .argv import atoi, read_options
 from .progress import bars_cleared
 from .report import UsageExit, write_stdout
 
-USAGE = """\
-Usage: svm-train [options] training_set_file [model_file]
-options:
--s svm_type : set type of SVM (default 0)
-	0 -- C-SVC		(multi-class classification)
-	1 -- nu-SVC		(multi-class classification)
-	2 -- one-class SVM
-	3 -- epsilon-SVR	(regression)
-	4 -- nu-SVR		(regression)
--t kernel_type : set type of kernel function (default 2)
-	0 -- linear: u'*v
-	1 -- polynomial: (gamma*u'*v + coef0)^degree
-	2 -- radial basis function: exp(-gamma*|u-v|^2)
-	3 -- sigmoid: tanh(gamma*u'*v + coef0)
-	4 -- precomputed kernel (kernel values in training_set_file)
--d degree : set degree in kernel function (default 3)
--g gamma : set gamma in kernel function (default 1/num_features)
--r coef0 : set coef0 in kernel function (default 0)
--c cost : set the parameter C of C-SVC, epsilon-SVR, and nu-SVR (default 1)
--n nu : set the parameter nu of nu-SVC, one-class SVM, and nu-SVR (default 0.5)
--p epsilon : set the epsilon in loss function of epsilon-SVR (default 0.1)
--m cachesize : set cache memory size in MB (default 100)
--e epsilon : set tolerance of termination criterion (default 0.001)
--h shrinking : whether to use the shrinking heuristics, 0 or 1 (default 1)
--b probability_estimates : whether to train a SVC or SVR model for probability estimates, 0 or 1 (default 0)
--wi weight : set the parameter C of class i to weight*C, for C-SVC (default 1)
--v n: n-fold cross validation mode
--q : quiet mode (no outputs)
-lasvm-cli options (the online solvers and options: -s 0, C-SVC, only):
---solver smo|lasvm|lasvm-g|full-svm|lasvm-nc|lasvm-i|track1|track2|track2-lasvm|rcd|online :
-	batch SMO (default), online LASVM, the bias-free online SVMs of Ertekin, Bottou & Giles
-	(LASVM-G, FULL SVM, LASVM-NC with the ramp loss, LASVM-I), the bias-free tracking
-	algorithms 1 and 2, 2 with LASVM's gradients of the SVs only, and batch random
-	coordinate ascent (Usunier, Bordes & Bottou 2010), or (--multiclass llw|cs) the online
-	S2DO solver; bias-free models have rho 0
---wss mvp|so|hmg : SMO working set selection (default so, as LIBSVM)
---x-storage auto|float32|float64 : training rows in memory (default auto: float32 for dense
-	data over 32 MiB, where kernel rows are bound by memory; float64: LIBSVM's arithmetic)
---final-kkt-check : HMG (the default): after the paper's MG stopping rule, go on until the
-	KKT violation < -e, as the other selections stop
---mg-stop : HMG: stop on the paper's MG rule alone (|mu*| < -e), which can end far from -e
---max-iter n : iteration cap (default max(10000000, 100*l), as LIBSVM)
---multiclass ovo|ovr|llw|cs : one-vs-one (default, LIBSVM model), one-vs-rest, or the
-	all-in-one machines without bias of Lee-Lin-Wahba and Crammer-Singer (extensions;
-	llw and cs train with --solver smo: batch S2DO, or --solver online)
---seed n : seed of the rand() stream for -v and -b folds and LASVM (default 1, as LIBSVM)
---epochs n : LASVM (lasvm-g & co., --solver online) passes over the data (default 1);
-	--solver online also takes inf: until the KKT violation is below -e
---ramp-s s : lasvm-nc / lasvm-i: the ramp point s (default -1; lasvm-i: s <= 0; for all
-	four, the left region of --counters)
---sv-threshold n : lasvm-nc: flag outliers only once #SV > n (default 10)
---clean-every n : lasvm-g, -nc, -i: PROCESS calls between CLEANs (default 50)
---clean-keep m : lasvm-g, -nc, -i: non-SVs kept by CLEAN (default 100)
---finish-tau : lasvm-g & co.: REPROCESS until the KKT violation < -e after every epoch
-	(the paper has no finishing step)
---reprocess one|pair : lasvm-g & co.: REPROCESS moves one variable (default, the paper's)
-	or a pair: the maximal violator and the largest violator moving the other way, by an
-	exact two-variable step
---strategy s2do-all|random-pattern-s2do-all|random-pattern-s2do-pattern : --solver online
-	working sets (default s2do-all for llw, random-pattern-s2do-all for cs)
---llw-target x : --multiclass llw target margin (default 1; the thesis's dual prints 1/(k-1))
---no-finish : LASVM: skip the finishing step
---selection random|gradient|active|autoactive : LASVM example selection (default random)
---candidates n : LASVM candidates per selection (default 50)
---delta-max x : LASVM: REPROCESS until delta < x after each PROCESS
---label-budget n : LASVM active learning: query at most n labels
---save-state file : LASVM: save the run's state to file (atomically, every --save-every
-	seconds, at a stop and at the end)
---resume file : LASVM: continue the run saved in file (same data and parameters)
---save-every s : seconds between state saves (default 60)
---stop-iterations n : LASVM: end the online phase after n iterations (PROCESS calls)
---stop-sv n : LASVM: end the online phase when the expansion holds n vectors
---stop-seconds s : LASVM: end the online phase after s seconds of training
---snapshots v1,v2,... : LASVM: write model_file.v1, ... at these points (LaSVM's -l); the
-	online phase stops at the last one
---snapshot-by iterations|sv|seconds : what --snapshots counts (default iterations, LaSVM's -T)
---trace file : LASVM: learning curve (CSV: iterations, seconds, kernel evaluations, SVs,
-	delta, dual objective, test error)
---trace-every n : iterations between trace rows (default 1000)
---test file : test set for the trace's test error
-	these LASVM options also apply to --multiclass llw|cs --solver online (iterations:
-	examples processed; sv: support patterns)
-tracking solvers (--solver track1|track2|track2-lasvm|rcd):
--K n : coordinate steps per example (default 10)
---eps x : K = ceil(8C/x^2), for 0 < x <= 4C (instead of -K)
---no-average : output the last iterate instead of the average of the last K (track*)
---average : rcd: output the mean of all its iterates (default: the last)
---max-examples n : stop after n examples
---batch-iters n : rcd: number of steps (default K x number of examples)
---teacher sequential|shuffle|active|order-file|adversarial : example order (default shuffle)
---pool n : active / adversarial teachers: candidates per example (default 50)
---order file : order-file teacher: 1-based training rows, in the order to learn them
---runs n : repeat with seeds --seed .. --seed+n-1; --trace rows are the mean of the runs
+from ..options import Option
+from ..solvers import OPTIONS, TRACKING_SOLVERS
+
+# svm-train's own options (not training parameters): fields of Options below
+COMMAND_OPTIONS = (
+    Option("zero_based", ("--zero-based",), None, True, default=False, command=True,
+           section="command",
+           usage="--zero-based : the training file uses 0-based feature indices"),
+    Option("counters", ("--counters",), None, True, default=False, command=True,
+           section="command", usage="--counters : print solver counters (iterations, kernel "
+                                    "evaluations, cache) to stderr"),
+    Option("stream", ("--stream",), None, True, default=False, command=True, section="command",
+           usage="""\
+--stream : LASVM in one sequential pass over the training file, holding only the expansion
+	(two classes; -g required for -t 1/2/3; --epochs 1)"""),
+    Option("workers", ("--workers",), int, default=None, command=True, section="command",
+           usage="""\
+--workers n : run the -v folds, or the one-vs-one pairs, as tasks on a local Dask cluster
+	of n worker processes (needs the dask extra)"""),
+    Option("scheduler", ("--scheduler",), str, default=None, command=True, section="command",
+           usage="""\
+--scheduler address : the same on an existing Dask cluster (tcp://host:8786)"""),
+)
+ALL_OPTIONS = OPTIONS + COMMAND_OPTIONS
+
+# the usage text: LIBSVM's (its options' declarations hold LIBSVM's lines verbatim), then ours
+SECTIONS = (
+    ("libsvm", "Usage: svm-train [options] training_set_file [model_file]\noptions:"),
+    ("lasvm-cli", "lasvm-cli options (the online solvers and options: -s 0, C-SVC, only):"),
+    ("tracking", f"tracking solvers (--solver {'|'.join(TRACKING_SOLVERS)}):"),
+    ("command", None),
+)
+TRACKING_TRACE = """\
 --trace file / --trace-every n / --test file : gap trace (CSV: t, iterations, updates, sv,
 	primal, dual, gap, test_error, kernel_evals, teacher_kernel_evals, seconds), every n
-	examples (rcd: n x K steps)
---zero-based : the training file uses 0-based feature indices
---counters : print solver counters (iterations, kernel evaluations, cache) to stderr
---stream : LASVM in one sequential pass over the training file, holding only the expansion
-	(two classes; -g required for -t 1/2/3; --epochs 1)
---workers n : run the -v folds, or the one-vs-one pairs, as tasks on a local Dask cluster
-	of n worker processes (needs the dask extra)
---scheduler address : the same on an existing Dask cluster (tcp://host:8786)
-"""
+	examples (rcd: n x K steps)"""
 
-_LONG_VALUE = {
-    "--solver": ("solver", str), "--wss": ("wss", str), "--max-iter": ("max_iter", int),
-    "--x-storage": ("x_storage", str),
-    "--multiclass": ("multiclass", str), "--seed": ("seed", int),
-    "--epochs": ("epochs", lambda v: float("inf") if v.lower() in ("inf", "infinity") else int(v)),
-    "--strategy": ("strategy", str), "--llw-target": ("llw_target", float),
-    "--selection": ("selection", str), "--candidates": ("candidates", int),
-    "--delta-max": ("delta_max", float), "--label-budget": ("label_budget", int),
-    "--save-state": ("save_state", str), "--resume": ("resume", str),
-    "--save-every": ("save_every", float), "--stop-iterations": ("stop_iterations", int),
-    "--stop-sv": ("stop_sv", int), "--stop-seconds": ("stop_seconds", float),
-    "--snapshots": ("snapshots", str), "--snapshot-by": ("snapshot_by", str),
-    "--trace": ("trace", str), "--trace-every": ("trace_every", int),
-    "--test": ("test_file", str), "--ramp-s": ("ramp_s", float),
-    "--sv-threshold": ("sv_threshold", int), "--clean-every": ("clean_every", int),
-    "--clean-keep": ("clean_keep", int), "--reprocess": ("reprocess", str),
-    "--eps": ("track_eps", float), "--max-examples": ("max_examples", int),
-    "--batch-iters": ("batch_iters", int), "--runs": ("runs", int),
-    "--teacher": ("teacher", str), "--pool": ("pool", int), "--order": ("order_file", str),
-}
-_LONG_FLAG = {"--final-kkt-check": ("final_kkt_check", True),
-              "--mg-stop": ("final_kkt_check", False), "--no-finish": ("finish", False),
-              "--finish-tau": ("finish_tau", True),
-              "--no-average": ("average", False), "--average": ("average", True)}
-# flags of the command itself (Options), not of the training parameters
-_OPTION_FLAG = {"--zero-based": "zero_based", "--counters": "counters", "--stream": "stream"}
-_OPTION_VALUE = {"--workers": ("workers", int), "--scheduler": ("scheduler", str)}
+
+def usage_text():
+    parts = []
+    for section, header in SECTIONS:
+        if header:
+            parts.append(header)
+        parts += [o.usage_text() for o in ALL_OPTIONS if o.section == section and o.usage]
+        if section == "tracking":
+            parts.append(TRACKING_TRACE)
+    return "\n".join(parts) + "\n"
+
+
+USAGE = usage_text()
+
+# the parser's tables, from the declarations: long options taking a value / switches, and
+# LIBSVM's one-letter options (only the letter after '-' counts: ``-cost 5`` is ``-c 5``)
+_LONG_VALUE = {f: o for o in ALL_OPTIONS if o.parse is not None for f in o.flags
+               if f.startswith("--")}
+_LONG_FLAG = {f: o for o in ALL_OPTIONS if o.parse is None for f in o.flags
+              if f.startswith("--")}
+_SHORT = {f[1]: o for o in ALL_OPTIONS for f in o.flags if f.startswith("-") and
+          not f.startswith("--")}
 
 
 class Options:
@@ -164,6 +91,7 @@ class Options:
         self.scheduler = None  # --scheduler address: an existing one
         self.input_file = None
         self.model_file = None
+        self.given = set()  # the option words given ("--epochs", "-c"): check_parameter's
 
 
 def parse_command_line(argv):
@@ -171,22 +99,19 @@ def parse_command_line(argv):
     character after '-' counts (``-cost 5`` is ``-c 5``)."""
     o = Options()
     p = o.params
-    found, rest = read_options(argv, USAGE, long_flags=_LONG_FLAG.keys() | _OPTION_FLAG.keys(),
-                               long_values=_LONG_VALUE.keys() | _OPTION_VALUE.keys())
+    found, rest = read_options(argv, USAGE, long_flags=_LONG_FLAG.keys(),
+                               long_values=_LONG_VALUE.keys())
     for name, value, arg in found:
+        o.given.add(name)
         if name in _LONG_FLAG:
-            setattr(p, *_LONG_FLAG[name])
-        elif name in _OPTION_FLAG:
-            setattr(o, _OPTION_FLAG[name], True)
-        elif name in _OPTION_VALUE or name in _LONG_VALUE:
-            target, (field, kind) = ((o, _OPTION_VALUE[name]) if name in _OPTION_VALUE
-                                     else (p, _LONG_VALUE[name]))
+            opt = _LONG_FLAG[name]
+            setattr(o if opt.command else p, opt.field, opt.value)
+        elif name in _LONG_VALUE:
+            opt = _LONG_VALUE[name]
             try:
-                setattr(target, field, kind(value))
+                setattr(o if opt.command else p, opt.field, opt.parse(value))
             except ValueError:
                 raise ParameterError(f"ERROR: invalid value '{value}' for {name}") from None
-        elif name == "-q":
-            o.quiet = True
         else:
             _short_option(o, name[1], value, arg)
     if not rest:
@@ -232,30 +157,23 @@ def _check_tracking_options(o):
         raise ParameterError(f"ERROR: {' '.join(used)}: not with --solver {p.solver}")
 
 
-# LIBSVM's one-letter options that set a parameter: letter -> (TrainParams field, atoi|atof)
-_SHORT = {"s": ("svm_type", atoi), "t": ("kernel_type", atoi), "d": ("degree", atoi),
-          "g": ("gamma", atof), "r": ("coef0", atof), "n": ("nu", atof),
-          "m": ("cache_size", atof), "c": ("C", atof), "e": ("eps", atof), "p": ("p", atof),
-          "h": ("shrinking", atoi), "b": ("probability", atoi)}
-
-
 def _short_option(o, c, value, word):
     """One LIBSVM option -c VALUE (``word`` is the option word: -w carries its class)."""
     p = o.params
-    if c in _SHORT:
-        field, parse = _SHORT[c]
-        setattr(p, field, parse(value))
-    elif c == "v":
-        o.nr_fold = atoi(value)
+    opt = _SHORT.get(c)
+    if opt is None:
+        raise UsageExit(USAGE, f"Unknown option: -{c}")
+    if opt.field == "quiet":
+        o.quiet = True
+    elif opt.field == "nr_fold":
+        o.nr_fold = opt.parse(value)
         if o.nr_fold < 2:
             raise UsageExit(USAGE, "n-fold cross validation: n must >= 2")
-    elif c == "K":  # the tracking solvers' steps per example
-        p.K = atoi(value)
-    elif c == "w":
+    elif opt.field == "weights":
         label = atoi(word[2:])
-        p.weights[label] = p.weights.get(label, 1.0) * atof(value)
+        p.weights[label] = p.weights.get(label, 1.0) * opt.parse(value)
     else:
-        raise UsageExit(USAGE, f"Unknown option: -{c}")
+        setattr(o if opt.command else p, opt.field, opt.parse(value))
 
 
 def _stdout(line):
@@ -412,7 +330,7 @@ def _main_stream(o):
                  "snapshots", "trace"):
         if getattr(p, name, None) is not None:
             _error(f"--stream does not support --{name.replace('_', '-')}")
-    err = check_parameter(p)
+    err = check_parameter(p, given=o.given)
     if err:
         _error(err)
     check_outputs(o)
@@ -493,7 +411,7 @@ def main(argv):
         from ..classes import group_classes
 
         counts = group_classes(data.y)[2]
-    err = check_parameter(p, counts)
+    err = check_parameter(p, counts, given=o.given)
     if err:
         _error(err)
     check_kernel_range(data, p)

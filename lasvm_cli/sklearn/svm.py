@@ -45,7 +45,30 @@ from sklearn.utils.validation import check_is_fitted, check_random_state, valida
 from ..data import Problem, kernel_data
 from ..fit import fit as fit_model
 from ..io.model_file import read_model, write_model
+from ..options import LIBSVM_OPTIONS, applies
 from ..params import SVM_TYPES, TrainParams, check_parameter
+from ..solvers import OPTIONS
+
+# parameters of scikit-learn's own, with no svm-train option: the kernel by name (-t), the
+# output's shape and tie-breaking, verbosity
+SKLEARN_ONLY = ("kernel", "verbose", "decision_function_shape", "break_ties")
+# lasvm-cli's options that the estimators take as parameters, set generically in train_params
+# (LIBSVM's, --seed and --max-iter are converted by hand: scikit-learn's random_state and -1)
+EXTENSION_OPTIONS = tuple(o for o in OPTIONS if o.sklearn and o not in LIBSVM_OPTIONS
+                          and o.sklearn not in ("random_state", "max_iter"))
+MAX_ITER = next(o for o in OPTIONS if o.field == "max_iter")
+
+
+def estimator_value(option, v):
+    """An estimator parameter's value as TrainParams holds the option's field: a switch as
+    bool, an integer option as int (inf stays inf), a float as float, text as given."""
+    if option.parse is None:
+        return bool(v)
+    if v is None or option.parse is str or isinstance(v, str):
+        return v
+    if option.parse is float:
+        return float(v)
+    return v if v == float("inf") else int(v)
 
 KERNELS = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4}
 KERNEL_NAMES = {v: k for k, v in KERNELS.items()}
@@ -195,13 +218,19 @@ class LibSVMEstimator(BaseEstimator):
             p=float(getattr(self, "epsilon", 0.1)), cache_size=float(self.cache_size),
             eps=float(self.tol), shrinking=int(bool(self.shrinking)),
             probability=int(bool(getattr(self, "probability", False))),
-            solver=self.solver, wss=self.wss, final_kkt_check=bool(self.final_kkt_check),
             max_iter=None if max_iter is None or max_iter < 0 else int(max_iter),
-            multiclass=getattr(self, "multiclass", "ovo"),
-            seed=seed_of(getattr(self, "random_state", None)), nu_start="sklearn",
-            epochs=int(self.epochs),
-            finish=bool(self.finish), selection=self.selection,
-            candidates=int(self.candidates), delta_max=self.delta_max)
+            seed=seed_of(getattr(self, "random_state", None)), nu_start="sklearn")
+        # lasvm-cli's options that the estimator has as parameters (declared with their
+        # scikit-learn name: lasvm_cli/solvers OPTIONS), by their declared type
+        params = self.get_params(deep=False)
+        for o in EXTENSION_OPTIONS:
+            if o.sklearn in params:
+                setattr(p, o.field, estimator_value(o, params[o.sklearn]))
+        if p.max_iter is not None and not applies(MAX_ITER, p):
+            # scikit-learn's max_iter is every estimator's generic cap (its checks set it on
+            # any estimator that has one): SMO's --max-iter, with no effect on the solvers
+            # that have no iteration cap, rather than their "--max-iter: only with" error
+            p.max_iter = None
         if p.kernel_type in (1, 2, 3) and p.gamma < 0:
             raise ValueError("gamma < 0")
         return p

@@ -6,11 +6,18 @@ lasvm_cli/qp, or the online core of solvers/online_core.py) and returns a
 
 ``SOLVERS`` is the training dispatch table: ``--solver`` name -> the module and function that
 train one binary machine, ``solve(kd, kp, y, Cp, Cn, params, progress=None, control=None)``.
-Adding a solver adds a row here; training's control flow does not change. Modules are imported
-on first use, so a run loads (and JIT-loads) only the solver it uses.
+Adding a solver adds a row here and its options (an ``Option`` tuple next to the row, gathered
+in ``OPTIONS``; docs/options.md); training's control flow does not change. Modules are imported
+on first use, so a run loads (and JIT-loads) only the solver it uses; the option declarations
+live here rather than in the solver modules for that reason: svm-train parses its command line
+(and prints its usage) from them without importing numpy or numba.
 """
 
 import importlib
+import math
+
+from ..options import LIBSVM_OPTIONS, Option, below, c_atoi
+from ..options import solver_kwargs as _kwargs
 
 SOLVERS = {
     "smo": ("csvc", "solve_from_params"),     # batch SMO (MVP / second order / HMG)
@@ -29,6 +36,8 @@ SOLVERS = {
 TRACKING_SOLVERS = ("track1", "track2", "track2-lasvm", "rcd")
 ONLINE = ("lasvm", "lasvm-g", "full-svm", "lasvm-nc", "lasvm-i")  # driven by lasvm_cli/online.py
 RAMP = ("lasvm-g", "full-svm", "lasvm-nc", "lasvm-i")  # their options: --ramp-s, --clean-*
+ALL_IN_ONE = ("s2do", "online")  # option keys of --multiclass llw|cs --solver smo|online
+# (lasvm_cli/options.py solver_key; their dispatch table is train_allinone.ALLINONE_SOLVERS)
 
 
 # The other svm types (-s 1..4): svm_type -> the module and function that train one machine,
@@ -64,3 +73,210 @@ def solve_pair(kd, y, Cp, Cn, params, progress=None, control=None):
         solve = binary_solver(params.solver)
     return solve(kd, kernel_params_for(params), y, Cp, Cn, params, progress=progress,
                  control=control)
+
+
+# ---------------------------------------------------------------------------------------------
+# Options (lasvm_cli/options.py's Option rows): every training option is declared once, here
+# or in options.py (LIBSVM's), with the solvers that take it; svm-train's tables, usage text,
+# checks and the solvers' keyword arguments come from these rows.
+
+
+def _epochs(text):
+    return math.inf if text.lower() in ("inf", "infinity") else int(text)
+
+
+def _ramp_s(v):
+    return None if v < 1 else "--ramp-s must be below 1 (the ramp R_s is flat from s to 1)"
+
+
+# options of every solver (beyond LIBSVM's)
+COMMON_OPTIONS = (
+    Option("solver", ("--solver",), str, default="smo", sklearn="solver",
+           choices=tuple(SOLVERS) + ("online",), what="solver", usage="""\
+--solver {choices} :
+	batch SMO (default), online LASVM, the bias-free online SVMs of Ertekin, Bottou & Giles
+	(LASVM-G, FULL SVM, LASVM-NC with the ramp loss, LASVM-I), the bias-free tracking
+	algorithms 1 and 2, 2 with LASVM's gradients of the SVs only, and batch random
+	coordinate ascent (Usunier, Bordes & Bottou 2010), or (--multiclass llw|cs) the online
+	S2DO solver; bias-free models have rho 0"""),
+    Option("x_storage", ("--x-storage",), str, default="auto",
+           choices=("auto", "float32", "float64"), what="--x-storage", usage="""\
+--x-storage {choices} : training rows in memory (default auto: float32 for dense
+	data over 32 MiB, where kernel rows are bound by memory; float64: LIBSVM's arithmetic)"""),
+    Option("multiclass", ("--multiclass",), str, default="ovo", sklearn="multiclass",
+           choices=("ovo", "ovr", "llw", "cs"), what="multi-class scheme", usage="""\
+--multiclass {choices} : one-vs-one (default, LIBSVM model), one-vs-rest, or the
+	all-in-one machines without bias of Lee-Lin-Wahba and Crammer-Singer (extensions;
+	llw and cs train with --solver smo: batch S2DO, or --solver online)"""),
+    Option("seed", ("--seed",), int, default=1, sklearn="random_state", usage="""\
+--seed n : seed of the rand() stream for -v and -b folds and LASVM (default 1, as LIBSVM)"""),
+    # set by the scikit-learn estimators (nu-SVC, nu-SVR, one-class: scikit-learn's start)
+    Option("nu_start", (), default="libsvm", choices=("libsvm", "sklearn")),
+    # set by svm-train: LASVM snapshots are named model_file.<value>
+    Option("model_file", (), default=None),
+)
+
+# batch SMO (solvers/csvc.py; -s 1..4: nu.py, one_class.py, svr.py)
+SMO_OPTIONS = (
+    Option("wss", ("--wss",), str, default="so", choices=("mvp", "so", "hmg"),
+           what="working set selection", solvers=("smo",), kwarg="wss", sklearn="wss",
+           usage="--wss {choices} : SMO working set selection (default so, as LIBSVM)"),
+    Option("final_kkt_check", ("--final-kkt-check",), None, True, default=True,
+           solvers=("smo",), when=(("wss", ("hmg",)),), kwarg="final_kkt_check",
+           sklearn="final_kkt_check", usage="""\
+--final-kkt-check : HMG (the default): after the paper's MG stopping rule, go on until the
+	KKT violation < -e, as the other selections stop"""),
+    Option("final_kkt_check", ("--mg-stop",), None, False, default=True, solvers=("smo",),
+           when=(("wss", ("hmg",)),), usage="""\
+--mg-stop : HMG: stop on the paper's MG rule alone (|mu*| < -e), which can end far from -e"""),
+    Option("max_iter", ("--max-iter",), int, default=None, solvers=("smo", "s2do"),
+           check=below(1, "max_iter < 1"), kwarg="max_iter", sklearn="max_iter", usage="""\
+--max-iter n : iteration cap (default max(10000000, 100*l), as LIBSVM)"""),
+)
+
+# online LASVM (solvers/lasvm.py); --epochs also for the LASVM-G family and --solver online
+LASVM_OPTIONS = (
+    Option("epochs", ("--epochs",), _epochs, default=1, solvers=("lasvm",) + RAMP + ("online",),
+           check=below(1, "epochs < 1"), kwarg="epochs", sklearn="epochs", usage="""\
+--epochs n : LASVM (lasvm-g & co., --solver online) passes over the data (default 1);
+	--solver online also takes inf: until the KKT violation is below -e"""),
+    Option("finish", ("--no-finish",), None, False, default=True, solvers=("lasvm",),
+           kwarg="finish", sklearn="finish",
+           usage="--no-finish : LASVM: skip the finishing step"),
+    Option("selection", ("--selection",), str, default="random",
+           choices=("random", "gradient", "active", "autoactive"), what="selection",
+           solvers=("lasvm",), kwarg="selection", sklearn="selection", usage="""\
+--selection {choices} : LASVM example selection (default random)"""),
+    Option("candidates", ("--candidates",), int, default=50, solvers=("lasvm",),
+           check=below(1, "candidates < 1"), kwarg="candidates", sklearn="candidates",
+           usage="--candidates n : LASVM candidates per selection (default 50)"),
+    Option("delta_max", ("--delta-max",), float, default=None, solvers=("lasvm",),
+           kwarg="delta_max", sklearn="delta_max",
+           usage="--delta-max x : LASVM: REPROCESS until delta < x after each PROCESS"),
+    Option("label_budget", ("--label-budget",), int, default=None, solvers=("lasvm",),
+           check=below(2, "label budget < 2"), kwarg="label_budget",
+           usage="--label-budget n : LASVM active learning: query at most n labels"),
+)
+
+# LASVM-G, FULL SVM, LASVM-NC, LASVM-I (solvers/lasvm_nc.py; None: its DEFAULTS)
+LASVM_G_OPTIONS = (
+    Option("ramp_s", ("--ramp-s",), float, default=None, solvers=RAMP, check=_ramp_s,
+           kwarg="ramp_s", usage="""\
+--ramp-s s : lasvm-nc / lasvm-i: the ramp point s (default -1; lasvm-i: s <= 0; for all
+	four, the left region of --counters)"""),
+    Option("sv_threshold", ("--sv-threshold",), int, default=None, solvers=RAMP,
+           check=below(0, "--sv-threshold < 0"), kwarg="sv_threshold",
+           usage="--sv-threshold n : lasvm-nc: flag outliers only once #SV > n (default 10)"),
+    Option("clean_every", ("--clean-every",), int, default=None, solvers=RAMP,
+           check=below(1, "--clean-every < 1"), kwarg="clean_every",
+           usage="--clean-every n : lasvm-g, -nc, -i: PROCESS calls between CLEANs "
+                 "(default 50)"),
+    Option("clean_keep", ("--clean-keep",), int, default=None, solvers=RAMP,
+           check=below(0, "--clean-keep < 0"), kwarg="clean_keep",
+           usage="--clean-keep m : lasvm-g, -nc, -i: non-SVs kept by CLEAN (default 100)"),
+    Option("finish_tau", ("--finish-tau",), None, True, default=False, solvers=RAMP,
+           kwarg="finish", usage="""\
+--finish-tau : lasvm-g & co.: REPROCESS until the KKT violation < -e after every epoch
+	(the paper has no finishing step)"""),
+    Option("reprocess", ("--reprocess",), str, default=None, choices=("one", "pair"),
+           what="--reprocess", solvers=RAMP, kwarg="reprocess",
+           convert=lambda v: v or "one", usage="""\
+--reprocess {choices} : lasvm-g & co.: REPROCESS moves one variable (default, the paper's)
+	or a pair: the maximal violator and the largest violator moving the other way, by an
+	exact two-variable step"""),
+)
+
+# the all-in-one machines (--multiclass llw|cs): batch S2DO (solvers/allinone.py, key "s2do")
+# and the online S2DO solver (solvers/s2do_online.py, --solver online)
+ALL_IN_ONE_OPTIONS = (
+    Option("strategy", ("--strategy",), str, default=None,
+           choices=("s2do-all", "random-pattern-s2do-all", "random-pattern-s2do-pattern"),
+           what="strategy", solvers=("online",), usage="""\
+--strategy {choices} : --solver online
+	working sets (default s2do-all for llw, random-pattern-s2do-all for cs)"""),
+    Option("llw_target", ("--llw-target",), float, default=1.0, solvers=ALL_IN_ONE,
+           when=(("multiclass", ("llw",)),), kwarg="target",
+           check=lambda v: None if math.isfinite(v) and v > 0 else
+           "--llw-target must be a positive number", usage="""\
+--llw-target x : --multiclass llw target margin (default 1; the thesis's dual prints 1/(k-1))"""),
+)
+
+# the online driver's options (lasvm_cli/online.py: long runs of LASVM, its family and
+# --solver online; --trace, --trace-every and --test also drive the tracking solvers' traces)
+ONLINE_DRIVEN = ONLINE + ("online",)
+TRACED = ONLINE_DRIVEN + TRACKING_SOLVERS
+DRIVER_OPTIONS = (
+    Option("save_state", ("--save-state",), str, default=None, solvers=ONLINE_DRIVEN, usage="""\
+--save-state file : LASVM: save the run's state to file (atomically, every --save-every
+	seconds, at a stop and at the end)"""),
+    Option("resume", ("--resume",), str, default=None, solvers=ONLINE_DRIVEN, usage="""\
+--resume file : LASVM: continue the run saved in file (same data and parameters)"""),
+    Option("save_every", ("--save-every",), float, default=60.0, solvers=ONLINE_DRIVEN,
+           usage="--save-every s : seconds between state saves (default 60)"),
+    Option("stop_iterations", ("--stop-iterations",), int, default=None,
+           solvers=ONLINE_DRIVEN, usage="""\
+--stop-iterations n : LASVM: end the online phase after n iterations (PROCESS calls)"""),
+    Option("stop_sv", ("--stop-sv",), int, default=None, solvers=ONLINE_DRIVEN, usage="""\
+--stop-sv n : LASVM: end the online phase when the expansion holds n vectors"""),
+    Option("stop_seconds", ("--stop-seconds",), float, default=None, solvers=ONLINE_DRIVEN,
+           usage="--stop-seconds s : LASVM: end the online phase after s seconds of training"),
+    Option("snapshots", ("--snapshots",), str, default=None, solvers=ONLINE_DRIVEN, usage="""\
+--snapshots v1,v2,... : LASVM: write model_file.v1, ... at these points (LaSVM's -l); the
+	online phase stops at the last one"""),
+    Option("snapshot_by", ("--snapshot-by",), str, default="iterations",
+           choices=("iterations", "sv", "seconds"), solvers=ONLINE_DRIVEN, usage="""\
+--snapshot-by {choices} : what --snapshots counts (default iterations, LaSVM's -T)"""),
+    Option("trace", ("--trace",), str, default=None, solvers=TRACED, usage="""\
+--trace file : LASVM: learning curve (CSV: iterations, seconds, kernel evaluations, SVs,
+	delta, dual objective, test error)"""),
+    Option("trace_every", ("--trace-every",), int, default=1000, solvers=TRACED,
+           usage="--trace-every n : iterations between trace rows (default 1000)"),
+    Option("test_file", ("--test",), str, default=None, solvers=TRACED, usage="""\
+--test file : test set for the trace's test error
+	these LASVM options also apply to --multiclass llw|cs --solver online (iterations:
+	examples processed; sv: support patterns)"""),
+)
+
+# the tracking solvers (solvers/tracking.py: run_options; lasvm_cli/track.py)
+TRACKING_OPTIONS = (
+    Option("K", ("-K",), c_atoi, default=None, solvers=TRACKING_SOLVERS, section="tracking",
+           usage="-K n : coordinate steps per example (default 10)"),
+    Option("track_eps", ("--eps",), float, default=None, solvers=TRACKING_SOLVERS,
+           section="tracking",
+           usage="--eps x : K = ceil(8C/x^2), for 0 < x <= 4C (instead of -K)"),
+    Option("average", ("--no-average",), None, False, default=None, solvers=TRACKING_SOLVERS,
+           section="tracking", usage="""\
+--no-average : output the last iterate instead of the average of the last K (track*)"""),
+    Option("average", ("--average",), None, True, default=None, solvers=TRACKING_SOLVERS,
+           section="tracking",
+           usage="--average : rcd: output the mean of all its iterates (default: the last)"),
+    Option("max_examples", ("--max-examples",), int, default=None, solvers=TRACKING_SOLVERS,
+           check=below(1, "--max-examples < 1"), section="tracking",
+           usage="--max-examples n : stop after n examples"),
+    Option("batch_iters", ("--batch-iters",), int, default=None, solvers=TRACKING_SOLVERS,
+           check=below(1, "--batch-iters < 1"), section="tracking",
+           usage="--batch-iters n : rcd: number of steps (default K x number of examples)"),
+    Option("teacher", ("--teacher",), str, default="shuffle",
+           choices=("sequential", "shuffle", "active", "order-file", "adversarial"),
+           what="teacher", solvers=TRACKING_SOLVERS, section="tracking", usage="""\
+--teacher {choices} : example order (default shuffle)"""),
+    Option("pool", ("--pool",), int, default=50, solvers=TRACKING_SOLVERS,
+           check=below(1, "--pool < 1"), section="tracking", usage="""\
+--pool n : active / adversarial teachers: candidates per example (default 50)"""),
+    Option("order_file", ("--order",), str, default=None, solvers=TRACKING_SOLVERS,
+           section="tracking", usage="""\
+--order file : order-file teacher: 1-based training rows, in the order to learn them"""),
+    Option("runs", ("--runs",), int, default=1, solvers=TRACKING_SOLVERS,
+           check=below(1, "--runs < 1"), section="tracking", usage="""\
+--runs n : repeat with seeds --seed .. --seed+n-1; --trace rows are the mean of the runs"""),
+)
+
+# every training option, in the usage text's order within each section
+OPTIONS = (LIBSVM_OPTIONS + COMMON_OPTIONS + SMO_OPTIONS + LASVM_OPTIONS + LASVM_G_OPTIONS
+           + ALL_IN_ONE_OPTIONS + DRIVER_OPTIONS + TRACKING_OPTIONS)
+
+
+def solver_kwargs(params, key):
+    """Solver ``key``'s keyword arguments from ``params``: its declared options' ``kwarg``s
+    (the LIBSVM options every solver reads, -e, -m, -h, --seed, are passed by the caller)."""
+    return _kwargs(OPTIONS, params, key)

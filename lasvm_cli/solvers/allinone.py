@@ -102,8 +102,11 @@ def solve_batch(kd, kp, yc, d, C, kind, *, eps=1e-3, shrinking=True, cache_mb=10
 
 
 def solve_from_params(kd, kp, yc, d, params, progress=None):
-    """solve_batch with svm-train's parameters (--multiclass llw|cs, --solver smo)."""
+    """solve_batch with svm-train's parameters (--multiclass llw|cs, --solver smo): -c, -e, -h,
+    -m and the declared options of "s2do" (solvers: --max-iter, --llw-target)."""
+    from . import solver_kwargs
+
     return solve_batch(kd, kp, yc, d, params.C, core.KINDS[params.multiclass],
                        eps=params.eps, shrinking=bool(params.shrinking),
-                       cache_mb=params.cache_size, max_iter=params.max_iter,
-                       target=params.llw_target, progress=progress)
+                       cache_mb=params.cache_size, progress=progress,
+                       **solver_kwargs(params, "s2do"))

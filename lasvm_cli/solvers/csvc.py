@@ -88,7 +88,11 @@ def solve_binary(kd, kp, y, Cp, Cn, *, eps=1e-3, shrinking=True, cache_mb=100.0,
 
 
 def solve_from_params(kd, kp, y, Cp, Cn, params, progress=None, control=None):
-    """solve_binary with svm-train's parameters (the SOLVERS table's entry for "smo")."""
+    """solve_binary with svm-train's parameters (the SOLVERS table's entry for "smo"): LIBSVM's
+    -e, -h, -m, and the declared options of "smo" (solvers.SMO_OPTIONS: --wss, --max-iter,
+    --final-kkt-check)."""
+    from . import solver_kwargs
+
     return solve_binary(kd, kp, y, Cp, Cn, eps=params.eps, shrinking=bool(params.shrinking),
-                        cache_mb=params.cache_size, wss=params.wss, max_iter=params.max_iter,
-                        final_kkt_check=params.final_kkt_check, progress=progress)
+                        cache_mb=params.cache_size, progress=progress,
+                        **solver_kwargs(params, "smo"))

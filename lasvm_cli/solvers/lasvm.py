@@ -329,9 +329,11 @@ def run_or_drive(run, progress=None, control=None):
 
 
 def solve_from_params(kd, kp, y, Cp, Cn, params, progress=None, control=None):
-    """solve_lasvm with svm-train's parameters (the SOLVERS table's entry for "lasvm")."""
+    """solve_lasvm with svm-train's parameters (the SOLVERS table's entry for "lasvm"): -e, -m,
+    --seed and the declared options of "lasvm" (solvers.LASVM_OPTIONS: --epochs, --no-finish,
+    --selection, --candidates, --delta-max, --label-budget)."""
+    from . import solver_kwargs
+
     return solve_lasvm(kd, kp, y, Cp, Cn, eps=params.eps, cache_mb=params.cache_size,
-                       epochs=params.epochs, finish=params.finish, selection=params.selection,
-                       candidates=params.candidates, delta_max=params.delta_max,
-                       seed=params.seed, label_budget=params.label_budget, progress=progress,
-                       control=control)
+                       seed=params.seed, progress=progress, control=control,
+                       **solver_kwargs(params, "lasvm"))

@@ -222,11 +222,10 @@ def solve_lasvm_g(kd, kp, y, Cp, Cn, *, solver="lasvm-g", progress=None, control
 
 
 def solve_from_params(kd, kp, y, Cp, Cn, params, progress=None, control=None):
-    """solve_lasvm_g with svm-train's parameters (the SOLVERS entry of the four solvers)."""
+    """solve_lasvm_g with svm-train's parameters (the SOLVERS entry of the four solvers): -e,
+    -m, --seed and the declared options of the four (solvers.LASVM_G_OPTIONS and --epochs)."""
+    from . import solver_kwargs
+
     return solve_lasvm_g(kd, kp, y, Cp, Cn, solver=params.solver, progress=progress,
-                         control=control, ramp_s=params.ramp_s,
-                         sv_threshold=params.sv_threshold, clean_every=params.clean_every,
-                         clean_keep=params.clean_keep, eps=params.eps,
-                         cache_mb=params.cache_size, epochs=params.epochs,
-                         finish=params.finish_tau, seed=params.seed,
-                         reprocess=params.reprocess or "one")
+                         control=control, eps=params.eps, cache_mb=params.cache_size,
+                         seed=params.seed, **solver_kwargs(params, params.solver))
