@@ -20,7 +20,8 @@ example) and updates every gradient from the two examples' kernel rows.
 :class:`S2doState` is a namedtuple of arrays in *position order* (the shared row cache's
 ``perm``, keyed by example: one row per example serves its d - 1 variables). ``A`` and ``G`` are
 [l, d] (column y_t unused), ``S`` [l] the sums, ``yc`` the class indices, ``KD`` the kernel
-diagonal, ``W`` [l d] scratch (the selection's scores, not part of a saved state). Positions
+diagonal, ``W`` [l d] scratch (the selection's scores, not part of a saved state), ``L`` the
+step log (tests: :func:`with_step_log`; empty, and not written, in every other run). Positions
 [0, ACTIVE) are the active examples (batch shrinking) or, for the online driver
 (solvers/s2do_online.py), the support patterns.
 
@@ -44,7 +45,7 @@ from .select import first_argmax_above
 
 _NJIT = dict(cache=True, nogil=True)
 
-S2doState = namedtuple("S2doState", "A G S yc KD ist fst W")
+S2doState = namedtuple("S2doState", "A G S yc KD ist fst W L")
 
 LLW, CS = 0, 1
 KINDS = {"llw": LLW, "cs": CS}
@@ -66,7 +67,8 @@ def make_state(kind, yc, d, diag, C, *, target=1.0, eps=1e-3, shrinking=True, ma
     st = S2doState(A=np.zeros((l, d)), G=np.full((l, d), float(target if kind == LLW else 1.0)),
                    S=np.zeros(l), yc=np.ascontiguousarray(yc, np.int64).copy(),
                    KD=np.ascontiguousarray(diag, np.float64).copy(),
-                   ist=np.zeros(N_IST, np.int64), fst=np.zeros(N_FST), W=np.zeros(l * d))
+                   ist=np.zeros(N_IST, np.int64), fst=np.zeros(N_FST), W=np.zeros(l * d),
+                   L=np.zeros((0, 4), np.int64))
     st.ist[KIND] = kind
     st.ist[D] = d
     st.ist[ACTIVE] = l
@@ -78,6 +80,26 @@ def make_state(kind, yc, d, diag, C, *, target=1.0, eps=1e-3, shrinking=True, ma
     st.fst[TARGET] = target if kind == LLW else 1.0
     st.fst[VIOL] = np.inf
     return st
+
+
+def with_step_log(st, n):
+    """``st`` with a log of its next ``n`` steps (tests/test_s2do_reference.py): row 0 holds
+    the count, row k + 1 the k-th call of :func:`step_after` as (example m, class p, example n,
+    class q), the working pair by example ids (n = -1: a step on (m, p) alone; m = -1: nothing
+    could move). The log records, it changes no step."""
+    L = np.zeros((n + 1, 4), np.int64)
+    return st._replace(L=L)
+
+
+@numba.njit(**_NJIT)
+def _log_step(st, ex_m, p, ex_n, q):
+    L = st.L
+    if L.shape[0] == 0:
+        return
+    k = L[0, 0] + 1
+    if k < L.shape[0]:
+        L[k, 0], L[k, 1], L[k, 2], L[k, 3] = ex_m, p, ex_n, q
+        L[0, 0] = k
 
 
 # ---------------------------------------------------------------------------------------------
@@ -496,6 +518,7 @@ def step_after(st, c, kd, kp, m, p, best, pm, pup, pdown, pbest, supports_only, 
     """select_and_step after select_first (its results m ... pbest)."""
     viol = max(best, pbest)
     if viol <= 0.0:
+        _log_step(st, -1, -1, -1, -1)
         return viol, 0.0, -1, -1
     if pbest > best:
         m = pm
@@ -504,6 +527,7 @@ def step_after(st, c, kd, kp, m, p, best, pm, pup, pdown, pbest, supports_only, 
     else:
         K1 = cache_get(c, kd, kp, c.pex[m], grad_hi)
         n, q = select_second(st, K1, second_lo, second_hi, m, p, supports_only)
+    _log_step(st, c.pex[m], p, c.pex[n] if n >= 0 else -1, q)
     mu1, mu2, gain = solve_pair(st, K1, m, p, n, q)
     if n >= 0 and n != m:
         K2 = cache_get(c, kd, kp, c.pex[n], grad_hi)
