@@ -10,9 +10,6 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 
-# Links whose target another branch adds; each may be missing until it lands, no longer.
-PENDING = {REPO / "docs" / "reproductions" / "seed-004.md"}
-
 LINK = re.compile(r"!?\[(?:[^\]\\]|\\.)*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
 CODE = re.compile(r"`[^`\n]*`")
@@ -49,8 +46,7 @@ def test_relative_links_resolve(page):
         path, _, fragment = target.partition("#")
         dest = (page.parent / unquote(path)).resolve() if path else page
         if not dest.exists():
-            if dest not in PENDING:
-                broken.append(f"{target}: no such file")
+            broken.append(f"{target}: no such file")
             continue
         if fragment and dest.suffix == ".md" and fragment not in _anchors(dest):
             broken.append(f"{target}: no heading #{fragment} in {dest.relative_to(REPO)}")

@@ -7,8 +7,8 @@ lasvm_cli/qp, or the online core of solvers/online_core.py) and returns a
 ``SOLVERS`` is the training dispatch table: ``--solver`` name -> the module and function that
 train one binary machine, ``solve(kd, kp, y, Cp, Cn, params, progress=None, control=None)``.
 Adding a solver adds a row here and its options (an ``Option`` tuple next to the row, gathered
-in ``OPTIONS``; docs/options.md); training's control flow does not change. Modules are imported
-on first use, so a run loads (and JIT-loads) only the solver it uses; the option declarations
+in ``OPTIONS``; docs/architecture.md, "Options: declared once"); training's control flow does
+not change. Modules are imported on first use, so a run loads (and JIT-loads) only the solver it uses; the option declarations
 live here rather than in the solver modules for that reason: svm-train parses its command line
 (and prints its usage) from them without importing numpy or numba.
 """
