@@ -1,4 +1,4 @@
-"""Issue 33: why our mean normalised gaps on adult are 0.5-0.78 of the paper's Fig. 4 fit
+"""Why our mean normalised gaps on adult are 0.5-0.78 of the paper's Fig. 4 fit
 (docs/reproductions/seed-002.md).
 
     python bench/gap_ratio_002.py [--K 2,5,10,20] [--algs track1,track2] [--seeds 0,1,2]

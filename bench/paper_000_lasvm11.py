@@ -1,5 +1,5 @@
 """LASVM x1 beside LaSVM 1.1 (Bottou's la_svm) and our SMO, in the same example orders
-(issue 33, seed 000; Bordes et al. 2005, Figures 7-9).
+(seed 000; Bordes et al. 2005, Figures 7-9).
 
     LASVM11_BIN=/path/to/built/la_svm python bench/paper_000_lasvm11.py \
         [--only Banana USPS ...] [--orders 3] [--rows N] [--gamma G]

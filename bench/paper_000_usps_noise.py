@@ -1,4 +1,4 @@
-"""USPS+N of Bordes et al. (2005), Figure 7 (issue 33, seed 000): which noise model and C give
+"""USPS+N of Bordes et al. (2005), Figure 7: which noise model and C give
 the paper's LIBSVM test error of 0.41%?
 
     python bench/paper_000_usps_noise.py [--noise binary,digit] [--C 1,10]

@@ -1,4 +1,4 @@
-"""LASVM-I's stall on adult (issue 33) and LASVM-NC against LASVM-I in sparsity, over seeds.
+"""LASVM-I's stall on adult and LASVM-NC against LASVM-I in sparsity, over seeds.
 
     python bench/paper_001_stall.py [--solvers lasvm-i,lasvm-nc] [--seeds 0-9]
         [--first N | --sample N --sample-seed S] [--checkpoints 500,1000,2000,4000]

@@ -1,4 +1,4 @@
-"""USPS-N (issue 33): does flipping 10% of the training labels change a hinge-loss SVM's test
+"""USPS-N: does flipping 10% of the training labels change a hinge-loss SVM's test
 accuracy, and under which set-up?
 
     python bench/paper_001_usps_noise.py [--digits 0-9] [--C 1,100] [--noise-seeds 0,1,2]
