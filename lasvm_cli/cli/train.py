@@ -114,8 +114,9 @@ tracking solvers (--solver track1|track2|track2-lasvm|rcd):
 	examples (rcd: n x K steps)
 --zero-based : the training file uses 0-based feature indices
 --counters : print solver counters (iterations, kernel evaluations, cache) to stderr
---stream : LASVM in one sequential pass over the training file, holding only the expansion
-	(two classes; -g required for -t 1/2/3; --epochs 1)
+--stream : one sequential pass over the training file, holding only the expansion:
+	--solver lasvm (two classes) or --multiclass llw|cs --solver online (any number of
+	classes); -g required for -t 1/2/3; --epochs 1
 --workers n : run the -v folds, or the one-vs-one pairs, as tasks on a local Dask cluster
 	of n worker processes (needs the dask extra)
 --scheduler address : the same on an existing Dask cluster (tcp://host:8786)
@@ -397,15 +398,22 @@ def _training(run, p):
 
 
 def _main_stream(o):
-    """--stream: LASVM in one sequential pass (solvers/lasvm_stream.py); the file is never
-    read into memory as a whole."""
+    """--stream: one sequential pass, the file never read into memory as a whole: LASVM for
+    two classes (solvers/lasvm_stream.py), the online all-in-one machines for any number
+    (solvers/s2do_stream.py)."""
     from ..params import check_parameter
     from ..solvers.lasvm_stream import StreamError, train_stream
     from .progress import progress_factory
 
     p = o.params
-    if p.solver != "lasvm":
-        _error("--stream needs --solver lasvm")
+    supported = ("--stream trains --solver lasvm (two classes) or --multiclass llw|cs "
+                 "--solver online (any number of classes)")
+    if p.multiclass in ("llw", "cs") and p.solver == "online":
+        from ..solvers.s2do_stream import train_stream_allinone as train_stream
+    elif p.solver != "lasvm" or p.multiclass != "ovo":
+        what = f"--solver {p.solver}" + (f" --multiclass {p.multiclass}"
+                                         if p.multiclass != "ovo" else "")
+        _error(f"{supported}; not {what}")
     if o.nr_fold:
         _error("--stream does not support cross validation (-v)")
     for name in ("save_state", "resume", "stop_iterations", "stop_sv", "stop_seconds",
