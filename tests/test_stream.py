@@ -396,7 +396,9 @@ def test_allinone_stream_one_class_is_an_error(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--solver", "lasvm", "--multiclass", "ovr"], "not --solver lasvm --multiclass ovr"),
-    (["--solver", "lasvm-g"], "not --solver lasvm-g"),
+    (["--solver", "lasvm-g", "--multiclass", "ovr"], "not --solver lasvm-g --multiclass ovr"),
+    (["--solver", "lasvm-nc"], "two classes: third label"),  # an input error (FILE:LINE)
+    (["--solver", "track1"], "--solver track1"),
     (["--solver", "smo"], "not --solver smo"),
     (["--solver", "smo", "--multiclass", "llw"], "not --solver smo --multiclass llw"),
     (["--solver", "online", "--multiclass", "cs", "--epochs", "2"], "--epochs must be 1"),
@@ -412,6 +414,80 @@ def test_stream_unsupported_combinations(tmp_path, args, message):
     r = CliRunner().invoke(svm_train, ["--stream", "-g", "0.5", *args, str(path),
                                        str(tmp_path / "m")])
     assert r.exit_code == 1, (r.stdout, r.stderr)
-    assert r.stderr.startswith("ERROR: ") and message in r.stderr, r.stderr
+    if "third label" in message:
+        assert r.stderr.startswith(f"{path}:4: ") and "--multiclass llw|cs --solver online" \
+            in r.stderr, r.stderr
+    else:
+        assert r.stderr.startswith("ERROR: ") and "--stream" in r.stderr, r.stderr
+    assert message in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
     assert not (tmp_path / "m").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# LASVM-G, -NC, -I and FULL SVM: --solver lasvm-g|lasvm-nc|lasvm-i|full-svm --stream
+# (solvers/lasvm_g_stream.py)
+
+G_SOLVERS = ["lasvm-g", "lasvm-nc", "lasvm-i", "full-svm"]
+
+
+def g_file_order_solve(order):
+    """A ``solve`` for train.train: the in-memory LasvmGRun (lasvm_nc.py) taking its one epoch's
+    examples in ``order`` (grouped index of each file row) instead of random draws."""
+    from lasvm_cli.solvers import lasvm_g_core as G
+    from lasvm_cli.solvers.lasvm_nc import LasvmGRun
+
+    def solve(kd, y, Cp, Cn, p, progress=None):
+        run = LasvmGRun(kd, kernels.make_params(p.kernel_type, p.degree, p.gamma, p.coef0), y,
+                        Cp, Cn, solver=p.solver, ramp_s=p.ramp_s, sv_threshold=p.sv_threshold,
+                        clean_every=p.clean_every, clean_keep=p.clean_keep, eps=p.eps,
+                        cache_mb=p.cache_size, finish=p.finish_tau,
+                        reprocess=p.reprocess or "one")
+        run.begin()
+        variant, s, sv_thr, clean_every, clean_keep, Cp_, Cn_, C, tau, pair = run._args
+        for lo in range(0, order.size, L.CHUNK):
+            L.fit_width(run.kc, run.st)
+            for ex in order[lo:lo + L.CHUNK]:
+                G.iteration(run.st, run.kc, run.kd, run.kp, ex, variant, s, sv_thr, Cp_, Cn_, C,
+                            tau, pair, run.region, run.gst, run.gfs)
+                if variant != G.V_FULL and run.gst[G.G_SINCE_CLEAN] >= clean_every:
+                    G.clean(run.st, run.kc, clean_keep, run.gst, run.region)
+                    run.gst[G.G_SINCE_CLEAN] = 0
+        run.st.ist[L.I_EPOCH] += 1
+        if run.finish_tau:
+            while not run._g(G.M_FINISH, L.CHUNK):
+                pass
+        run._end()
+        return run.result()
+
+    return solve
+
+
+@pytest.mark.parametrize("solver", G_SOLVERS)
+@pytest.mark.parametrize("finish_tau", [False, True])
+def test_g_family_stream_is_the_in_memory_pass_in_file_order(heart_path, tmp_path, solver,
+                                                             finish_tau):
+    """Same order: the same model file, byte for byte (small blocks: the rows cross block
+    boundaries and the store grows)."""
+    d = read_svmlight(heart_path)
+    p = TrainParams(solver=solver, gamma=1 / 13, C=1.0, finish_tau=finish_tau)
+    from lasvm_cli.solvers.lasvm_g_stream import train_stream_g
+
+    m = train_stream_g(heart_path, p, chunk_bytes=3000)
+    order = np.argsort(group_classes(d.y)[3]).astype(np.int64)
+    mem = train(Problem.from_svmlight(d, kernel_type=2), p, solve=g_file_order_solve(order))
+    assert model_text(m, tmp_path / "s.model") == model_text(mem, tmp_path / "m.model")
+    assert m.total_sv > 0 and list(m.label) == [1, -1]
+    assert accuracy(m, heart_path) > 75
+
+
+def test_g_family_stream_cli(heart_path, tmp_path):
+    from lasvm_cli.cli.train import main
+    from lasvm_cli.io.model_file import read_model
+
+    out = tmp_path / "h.model"
+    assert main(["--solver", "lasvm-i", "--stream", "-q", "-g", str(1 / 13), heart_path,
+                 str(out)]) == 0
+    assert "rho 0\n" in out.read_text()
+    model = read_model(out)
+    assert list(model.label) == [1, -1] and accuracy(model, heart_path) > 75

@@ -115,8 +115,8 @@ tracking solvers (--solver track1|track2|track2-lasvm|rcd):
 --zero-based : the training file uses 0-based feature indices
 --counters : print solver counters (iterations, kernel evaluations, cache) to stderr
 --stream : one sequential pass over the training file, holding only the expansion:
-	--solver lasvm (two classes) or --multiclass llw|cs --solver online (any number of
-	classes); -g required for -t 1/2/3; --epochs 1
+	--solver lasvm|lasvm-g|lasvm-nc|lasvm-i|full-svm (two classes) or --multiclass llw|cs
+	--solver online (any number of classes); -g required for -t 1/2/3; --epochs 1
 --workers n : run the -v folds, or the one-vs-one pairs, as tasks on a local Dask cluster
 	of n worker processes (needs the dask extra)
 --scheduler address : the same on an existing Dask cluster (tcp://host:8786)
@@ -406,10 +406,13 @@ def _main_stream(o):
     from .progress import progress_factory
 
     p = o.params
-    supported = ("--stream trains --solver lasvm (two classes) or --multiclass llw|cs "
-                 "--solver online (any number of classes)")
+    supported = ("--stream trains --solver lasvm|lasvm-g|lasvm-nc|lasvm-i|full-svm (two "
+                 "classes) or --multiclass llw|cs --solver online (any number of classes)")
+    g_family = ("lasvm-g", "lasvm-nc", "lasvm-i", "full-svm")
     if p.multiclass in ("llw", "cs") and p.solver == "online":
         from ..solvers.s2do_stream import train_stream_allinone as train_stream
+    elif p.solver in g_family and p.multiclass == "ovo":
+        from ..solvers.lasvm_g_stream import train_stream_g as train_stream
     elif p.solver != "lasvm" or p.multiclass != "ovo":
         what = f"--solver {p.solver}" + (f" --multiclass {p.multiclass}"
                                          if p.multiclass != "ovo" else "")
