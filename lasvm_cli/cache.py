@@ -70,6 +70,8 @@ API (all jitted, ``@njit(cache=True, nogil=True)``, one signature each)
     cache_set_width(c, width)  re-cut storage into rows of ``width`` entries (keeps the most
                                recent rows that fit, truncated to width); returns n_slots
     cache_clear(c)             drop every row (stats kept)
+    cache_copy_rows(old, new)  every row of ``old`` into ``new`` (wider rows, same example
+                               ids and positions; LRU order kept): a store that grew its slots
     cache_stats(c) -> dict     hits, misses, kernel_evals, rows_dropped       (Python)
     cache_positions_loaded(c)  pex from perm after perm/pos were loaded from a state (Python)
 
@@ -219,6 +221,25 @@ def cache_clear(c):
     S = c.key.shape[0]
     while c.nxt[S] != S:
         _drop_slot(c, c.nxt[S])
+
+
+@numba.njit(**_NJIT)
+def cache_copy_rows(old, new):
+    """The rows of cache ``old`` into ``new`` (whose rows are at least as wide), least recent
+    first, so the LRU order carries over (the streaming all-in-one machines, whose scheduling
+    counts the kernel values computed, grow their slots without dropping a row)."""
+    S = old.key.shape[0]
+    w_old = old.meta[WIDTH]
+    w_new = new.meta[WIDTH]
+    s = old.nxt[S]
+    while s != S:
+        k = old.key[s]
+        ln = old.length[s]
+        t, _ = _lookup(new, k)
+        for r in range(ln):
+            new.buf[t * w_new + r] = old.buf[s * w_old + r]
+        _set_length(new, t, ln)
+        s = old.nxt[s]
 
 
 @numba.njit(**_NJIT)

@@ -37,8 +37,8 @@ from ..params import REPROCESS_STEPS
 from . import lasvm_g_core as G
 from . import online_core as core
 from .lasvm_nc import DEFAULTS
-from .lasvm_stream import (S_NFREE, SEED_ROWS_MAX, StreamError, _csr_concat, _Labels,
-                           _load_slot, _model_from_store, _release, _Store)
+from .lasvm_stream import (S_NFREE, SEED_ROWS_MAX, Labels, Store, StreamError, csr_concat,
+                           load_slot, model_from_store, release)
 
 _NJIT = dict(cache=True, nogil=True)
 
@@ -60,7 +60,7 @@ def g_stream_block(ss, kc, skd, kp, ckd, cy, crowid, ctl, region, gst, gfs, n_it
         if ss.sist[S_NFREE] == 0:
             return ST_GROW
         a = ctl[0]
-        q = _load_slot(ss, kc, ckd, a, cy[a], crowid[a], Cp, Cn)
+        q = load_slot(ss, kc, ckd, a, cy[a], crowid[a], Cp, Cn)
         region[q] = 0
         n0 = st.ist[core.I_NS]
         inserted = st.ist[core.I_INSERTED]
@@ -69,7 +69,7 @@ def g_stream_block(ss, kc, skd, kp, ckd, cy, crowid, ctl, region, gst, gfs, n_it
         if variant != G.V_FULL and gst[G.G_SINCE_CLEAN] >= clean_every:
             G.clean(st, kc, clean_keep, gst, region)
             gst[G.G_SINCE_CLEAN] = 0
-        _release(ss, kc, q, n0 + st.ist[core.I_INSERTED] - inserted)
+        release(ss, kc, q, n0 + st.ist[core.I_INSERTED] - inserted)
         ctl[0] = a + 1
         it += 1
     return ST_DONE
@@ -130,8 +130,8 @@ def train_stream_g(source, params, *, zero_based=False, info=None, warn=None, pr
     opt, reprocess = options(p)
     kp = kernels.make_params(p.kernel_type, p.degree, p.gamma, p.coef0)
     tau = float(p.eps)
-    labels = _Labels(source)
-    store = _Store(p.cache_size)
+    labels = Labels(source)
+    store = Store(p.cache_size)
     store.ss.core.ist[core.I_NOBIAS] = 1
     region = np.zeros(store.cap, np.uint8)
     gst = np.zeros(G.N_GST, np.int64)
@@ -202,7 +202,7 @@ def train_stream_g(source, params, *, zero_based=False, info=None, warn=None, pr
                                           "only; both classes must appear near the start")
                     continue
                 start()
-                block = _csr_concat(pending) if len(pending) > 1 else pending[0]
+                block = csr_concat(pending) if len(pending) > 1 else pending[0]
                 pending = []
             run_block(block)
             del block
@@ -210,7 +210,7 @@ def train_stream_g(source, params, *, zero_based=False, info=None, warn=None, pr
             if not pending:
                 raise StreamError("empty training file")
             start()
-            run_block(_csr_concat(pending) if len(pending) > 1 else pending[0])
+            run_block(csr_concat(pending) if len(pending) > 1 else pending[0])
             pending = []
         if p.finish_tau:
             store.fit_width(finishing=True)
@@ -220,7 +220,7 @@ def train_stream_g(source, params, *, zero_based=False, info=None, warn=None, pr
     finally:
         if bar:
             bar.close()
-    model = _model_from_store(store, p, label, n_rows, info)
+    model = model_from_store(store, p, label, n_rows, info)
     model.rho = np.zeros(1)  # no bias ("rho 0", not "-0")
     st = store.ss.core
     n = int(st.ist[core.I_NS])

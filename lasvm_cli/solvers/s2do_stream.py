@@ -49,17 +49,16 @@ from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from .. import kernels
-from ..cache import KERNEL_EVALS, N_SLOTS, _lookup, _set_length, cache_discard, \
-    cache_forget_from, cache_stats, make_cache
+from ..cache import N_SLOTS, cache_copy_rows, cache_discard, cache_forget_from, cache_stats, \
+    make_cache
 from ..data import squared_norms
-from ..errors import InputFormatError
 from ..io.svmlight import iter_svmlight
 from ..kernels import KernelData, kernel_diagonal
 from ..model import SVMModel
 from ..qp import s2do as core
 from . import s2do_online as so
 from .allinone import result_from_state
-from .lasvm_stream import StreamError, _line_of_row
+from .lasvm_stream import StreamError, line_of_row
 
 _NJIT = dict(cache=True, nogil=True)
 
@@ -126,23 +125,6 @@ def stream_rows(st, c, kd, rowid, free, sist, ckd, cyc, cdiag, crowid, kp, strat
             sist[S_MAXW] = n_after
         sist[S_NEXT] = a + 1
     return ST_DONE
-
-
-@numba.njit(**_NJIT)
-def _copy_rows(old, new):
-    """The old cache's rows into the new one (wider rows), least recent first."""
-    S = old.key.shape[0]
-    w_old = old.meta[1]
-    w_new = new.meta[1]
-    s = old.nxt[S]
-    while s != S:
-        k = old.key[s]
-        ln = old.length[s]
-        t, _ = _lookup(new, k)
-        for r in range(ln):
-            new.buf[t * w_new + r] = old.buf[s * w_old + r]
-        _set_length(new, t, ln)
-        s = old.nxt[s]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,7 +194,7 @@ class _Store:
         c.pos[:old_cap] = c0.pos
         c.pex[:old_cap] = c0.pex
         c.stats[:] = c0.stats
-        _copy_rows(c0, c)
+        cache_copy_rows(c0, c)
         self.c = c
         self.st = self._state(cap, self.d)
         X = np.zeros((cap, self.X.shape[1]))
@@ -350,7 +332,7 @@ def train_stream_allinone(source, params, *, zero_based=False, info=None, warn=N
         raise StreamError(f"--stream --multiclass {p.multiclass} needs at least two classes: "
                           f"the training file holds only label {classes.seen[0]}")
     for v, row in late:
-        line = _line_of_row(source, row) if isinstance(source, str) else None
+        line = line_of_row(source, row) if isinstance(source, str) else None
         info(f"class {v} first appears at line {line if line else row + 1}, after the first "
              f"block: the machine grew to {classes.index[v] + 1} classes there")
     return _model(store, p, kind, strategy, classes, counts, kcost, n_rows, late, info)
