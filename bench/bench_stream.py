@@ -1,4 +1,5 @@
-"""Peak memory of svm-train --solver lasvm --stream vs the file size.
+"""Peak memory of svm-train --stream vs the file size: --solver lasvm (two classes) or, with
+``--classes k``, the online all-in-one machines (``--multiclass llw|cs --solver online``).
 
 Generates a synthetic two-class file (``--dim`` dense features; the class is a 2-d pattern of
 well separated clusters, the other features small noise, so the number of SVs stays moderate)
@@ -27,11 +28,33 @@ file gives 182 MiB); the rest is the S store (slots x width x 8 bytes), the row 
 rows of slots x 4 bytes) and one 4 MiB block of text with its parsed rows. The in-memory path
 holds the CSR arrays, the kernel storage of all rows and per-example solver arrays (~6x the
 file size here).
+
+Multi-class mode (``--classes k [--multiclass llw|cs] [--limit-mb M]``): the rows come from k
+clusters (centres on a circle in the first two features, labels 1..k in a shuffled order of
+first appearance); the runs are ``--multiclass llw|cs --solver online`` with ``--stream`` on
+the big file and the small one, and without on the small one (the in-memory one pass). With
+``--limit-mb`` the big file's streamed run has its address space capped (RLIMIT_AS, set in the
+child before exec: a run that needs more fails with MemoryError instead of swapping), so a file
+several times the limit shows that the run does not hold it. The peak RSS is ru_maxrss of the
+child (as /usr/bin/time -v reports it).
+
+Result (--classes 4 --multiclass cs --gb 3 --limit-mb 512 --small-mb 100, -g 0.05 -c 1;
+2-core VM shared with other jobs):
+
+    | run | file size | rows | nSV | peak RSS | wall |
+    |---|---:|---:|---:|---:|---:|
+    | stream, big file (RLIMIT_AS 512 MiB) | 3,079 MiB | 3,420,000 | 206 | 199 MiB | 1118 s |
+    | stream, small file | 100 MiB | 111,076 | 122 | 196 MiB | 22 s |
+    | in memory, small file | 100 MiB | 111,076 | 126 | 770 MiB | 28 s |
+
+(the big file is 6.0 times the address-space limit; --multiclass llw keeps many more support
+patterns on this data, 1160 at 67k rows, and is much slower per row: see docs/streaming.md)
 """
 
 import argparse
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -54,9 +77,28 @@ def make_block(rng, n, dim):
     return "".join(rows).encode()
 
 
-def write_file(path, gb, dim, block_rows, n_blocks, seed=0):
+def make_block_multi(rng, n, dim, labels):
+    """k clusters: class c centred at radius 3, angle 2 pi c / k in features 1-2 (std 0.5),
+    the other features small noise."""
+    k = len(labels)
+    yc = rng.integers(0, k, n)
+    X = np.empty((n, dim))
+    X[:, 0] = 3.0 * np.cos(2 * np.pi * yc / k) + 0.5 * rng.standard_normal(n)
+    X[:, 1] = 3.0 * np.sin(2 * np.pi * yc / k) + 0.5 * rng.standard_normal(n)
+    X[:, 2:] = 0.1 * rng.standard_normal((n, dim - 2))
+    y = np.asarray(labels)[yc]
+    fmt = "%d " + " ".join(f"{c + 1}:%.3f" for c in range(dim)) + "\n"
+    rows = [fmt % ((int(y[i]),) + tuple(X[i])) for i in range(n)]
+    return "".join(rows).encode()
+
+
+def write_file(path, gb, dim, block_rows, n_blocks, seed=0, classes=0):
     rng = np.random.default_rng(seed)
-    blocks = [make_block(rng, block_rows, dim) for _ in range(n_blocks)]
+    if classes:
+        labels = rng.permutation(np.arange(1, classes + 1))
+        blocks = [make_block_multi(rng, block_rows, dim, labels) for _ in range(n_blocks)]
+    else:
+        blocks = [make_block(rng, block_rows, dim) for _ in range(n_blocks)]
     target = int(gb * (1 << 30))
     size = 0
     rows = 0
@@ -82,6 +124,11 @@ def main():
     ap.add_argument("-g", type=float, default=0.05)
     ap.add_argument("-c", type=float, default=1.0)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--classes", type=int, default=0,
+                    help="k > 2: a k-class file, trained by --multiclass llw|cs --solver online")
+    ap.add_argument("--multiclass", default="cs", choices=("llw", "cs"))
+    ap.add_argument("--limit-mb", type=float, default=None,
+                    help="address-space limit (RLIMIT_AS) of the big file's streamed run")
     a = ap.parse_args()
     exe = shutil.which("svm-train") or "svm-train"
     d = tempfile.mkdtemp(prefix="bench_stream_", dir=a.tmp)
@@ -89,7 +136,7 @@ def main():
         big = os.path.join(d, "big.svm")
         small = os.path.join(d, "small.svm")
         t = time.time()
-        size, rows = write_file(big, a.gb, a.dim, a.block_rows, a.blocks)
+        size, rows = write_file(big, a.gb, a.dim, a.block_rows, a.blocks, classes=a.classes)
         print(f"generated {size / 2**30:.2f} GiB, {rows} rows in {time.time() - t:.0f} s",
               flush=True)
         with open(big, "rb") as f, open(small, "wb") as g:
@@ -99,17 +146,23 @@ def main():
                 n_small += 1
         s_size = os.path.getsize(small)
         opts = ["-g", str(a.g), "-c", str(a.c), "-q"]
+        solver = ["--solver", "lasvm"] if not a.classes else \
+            ["--multiclass", a.multiclass, "--solver", "online"]
+        limit = None if a.limit_mb is None else int(a.limit_mb * (1 << 20))
+        if limit is not None:
+            print(f"big file / address-space limit: {size / limit:.1f}", flush=True)
         results = []
-        for label, cmd, fsize, n in [
-            ("stream, big file", [exe, "--solver", "lasvm", "--stream"] + opts +
-             [big, os.path.join(d, "m1")], size, rows),
-            ("stream, small file", [exe, "--solver", "lasvm", "--stream"] + opts +
-             [small, os.path.join(d, "m2")], s_size, n_small),
-            ("in memory, small file", [exe, "--solver", "lasvm"] + opts +
-             [small, os.path.join(d, "m3")], s_size, n_small),
+        for label, cmd, fsize, n, lim in [
+            ("stream, big file" + (f" (RLIMIT_AS {a.limit_mb:,.0f} MiB)" if limit else ""),
+             [exe] + solver + ["--stream"] + opts + [big, os.path.join(d, "m1")], size, rows,
+             limit),
+            ("stream, small file", [exe] + solver + ["--stream"] + opts +
+             [small, os.path.join(d, "m2")], s_size, n_small, None),
+            ("in memory, small file", [exe] + solver + opts +
+             [small, os.path.join(d, "m3")], s_size, n_small, None),
         ]:
             # -q silences the nSV lines: count SVs from the model file instead
-            rss, _, wall = timed_q(cmd)
+            rss, _, wall = timed_q(cmd, lim)
             nsv = total_sv(cmd[-1])
             results.append((label, fsize, n, nsv, rss, wall))
             print(f"{label}: done in {wall:.0f} s", flush=True)
@@ -124,15 +177,27 @@ def main():
             shutil.rmtree(d, ignore_errors=True)
 
 
-def timed_q(cmd):
+def timed_q(cmd, limit=None):
+    """(peak RSS in KiB, None, wall seconds) of ``cmd`` under /usr/bin/time -v; ``limit``: its
+    RLIMIT_AS in bytes (set in the child before exec, inherited by the command)."""
+
+    def cap():
+        if limit is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
     t = time.time()
-    r = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True)
+    r = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True,
+                       preexec_fn=cap)
     wall = time.time() - t
+    _check(r, cmd)
+    rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", r.stderr).group(1))
+    return rss, None, wall
+
+
+def _check(r, cmd):
     if r.returncode != 0:
         sys.stderr.write(r.stdout + r.stderr)
         raise SystemExit(f"failed: {' '.join(cmd)}")
-    rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", r.stderr).group(1))
-    return rss, None, wall
 
 
 def total_sv(model_path):

@@ -153,6 +153,25 @@ def cache_clear(c):
 
 
 @numba.njit(**_NJIT)
+def cache_copy_rows(old, new):
+    """The rows of cache ``old`` into ``new`` (whose rows are at least as wide), least recent
+    first, so the LRU order carries over (the streaming all-in-one machines, whose scheduling
+    counts the kernel values computed, grow their slots without dropping a row)."""
+    S = old.key.shape[0]
+    w_old = old.meta[WIDTH]
+    w_new = new.meta[WIDTH]
+    s = old.nxt[S]
+    while s != S:
+        k = old.key[s]
+        ln = old.length[s]
+        t, _ = _lookup(new, k)
+        for r in range(ln):
+            new.buf[t * w_new + r] = old.buf[s * w_old + r]
+        _set_length(new, t, ln)
+        s = old.nxt[s]
+
+
+@numba.njit(**_NJIT)
 def _lookup(c, k):
     """Slot of example k's row, made the most recent; a fresh empty slot (the least recent
     row evicted when none is free) if k has none. Returns (slot, cached length)."""

@@ -242,3 +242,252 @@ def test_cli_writes_libsvm_model(heart_path, tmp_path, capsys):
     model = read_model(out)
     assert list(model.label) == [1, -1] and model.total_sv == int(model.nSV.sum())
     assert accuracy(model, heart_path) > 80
+
+
+# ---------------------------------------------------------------------------------------------
+# all-in-one machines: --multiclass llw|cs --solver online --stream (solvers/s2do_stream.py)
+
+
+def write_classes(path, labels, n=300, seed=21, dim=5, late=None):
+    """Gaussian classes (one centre per label), dense rows written sparse. ``late``: (label,
+    row): that label's first row is ``row`` (no row of it before)."""
+    rng = np.random.default_rng(seed)
+    k = len(labels)
+    centres = rng.normal(size=(k, dim)) * 1.2
+    yc = rng.integers(0, k, n)
+    if late is not None:
+        c = labels.index(late[0])
+        yc[:late[1]] = np.where(yc[:late[1]] == c, (c + 1) % k, yc[:late[1]])
+        yc[late[1]] = c
+    X = centres[yc] + rng.normal(size=(n, dim))
+    with open(path, "w") as f:
+        for y, x in zip(np.array(labels)[yc], X):
+            f.write(f"{y} " + " ".join(f"{j + 1}:{v:.6g}" for j, v in enumerate(x)) + "\n")
+    return path
+
+
+def allinone_params(scheme, **kw):
+    return TrainParams(solver="online", multiclass=scheme, gamma=kw.pop("gamma", 0.5),
+                       C=kw.pop("C", 2.0), **kw)
+
+
+def stream_allinone(path, params, chunk_bytes=1 << 22):
+    from lasvm_cli.solvers.s2do_stream import train_stream_allinone
+
+    return train_stream_allinone(str(path), params, chunk_bytes=chunk_bytes)
+
+
+def in_memory_file_order(path, params, kernel_cost, monkeypatch):
+    """The in-memory one-pass run (train_allinone, --epochs 1) with the stream's order (file
+    order instead of the --seed permutation) and its kernel cost (the scheduling's cost of a
+    kernel value), on dense float64 rows without the transposed copy (whole rows per example
+    would count other kernel values)."""
+    from lasvm_cli.kernels import NO_XT
+    from lasvm_cli.solvers import s2do_online
+    from lasvm_cli.train_allinone import train_allinone
+
+    d = read_svmlight(str(path))
+    pr = Problem.from_svmlight(d, kernel_type=params.kernel_type, x_storage="float64")
+    pr.kd = pr.kd._replace(XT=NO_XT)
+    order = np.argsort(group_classes(d.y)[3]).astype(np.int64)  # file row -> grouped example
+
+    class FileOrder:
+        def permutation(self, l):
+            assert l == order.size
+            return order
+
+    setup = s2do_online.S2doRun._setup
+
+    def file_order_setup(run):
+        setup(run)
+        run._rng = FileOrder()
+        run._kcost = kernel_cost
+
+    monkeypatch.setattr(s2do_online.S2doRun, "_setup", file_order_setup)
+    quiet = lambda _m: None  # noqa: E731
+    return train_allinone(pr, params, None, quiet, quiet, None, None)
+
+
+def model_text(model, path):
+    from lasvm_cli.io.model_file import write_model
+
+    write_model(model, path)
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("scheme", ["llw", "cs"])
+@pytest.mark.parametrize("chunk", [1 << 22, 700])
+def test_allinone_stream_is_the_in_memory_pass_in_file_order(tmp_path, scheme, chunk,
+                                                              monkeypatch):
+    """Same order, same classes from the first block, the whole cache: the same model file,
+    byte for byte (one block, or blocks of about 700 bytes: 12 rows), through slot growth."""
+    path = write_classes(tmp_path / "four.svm", [7, -1, 3, 2])
+    first = open(path).read(chunk).splitlines()[:-1] if chunk < 1 << 22 else None
+    if first is not None:  # every class in the first block
+        assert {ln.split()[0] for ln in first} == {"7", "-1", "3", "2"}
+    p = allinone_params(scheme)
+    m = stream_allinone(path, p, chunk)
+    assert m.counters["store_slots"] > 64 and m.counters["classes_grown"] == 0
+    mem = in_memory_file_order(path, p, m.counters["kernel_cost"], monkeypatch)
+    assert model_text(m, tmp_path / "s.model") == model_text(mem, tmp_path / "m.model")
+    assert m.counters["kernel_evals"] == mem.counters["kernel_evals"]
+    y = read_svmlight(str(path)).y
+    first = [int(v) for v in y[np.sort(np.unique(y, return_index=True)[1])]]
+    assert list(m.label) == first and first != sorted(first)  # order of first appearance
+
+
+@pytest.mark.parametrize("scheme", ["llw", "cs"])
+def test_allinone_stream_two_classes_libsvm_order(tmp_path, scheme, monkeypatch):
+    """-1 before +1: LIBSVM's label order puts +1 first, as the in-memory machine (same model
+    file); a linear kernel needs no -g."""
+    path = write_classes(tmp_path / "pm.svm", [-1, 1], n=150, seed=4)
+    assert open(path).readline().startswith("-1 ")
+    p = allinone_params(scheme, kernel_type=0, gamma=0.0)
+    m = stream_allinone(path, p)
+    assert list(m.label) == [1, -1]
+    mem = in_memory_file_order(path, p, m.counters["kernel_cost"], monkeypatch)
+    assert model_text(m, tmp_path / "s.model") == model_text(mem, tmp_path / "m.model")
+
+
+@pytest.mark.parametrize("scheme", ["llw", "cs"])
+def test_allinone_stream_class_first_appearing_late(tmp_path, scheme):
+    """A class first seen after the first block grows the machine (one more class, W's
+    gradients recomputed); labels stay in LIBSVM's order of first appearance over the file
+    ({-1,+1} of the first block swapped there, not in the model's three labels), the model
+    predicts every class, and close to the in-memory machine."""
+    path = write_classes(tmp_path / "late.svm", [-1, 1, 4], n=400, seed=3, late=(4, 250))
+    d = read_svmlight(str(path))
+    assert int(np.flatnonzero(d.y == 4)[0]) == 250
+    p = allinone_params(scheme)
+    m = stream_allinone(path, p, chunk_bytes=2000)
+    assert m.counters["classes_grown"] == 1
+    assert list(m.label) == [-1, 1, 4]
+    kd = Problem.from_svmlight(d).kd
+    pred = m.predict(kd)
+    assert set(np.unique(pred)) == {-1, 1, 4}
+    mem = train(Problem.from_svmlight(d), p)
+    assert abs(100 * float((pred == d.y).mean()) -
+               100 * float((mem.predict(kd) == d.y).mean())) <= 2.0
+    one = stream_allinone(path, p)  # one block: every class known from the start
+    assert one.counters["classes_grown"] == 0 and list(one.label) == [-1, 1, 4]
+
+
+def test_allinone_stream_cli_and_late_class_message(tmp_path, capsys):
+    from lasvm_cli.cli.train import main
+    from lasvm_cli.io.model_file import read_model
+
+    path = write_classes(tmp_path / "late.svm", [2, 1, 3], n=200, seed=5, late=(3, 150))
+    out = tmp_path / "m"
+    assert main(["--multiclass", "cs", "--solver", "online", "--stream", "-g", "0.5",
+                 str(path), str(out)]) == 0
+    text = capsys.readouterr().out
+    for key in ("optimization finished, #iter =", "obj =", "Total nSV ="):
+        assert key in text
+    model = read_model(out)
+    assert model.multiclass == "cs" and list(model.label) == [2, 1, 3]
+
+
+def test_allinone_stream_one_class_is_an_error(tmp_path):
+    path = tmp_path / "one.svm"
+    path.write_text("3 1:1\n3 1:-1\n")
+    with pytest.raises(StreamError, match="at least two classes"):
+        stream_allinone(path, allinone_params("llw"))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--solver", "lasvm", "--multiclass", "ovr"], "not --solver lasvm --multiclass ovr"),
+    (["--solver", "lasvm-g", "--multiclass", "ovr"], "not --solver lasvm-g --multiclass ovr"),
+    (["--solver", "lasvm-nc"], "two classes: third label"),  # an input error (FILE:LINE)
+    (["--solver", "track1"], "--solver track1"),
+    (["--solver", "smo"], "not --solver smo"),
+    (["--solver", "smo", "--multiclass", "llw"], "not --solver smo --multiclass llw"),
+    (["--solver", "online", "--multiclass", "cs", "--epochs", "2"], "--epochs must be 1"),
+    (["--solver", "online", "--multiclass", "llw", "-b", "1"], "-b 1"),
+])
+def test_stream_unsupported_combinations(tmp_path, args, message):
+    """Exit status 1 and an ERROR: line naming what --stream trains."""
+    path = write_classes(tmp_path / "three.svm", [1, 2, 3], n=30)
+    from click.testing import CliRunner
+
+    from lasvm_cli.cli.main import svm_train
+
+    r = CliRunner().invoke(svm_train, ["--stream", "-g", "0.5", *args, str(path),
+                                       str(tmp_path / "m")])
+    assert r.exit_code == 1, (r.stdout, r.stderr)
+    if "third label" in message:
+        assert r.stderr.startswith(f"{path}:4: ") and "--multiclass llw|cs --solver online" \
+            in r.stderr, r.stderr
+    else:
+        assert r.stderr.startswith("ERROR: "), r.stderr
+    assert message in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    assert not (tmp_path / "m").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# LASVM-G, -NC, -I and FULL SVM: --solver lasvm-g|lasvm-nc|lasvm-i|full-svm --stream
+# (solvers/lasvm_g_stream.py)
+
+G_SOLVERS = ["lasvm-g", "lasvm-nc", "lasvm-i", "full-svm"]
+
+
+def g_file_order_solve(order):
+    """A ``solve`` for train.train: the in-memory LasvmGRun (lasvm_nc.py) taking its one epoch's
+    examples in ``order`` (grouped index of each file row) instead of random draws."""
+    from lasvm_cli.solvers import lasvm_g_core as G
+    from lasvm_cli.solvers.lasvm_nc import LasvmGRun
+
+    def solve(kd, y, Cp, Cn, p, progress=None):
+        run = LasvmGRun(kd, kernels.make_params(p.kernel_type, p.degree, p.gamma, p.coef0), y,
+                        Cp, Cn, solver=p.solver, ramp_s=p.ramp_s, sv_threshold=p.sv_threshold,
+                        clean_every=p.clean_every, clean_keep=p.clean_keep, eps=p.eps,
+                        cache_mb=p.cache_size, finish=p.finish_tau,
+                        reprocess=p.reprocess or "one")
+        run.begin()
+        variant, s, sv_thr, clean_every, clean_keep, Cp_, Cn_, C, tau, pair = run._args
+        for lo in range(0, order.size, L.CHUNK):
+            L.fit_width(run.kc, run.st)
+            for ex in order[lo:lo + L.CHUNK]:
+                G.iteration(run.st, run.kc, run.kd, run.kp, ex, variant, s, sv_thr, Cp_, Cn_, C,
+                            tau, pair, run.region, run.gst, run.gfs)
+                if variant != G.V_FULL and run.gst[G.G_SINCE_CLEAN] >= clean_every:
+                    G.clean(run.st, run.kc, clean_keep, run.gst, run.region)
+                    run.gst[G.G_SINCE_CLEAN] = 0
+        run.st.ist[L.I_EPOCH] += 1
+        if run.finish_tau:
+            while not run._g(G.M_FINISH, L.CHUNK):
+                pass
+        run._end()
+        return run.result()
+
+    return solve
+
+
+@pytest.mark.parametrize("solver", G_SOLVERS)
+@pytest.mark.parametrize("finish_tau", [False, True])
+def test_g_family_stream_is_the_in_memory_pass_in_file_order(heart_path, tmp_path, solver,
+                                                             finish_tau):
+    """Same order: the same model file, byte for byte (small blocks: the rows cross block
+    boundaries and the store grows)."""
+    d = read_svmlight(heart_path)
+    p = TrainParams(solver=solver, gamma=1 / 13, C=1.0, finish_tau=finish_tau)
+    from lasvm_cli.solvers.lasvm_g_stream import train_stream_g
+
+    m = train_stream_g(heart_path, p, chunk_bytes=3000)
+    order = np.argsort(group_classes(d.y)[3]).astype(np.int64)
+    mem = train(Problem.from_svmlight(d, kernel_type=2), p, solve=g_file_order_solve(order))
+    assert model_text(m, tmp_path / "s.model") == model_text(mem, tmp_path / "m.model")
+    assert m.total_sv > 0 and list(m.label) == [1, -1]
+    assert accuracy(m, heart_path) > 75
+
+
+def test_g_family_stream_cli(heart_path, tmp_path):
+    from lasvm_cli.cli.train import main
+    from lasvm_cli.io.model_file import read_model
+
+    out = tmp_path / "h.model"
+    assert main(["--solver", "lasvm-i", "--stream", "-q", "-g", str(1 / 13), heart_path,
+                 str(out)]) == 0
+    assert "rho 0\n" in out.read_text()
+    model = read_model(out)
+    assert list(model.label) == [1, -1] and accuracy(model, heart_path) > 75

@@ -29,8 +29,9 @@ COMMAND_OPTIONS = (
                                     "evaluations, cache) to stderr"),
     Option("stream", ("--stream",), None, True, default=False, command=True, section="command",
            usage="""\
---stream : LASVM in one sequential pass over the training file, holding only the expansion
-	(two classes; -g required for -t 1/2/3; --epochs 1)"""),
+--stream : one sequential pass over the training file, holding only the expansion:
+	--solver lasvm|lasvm-g|lasvm-nc|lasvm-i|full-svm (two classes) or --multiclass llw|cs
+	--solver online (any number of classes); -g required for -t 1/2/3; --epochs 1"""),
     Option("workers", ("--workers",), int, default=None, command=True, section="command",
            usage="""\
 --workers n : run the -v folds, or the one-vs-one pairs, as tasks on a local Dask cluster
@@ -315,15 +316,25 @@ def _training(run, p):
 
 
 def _main_stream(o):
-    """--stream: LASVM in one sequential pass (solvers/lasvm_stream.py); the file is never
-    read into memory as a whole."""
+    """--stream: one sequential pass, the file never read into memory as a whole: LASVM for
+    two classes (solvers/lasvm_stream.py), the online all-in-one machines for any number
+    (solvers/s2do_stream.py)."""
     from ..params import check_parameter
     from ..solvers.lasvm_stream import StreamError, train_stream
     from .progress import progress_factory
 
     p = o.params
-    if p.solver != "lasvm":
-        _error("--stream needs --solver lasvm")
+    supported = ("--stream trains --solver lasvm|lasvm-g|lasvm-nc|lasvm-i|full-svm (two "
+                 "classes) or --multiclass llw|cs --solver online (any number of classes)")
+    g_family = ("lasvm-g", "lasvm-nc", "lasvm-i", "full-svm")
+    if p.multiclass in ("llw", "cs") and p.solver == "online":
+        from ..solvers.s2do_stream import train_stream_allinone as train_stream
+    elif p.solver in g_family and p.multiclass == "ovo":
+        from ..solvers.lasvm_g_stream import train_stream_g as train_stream
+    elif p.solver != "lasvm" or p.multiclass != "ovo":
+        what = f"--solver {p.solver}" + (f" --multiclass {p.multiclass}"
+                                         if p.multiclass != "ovo" else "")
+        _error(f"{supported}; not {what}")
     if o.nr_fold:
         _error("--stream does not support cross validation (-v)")
     for name in ("save_state", "resume", "stop_iterations", "stop_sv", "stop_seconds",

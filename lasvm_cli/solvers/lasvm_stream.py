@@ -345,7 +345,8 @@ class _Labels:
                 raise InputFormatError(
                     self.source if isinstance(self.source, str) else str(self.source), line,
                     f"--stream supports two classes: third label {v} after "
-                    f"{self.seen[0]} and {self.seen[1]}", None)
+                    f"{self.seen[0]} and {self.seen[1]} (more classes stream with "
+                    "--multiclass llw|cs --solver online)", None)
             self.seen.append(v)
         return lab
 
@@ -542,3 +543,15 @@ def _model_from_store(store, p, label, n_rows, info):
         cache_rows=int(kc.meta[N_SLOTS]), cache_width=int(kc.meta[WIDTH]),
         delta=float(st.fst[core.F_DELTA]), obj=obj)
     return model
+
+
+# Public names of the store's pieces, for the other streaming solvers in modules of their own
+# (solvers/lasvm_g_stream.py, solvers/s2do_stream.py): the same objects, so a run of
+# --solver lasvm --stream never loads them.
+Store = _Store
+Labels = _Labels
+load_slot = _load_slot
+release = _release
+csr_concat = _csr_concat
+line_of_row = _line_of_row
+model_from_store = _model_from_store

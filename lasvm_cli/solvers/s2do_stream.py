@@ -1,0 +1,385 @@
+"""Streaming all-in-one machines: one sequential pass of the online S2DO solver
+(solvers/s2do_online.py) over a training file larger than memory, any number of classes
+(``svm-train --multiclass llw|cs --solver online --stream``).
+
+The online solver's state is already an expansion: positions [0, |W|) of its S2doState are the
+support patterns W (examples with some alpha > 0), their gradients are the only ones kept, and
+one pass touches an example once (TWO_NEWS), then steps on W only (TWO_OLD, TWO_OLD_SUPPORTS).
+An example outside W is never read again in the pass. This module keeps the state over
+*slots* of a growable dense store instead of over every example of the file, as the LASVM
+stream does (solvers/lasvm_stream.py):
+
+* **Slots.** ``X [cap, width]`` holds the examples of W plus the one being processed (one
+  column per feature index seen so far, in ascending order). The S2doState and the kernel-row
+  cache are over the ``cap`` slots (a slot is the cache's example id). An arriving example is
+  written into a free slot (its position is beyond W), the cached rows are cut to the prefix W
+  (what the in-memory swap of the new example to position |W| does: see below), then the
+  compiled pass (:func:`s2do_online.run_epoch`) runs on that one example: TWO_NEWS and the old
+  steps it draws. The slots beyond W afterwards (the example if it did not join W, patterns
+  that left W) are freed. ``cap`` grows x1.5 + 64 when no slot is free; the cache is then
+  re-cut to the new width with its rows kept (the scheduling counts kernel values computed, so
+  dropping rows would change the run).
+* **Classes** are discovered as they appear. The number of classes d of the machine is that of
+  the first block of the file (at least 2); the class indices follow LIBSVM's order on that
+  block (first appearance, {-1,+1} swapped). A class first seen later grows the machine by one
+  class: a column of zero alphas for every pattern of W, and W's gradients recomputed for the
+  new d (LLW's coupling 1/d changes every gradient; CS gains one constraint per pattern). The
+  model's labels are LIBSVM's order over the whole file (first appearance; {-1,+1} swapped
+  when they are the only two), its coefficient rows permuted to it.
+* **Scheduling.** Algorithm 7's cost of a kernel value (FEATURE_WORK per feature) uses the
+  mean number of stored features per row of the first block (the in-memory run uses its
+  storage's: all columns when dense, the mean over the file when sparse).
+
+Memory: the store (cap x width x 8 bytes, cap <= 1.5 (|W| + 1) + 64), the state (cap x d x 8 x
+~3 bytes), the row cache (<= -m MB) and one block of text with its parsed rows.
+
+How it relates to the in-memory one-pass run (``--epochs 1``): the in-memory run visits the
+examples in a random permutation (``--seed``); the stream in file order. Driven in file order,
+with the same d (every class in the first block), the same kernel cost and a cache holding
+every row it is asked for (no eviction in either run), the in-memory run takes the same steps
+on the same variables with the same random draws, and writes the same model file, byte for
+byte (tests/test_stream.py). Other differences: a class appearing after the first block (see
+above), a cache too small for the rows (the two runs evict other rows, so the kernel values
+counted by the scheduling differ), data kept transposed in memory (KernelData.XT: whole rows
+computed per example). There is no finishing step in either run.
+"""
+
+import numba
+from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
+import numpy as np
+
+from .. import kernels
+from ..cache import N_SLOTS, cache_copy_rows, cache_discard, cache_forget_from, cache_stats, \
+    make_cache
+from ..data import squared_norms
+from ..io.svmlight import iter_svmlight
+from ..kernels import KernelData, kernel_diagonal
+from ..model import SVMModel
+from ..qp import s2do as core
+from . import s2do_online as so
+from .allinone import result_from_state
+from .lasvm_stream import StreamError, line_of_row
+
+_NJIT = dict(cache=True, nogil=True)
+
+# int64 scalars of the store, sist
+S_NFREE, S_EVICTED, S_MAXW, S_NEXT = 0, 1, 2, 3
+N_SIST = 4
+ST_DONE, ST_GROW = 0, 1
+
+
+# ---------------------------------------------------------------------------------------------
+# compiled: one block of rows
+
+
+@numba.njit(**_NJIT)
+def _free_slot(c, rowid, free, sist, q):
+    cache_discard(c, q)
+    rowid[q] = -1
+    free[sist[S_NFREE]] = q
+    sist[S_NFREE] += 1
+
+
+@numba.njit(**_NJIT)
+def stream_rows(st, c, kd, rowid, free, sist, ckd, cyc, cdiag, crowid, kp, strategy, mult,
+                gains, counts, kcost, beta, eta):
+    """The pass over the rows of one block from row sist[S_NEXT]: each into a free slot, then
+    the online pass on that one example, then its slots beyond W freed. Returns ST_DONE or
+    ST_GROW (no free slot: grow the store and call again)."""
+    X, xsq = kd.X, kd.x_sq
+    order = np.zeros(1, np.int64)
+    target = st.fst[core.TARGET]
+    d = st.ist[core.D]
+    nrows = cyc.shape[0]
+    while sist[S_NEXT] < nrows:
+        a = sist[S_NEXT]
+        if sist[S_NFREE] == 0:
+            return ST_GROW
+        sist[S_NFREE] -= 1
+        q = free[sist[S_NFREE]]
+        xq = X[q]
+        xq[:] = 0.0
+        for t in range(ckd.indptr[a], ckd.indptr[a + 1]):
+            xq[ckd.indices[t]] = ckd.values[t]
+        xsq[q] = ckd.x_sq[a]
+        rowid[q] = crowid[a]
+        p = c.pos[q]
+        for k in range(d):
+            st.A[p, k] = 0.0
+            st.G[p, k] = target
+        st.S[p] = 0.0
+        st.yc[p] = cyc[a]
+        st.KD[p] = cdiag[a]
+        nW = st.ist[core.ACTIVE]
+        # in memory, the new example (never asked for) sits beyond every cached prefix, and
+        # its swap to position |W| cuts the rows longer than |W| to |W| (its own row is not
+        # cached to fill the entry by symmetry): the same cut here
+        cache_forget_from(c, nW)
+        order[0] = q
+        so.run_epoch(st, c, kd, kp, order, strategy, mult, gains, counts, kcost, beta, eta)
+        n_after = st.ist[core.ACTIVE]
+        for t in range(n_after, nW + 1):
+            _free_slot(c, rowid, free, sist, c.perm[t])
+        sist[S_EVICTED] += nW - min(n_after, nW)
+        if n_after > sist[S_MAXW]:
+            sist[S_MAXW] = n_after
+        sist[S_NEXT] = a + 1
+    return ST_DONE
+
+
+# ---------------------------------------------------------------------------------------------
+# Python driver
+
+
+class _Store:
+    def __init__(self, kind, d, C, target, eps, cache_mb, cap=64):
+        self.kind, self.cache_mb = kind, cache_mb
+        self.c = make_cache(cap, cache_mb)
+        self.st = core.make_state(kind, np.zeros(cap, np.int64), d, np.zeros(cap), C,
+                                  target=target, eps=eps, shrinking=False)
+        self.st.ist[core.ACTIVE] = 0
+        self.X = np.zeros((cap, 1))
+        self.xsq = np.zeros(cap)
+        self.rowid = np.full(cap, -1, np.int64)
+        self.free = np.arange(cap - 1, -1, -1, dtype=np.int64)
+        self.sist = np.zeros(N_SIST, np.int64)
+        self.sist[S_NFREE] = cap
+        self.features = np.zeros(0, np.int64)
+
+    @property
+    def cap(self):
+        return self.X.shape[0]
+
+    @property
+    def d(self):
+        return int(self.st.ist[core.D])
+
+    def kd(self):
+        return KernelData(self.X, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0),
+                          self.xsq)
+
+    def columns(self, indices):
+        """Columns of X for these feature indices (new ones inserted in order: every dot
+        product keeps its terms and their order)."""
+        seen = np.union1d(self.features, indices)
+        if seen.size > self.features.size:
+            X = np.zeros((self.cap, seen.size))
+            X[:, np.searchsorted(seen, self.features)] = self.X[:, :self.features.size]
+            self.X = X
+            self.features = seen
+        return np.searchsorted(self.features, indices).astype(np.int32)
+
+    def _state(self, cap, d):
+        """A new state of cap positions and d classes holding the old one's positions."""
+        old = self.st
+        n, d0 = old.S.shape[0], old.A.shape[1]
+        st = core.S2doState(A=np.zeros((cap, d)), G=np.full((cap, d), old.fst[core.TARGET]),
+                            S=np.zeros(cap), yc=np.zeros(cap, np.int64), KD=np.zeros(cap),
+                            ist=old.ist.copy(), fst=old.fst.copy(), W=np.zeros(cap * d))
+        st.A[:n, :d0] = old.A
+        st.G[:n, :d0] = old.G
+        st.S[:n] = old.S
+        st.yc[:n] = old.yc
+        st.KD[:n] = old.KD
+        st.ist[core.D] = d
+        return st
+
+    def grow(self):
+        """More slots (x1.5 + 64): positions, state and cached rows kept."""
+        old_cap = self.cap
+        cap = old_cap + old_cap // 2 + 64
+        c0 = self.c
+        c = make_cache(cap, self.cache_mb)
+        c.perm[:old_cap] = c0.perm
+        c.pos[:old_cap] = c0.pos
+        c.pex[:old_cap] = c0.pex
+        c.stats[:] = c0.stats
+        cache_copy_rows(c0, c)
+        self.c = c
+        self.st = self._state(cap, self.d)
+        X = np.zeros((cap, self.X.shape[1]))
+        X[:old_cap] = self.X
+        self.X = X
+        xsq = np.zeros(cap)
+        xsq[:old_cap] = self.xsq
+        self.xsq = xsq
+        rowid = np.full(cap, -1, np.int64)
+        rowid[:old_cap] = self.rowid
+        self.rowid = rowid
+        nf = int(self.sist[S_NFREE])
+        extra = np.arange(cap - 1, old_cap - 1, -1, dtype=np.int64)
+        free = np.zeros(cap, np.int64)
+        free[:extra.size] = extra  # the old free slots are used first
+        free[extra.size:extra.size + nf] = self.free[:nf]
+        self.free = free
+        self.sist[S_NFREE] = nf + extra.size
+
+    def add_class(self, kd, kp):
+        """One more class: a zero column of alphas, W's gradients recomputed exactly."""
+        self.st = self._state(self.cap, self.d + 1)
+        nW = int(self.st.ist[core.ACTIVE])
+        core.reconstruct(self.st, self.c, kd, kp, 0, nW)
+
+
+class _Classes:
+    """Class indices in order of first appearance ({-1,+1} swapped on the first block, as
+    LIBSVM's order of that block); LIBSVM's order over the whole file at the end."""
+
+    def __init__(self):
+        self.seen = []  # labels in order of first appearance in the file
+        self.index = {}  # label -> class index of the machine
+
+    def add(self, y):
+        lab = np.trunc(y).astype(np.int64)
+        u, first = np.unique(lab, return_index=True)
+        new = [int(v) for v in u[np.argsort(first, kind="stable")] if int(v) not in self.index]
+        first_block = not self.seen
+        self.seen += new
+        order = list(new)
+        if first_block and len(order) == 2 and order[0] == -1 and order[1] == 1:
+            order = order[::-1]
+        for v in order:
+            self.index[v] = len(self.index)
+        return lab, len(new)
+
+    def final(self):
+        label = list(self.seen)
+        if len(label) == 2 and label[0] == -1 and label[1] == 1:
+            label = label[::-1]
+        return np.array(label, np.int64)
+
+
+def check_params(p):
+    if p.multiclass not in ("llw", "cs") or p.solver != "online":
+        raise StreamError("the all-in-one stream is --multiclass llw|cs --solver online")
+    if p.kernel_type == kernels.PRECOMPUTED:
+        raise StreamError("--stream does not support precomputed kernels (-t 4)")
+    if p.kernel_type in (1, 2, 3) and p.gamma == 0:
+        raise StreamError("--stream needs -g: the default gamma 1/num_features needs the whole "
+                          "file before training")
+    if p.epochs != 1:
+        raise StreamError("--stream makes one pass over the file (--epochs must be 1)")
+    if p.probability:
+        raise StreamError("--stream does not support probability estimates (-b 1)")
+
+
+def first_block_kcost(indptr):
+    """Algorithm 7's cost of a kernel value: FEATURE_WORK x the mean stored features of a row
+    (kernels.row_work's sparse formula) over the first block."""
+    n = max(indptr.shape[0] - 1, 1)
+    return so.FEATURE_WORK * max(1, 1 + int(indptr[-1]) // n)
+
+
+def train_stream_allinone(source, params, *, zero_based=False, info=None, warn=None,
+                          progress=None, chunk_bytes=1 << 22):
+    """One pass of the online S2DO solver (--multiclass llw|cs) over ``source``, read
+    sequentially once. Returns an SVMModel (``multiclass llw|cs``, with ``counters``)."""
+    info = info or (lambda _m: None)
+    p = params
+    check_params(p)
+    kind = core.KINDS[p.multiclass]
+    strategy = so.DEFAULT_STRATEGY[kind] if p.strategy is None else p.strategy
+    code = so.STRATEGY_CODES[strategy]
+    kp = kernels.make_params(p.kernel_type, p.degree, p.gamma, p.coef0)
+    classes = _Classes()
+    store = None
+    gains = np.ones(3)
+    counts = np.zeros(3, np.int64)
+    kcost = None
+    n_rows = 0
+    late = []  # (label, 1-based line) of classes that grew the machine
+    bar = progress(f"{p.multiclass} (online) stream") if progress else None
+    blocks = iter_svmlight(source, zero_based=zero_based, chunk_bytes=chunk_bytes,
+                           check_norms=True)
+    try:
+        for data in blocks:
+            rowid = np.arange(n_rows, n_rows + data.n, dtype=np.int64)
+            n_rows += data.n
+            lab, n_new = classes.add(data.y)
+            if store is None:
+                d = max(len(classes.index), 2)
+                store = _Store(kind, d, float(p.C), float(p.llw_target), float(p.eps),
+                               p.cache_size)
+                kcost = first_block_kcost(data.indptr)
+                so.seed(int(p.seed))
+            elif len(classes.index) > store.d:
+                for v in classes.seen[-n_new:]:
+                    if classes.index[v] >= store.d:
+                        late.append((v, int(rowid[np.argmax(lab == v)])))
+                        store.add_class(store.kd(), kp)
+            mult = np.array((1, store.d, store.d), np.int64)
+            cyc = np.array([classes.index[v] for v in lab.tolist()], np.int64) if lab.size \
+                else np.zeros(0, np.int64)
+            x_sq = squared_norms(data.indptr, data.values)
+            ckd = KernelData(np.zeros((0, 0)), data.indptr, store.columns(data.indices),
+                             data.values, x_sq)
+            cdiag = np.zeros(data.n)
+            kernel_diagonal(ckd, kp, cdiag)
+            store.sist[S_NEXT] = 0
+            while stream_rows(store.st, store.c, store.kd(), store.rowid, store.free,
+                              store.sist, ckd, cyc, cdiag, rowid, kp, code, mult, gains,
+                              counts, kcost, so.BETA, so.ETA) == ST_GROW:
+                store.grow()
+            del data, ckd
+            if bar:
+                bar.update(int(counts[so.TWO_NEWS]), int(store.st.ist[core.ACTIVE]))
+    finally:
+        if bar:
+            bar.close()
+    if store is None:
+        raise StreamError("empty training file")
+    if len(classes.seen) < 2:
+        raise StreamError(f"--stream --multiclass {p.multiclass} needs at least two classes: "
+                          f"the training file holds only label {classes.seen[0]}")
+    for v, row in late:
+        line = line_of_row(source, row) if isinstance(source, str) else None
+        info(f"class {v} first appears at line {line if line else row + 1}, after the first "
+             f"block: the machine grew to {classes.index[v] + 1} classes there")
+    return _model(store, p, kind, strategy, classes, counts, kcost, n_rows, late, info)
+
+
+def _model(store, p, kind, strategy, classes, counts, kcost, n_rows, late, info):
+    from ..train_allinone import report
+
+    st, c = store.st, store.c
+    nW = int(st.ist[core.ACTIVE])
+    counters = dict(iterations=int(st.ist[core.ITER]), epochs=1, examples=int(counts[0]),
+                    triangle_steps=int(st.ist[core.N_TRIANGLE]), seconds=None,
+                    cache_rows=int(c.meta[N_SLOTS]), strategy=strategy)
+    for s, name in enumerate(so.STEP_NAMES):
+        counters[f"{name}_steps"] = int(counts[s])
+    counters.update(cache_stats(c))
+    counters["kernel_evals"] += n_rows  # the diagonal, as in memory
+    res = result_from_state(st, c.perm, kind, counters, kkt_hi=nW)
+    report(res, info)
+    label = classes.final()
+    k = label.size
+    internal = np.array([classes.index[int(v)] for v in label], np.int64)  # final -> internal
+    final_of = np.empty(store.d, np.int64)
+    final_of[internal] = np.arange(k)
+    coef = res.coef[internal]  # rows in the final label order (slot order columns)
+    yc = np.zeros(store.cap, np.int64)
+    yc[c.perm] = st.yc
+    sv = np.flatnonzero((coef != 0).any(axis=0) & (store.rowid >= 0))
+    cls = final_of[yc[sv]]
+    sv = sv[np.lexsort((store.rowid[sv], cls))]
+    cls = final_of[yc[sv]]
+    Xs = store.X[sv]
+    nz = Xs != 0.0
+    indptr = np.zeros(sv.size + 1, np.int64)
+    np.cumsum(nz.sum(axis=1), out=indptr[1:])
+    rows, cols = np.nonzero(nz)
+    model = SVMModel(
+        svm_type="c_svc", kernel_type=p.kernel_type, degree=p.degree, gamma=p.gamma,
+        coef0=p.coef0, nr_class=k, label=label, rho=np.zeros(k),
+        nSV=np.bincount(cls, minlength=k).astype(np.int64), sv_coef=coef[:, sv].copy(),
+        sv_indptr=indptr, sv_indices=store.features[cols].astype(np.int32),
+        sv_values=Xs[rows, cols], multiclass=p.multiclass)
+    model.sv_indices_train = store.rowid[sv] + 1
+    model.counters = dict(res.counters, rows=int(n_rows), store_slots=store.cap,
+                          store_width=int(store.X.shape[1]), max_expansion=int(
+                              store.sist[S_MAXW]), left_expansion=int(store.sist[S_EVICTED]),
+                          kernel_cost=float(kcost), classes_grown=len(late),
+                          obj=float(res.obj))
+    info(f"Total nSV = {int(sv.size)}")
+    return model
