@@ -10,17 +10,18 @@ runs one command (default ``svm-train -q heart_scale``) in a child process with 
 * per compiled function (numba's ``numba:compile`` events, one per signature): inclusive and
   exclusive time, wall and CPU (the CPU time of the compiling thread), with a stack so that a
   callee compiled while its caller is typed counts in its own row only (exclusive);
-* each function's phase split from its compile result: typing (numba's passes up to
-  ``nopython_type_inference``), the rest of numba's pipeline up to lowering, lowering (numba's
-  ``native_lowering`` pass minus LLVM's part), and LLVM's recorded timings: function passes,
-  module passes (the caller's module with everything it calls linked in, optimised again),
-  and code generation ("Finalize object").
+* each function's phase split, CPU time, exclusive of the compiles nested in it: numba's type
+  inference, numba's lowering (its LLVM IR, the wrappers), the IR parsed and LLVM's function
+  passes, the callees' modules linked in, LLVM's module passes over the linked module (the
+  function with everything it calls, optimised again), machine code ("codegen"), and the
+  cache's save.
 
 ``--compile`` measures ``lasvm compile`` instead (its default groups, or ``--all``): wall time
 and the CPU time of all its processes (no per-function table: the groups run in separate
 processes). ``--repeat N`` runs each measurement N times (fresh cache each time).
 
-Usage: ``python bench/bench_compile.py [--repeat N] [--json FILE] [--top K] [--compile]
+Usage: ``python bench/bench_compile.py [--repeat N] [--json FILE] [--top K] [--compile [--all]]
+[--njit-opts JSON]
 [-- command argv...]`` (the default command is ``svm-train -q data/heart_scale <tmp>/model``;
 ``{tmp}`` in an argument is a temporary folder).
 """
