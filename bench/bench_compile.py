@@ -130,6 +130,28 @@ _timed(codegen.CPUCodeLibrary, "_optimize_final_module", "mod_passes")
 _timed(codegen.JITCodeLibrary, "_finalize_specific", "codegen")
 _timed(caching.Cache, "save_overload", "cache_save")
 
+
+def _inclusive(cls, attr, key):
+    # a part that cuts across the phases (its IR, parsed, function passes): CPU time in
+    # rows' "wrappers", not in their exclusive total
+    fn = getattr(cls, attr)
+
+    def timed(*a, **kw):
+        c0 = time.thread_time()
+        try:
+            return fn(*a, **kw)
+        finally:
+            owner = _owner()
+            if owner is not None:
+                owner["phases"][key] = owner["phases"].get(key, 0.0) + time.thread_time() - c0
+
+    setattr(cls, attr, timed)
+
+
+from numba.core import cpu
+_inclusive(cpu.CPUContext, "create_cpython_wrapper", "wrappers")
+_inclusive(cpu.CPUContext, "create_cfunc_wrapper", "wrappers")
+
 # --njit-opts: options added to every numba.njit of the package (what-if experiments only)
 extra = json.loads(os.environ.get("BENCH_COMPILE_NJIT_OPTS") or "{}")
 if extra:
@@ -266,6 +288,10 @@ def main():
                   f"compiling {compile_cpu:.1f} s CPU ({len(r['rows'])} signatures; load "
                   f"{r['load']})", flush=True)
         print(table(runs[-1]["rows"], args.top))
+    if not args.compile:
+        wrappers = sum(r.get("wrappers", 0.0) for r in runs[-1]["rows"])
+        print(f"CPython and C wrappers (their IR, parsed, function passes; inside the phases "
+              f"above): {wrappers:.2f} s")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(runs, f, indent=1)
