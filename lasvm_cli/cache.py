@@ -313,7 +313,12 @@ def cache_row_into(c, kd, kp, k, length, out):
         return
     c.stats[MISSES] += 1
     if _by_example(c, kd, length - have):
-        _copy_by_example(c, kd, kp, k, out, 0, have, length)
+        # through a row of the cache's dtype: the values rounded below anyway, and one
+        # signature of _copy_by_example (its dest c.buf's type) instead of two
+        row = np.empty(length, c.buf.dtype)
+        _copy_by_example(c, kd, kp, k, row, np.int64(0), have, length)
+        for t in range(have, length):
+            out[t] = row[t]
     else:
         c.stats[KERNEL_EVALS] += length - have
         kernel_row(kd, k, kd, c.pex[have:length], kp, out[have:length])

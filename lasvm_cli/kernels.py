@@ -227,7 +227,7 @@ def _finish(kind, kp, s, sq_a, sq_b):
 def kernel_value(A, a, B, b, kp):
     """K(x_a, x_b) for row a of A and row b of B."""
     if kp.kind == PRECOMPUTED:
-        return _feature(A, a, np.int64(_feature(B, b, 0)))
+        return _feature(A, a, np.int64(_feature(B, b, np.int64(0))))
     v = _finish(kp.kind, kp, dot(A, a, B, b), A.x_sq[a], B.x_sq[b])
     return np.exp(v) if kp.kind == RBF else v
 
@@ -257,7 +257,7 @@ def _bits_table(kp, n_bits):
     table = np.empty(n_bits + 1, np.float64)
     for d in range(n_bits + 1):
         if kp.kind == RBF:
-            table[d] = np.exp(_finish(RBF, kp, 0.0, np.float64(d), 0.0))
+            table[d] = np.exp(_finish(kp.kind, kp, 0.0, np.float64(d), 0.0))
         else:
             table[d] = _finish(kp.kind, kp, np.float64(d), 0.0, 0.0)
     return table
@@ -314,7 +314,7 @@ def _row_pre_exp(A, a, B, targets, kp, scatter, out, lo_t, hi_t):
     b_dense = B.X.shape[0] > 0
     if kind == PRECOMPUTED:
         for t in range(lo_t, hi_t):
-            out[t] = _feature(A, a, np.int64(_feature(B, targets[t], 0)))
+            out[t] = _feature(A, a, np.int64(_feature(B, targets[t], np.int64(0))))
         return
     # dot products first, kernel second: each loop without a branch per target (a dot loop with
     # nothing else in it: ijcnn1's 23 dense features 2x faster per row; CSR rows unchanged)
@@ -363,10 +363,10 @@ def _scatter_width(A, a):
 def kernel_row_serial(A, a, B, targets, kp, out):
     if both_bits(A, B, kp):
         table = _bits_table(kp, 64 * A.bits.shape[1])
-        _bits_row(A, a, B, targets, kp, table, out, 0, targets.shape[0])
+        _bits_row(A, a, B, targets, kp, table, out, np.int64(0), targets.shape[0])
         return
     scatter = _scatter_row(A, a, _scatter_width(A, a))
-    _row_pre_exp(A, a, B, targets, kp, scatter, out, 0, targets.shape[0])
+    _row_pre_exp(A, a, B, targets, kp, scatter, out, np.int64(0), targets.shape[0])
     if kp.kind == RBF:
         exp_inplace(out[: targets.shape[0]])
 

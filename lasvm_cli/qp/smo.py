@@ -111,7 +111,7 @@ def smo_init(st, c, kd, kp, gradient_known):
 @numba.njit(inline="always", **_NJIT)
 def _swap(st, c, i, j):
     """LIBSVM's swap_index: every position-order array, and the cache's columns."""
-    cache_swap(c, i, j)
+    cache_swap(c, np.int64(i), np.int64(j))
     for a in (st.y, st.G, st.G_bar, st.alpha, st.p, st.C, st.QD):
         t = a[i]
         a[i] = a[j]
