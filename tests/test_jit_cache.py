@@ -91,30 +91,38 @@ def test_an_index_naming_a_missing_type_recompiles(tmp_path):
     assert probe() == (1, 0)  # and the new index is read
 
 
-def test_no_function_is_compiled_for_a_literal_argument(tmp_path, monkeypatch):
+def test_no_function_is_compiled_for_a_literal_argument(tmp_path):
     """A constant argument in a jitted call (``f(x, 0)``) makes numba compile the callee once
     more for ``Literal[int](0)`` beside its int64 signature: another compilation, and a second
     copy linked into every caller above it (docs/compile-time.md). svm-train's default path
-    passes none (``np.int64(0)`` where a constant is meant)."""
-    from numba.core import types
-    from lasvm_cli.cli import main
+    passes none (``np.int64(0)`` where a constant is meant). In a process of its own: other
+    tests' solvers, loaded in this one, may have such signatures."""
+    env = dict(os.environ, LASVM_SERVER="0")
+    out = subprocess.run([sys.executable, "-c", LITERAL_PROBE,
+                          str(PACKAGE.parent / "data" / "heart_scale"), str(tmp_path / "model")],
+                         env=env, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "", out.stdout
 
-    monkeypatch.setenv("LASVM_SERVER", "0")
-    monkeypatch.setattr(sys, "argv", ["svm-train", "-q", str(PACKAGE.parent / "data" /
-                                                              "heart_scale"),
-                                      str(tmp_path / "model")])
-    try:
-        main.svm_train()
-    except SystemExit as e:
-        assert e.code in (0, None)
-    literal = []
-    for name, module in list(sys.modules.items()):
-        if not name.startswith("lasvm_cli"):
+
+LITERAL_PROBE = """
+import sys
+from numba.core import types
+from lasvm_cli.cli import main
+
+data, model = sys.argv[1:]
+sys.argv = ["svm-train", "-q", data, model]
+try:
+    main.svm_train()
+except SystemExit as e:
+    assert e.code in (0, None), e.code
+for name, module in list(sys.modules.items()):
+    if not name.startswith("lasvm_cli"):
+        continue
+    for value in list(vars(module).values()):
+        if getattr(value, "py_func", None) is None or not hasattr(value, "signatures"):
             continue
-        for value in list(vars(module).values()):
-            if getattr(value, "py_func", None) is None or not hasattr(value, "signatures"):
-                continue
-            for sig in value.signatures:
-                if any(isinstance(t, types.Literal) for t in sig):
-                    literal.append(f"{value.py_func.__qualname__}{sig}")
-    assert not literal, literal
+        for sig in value.signatures:
+            if any(isinstance(t, types.Literal) for t in sig):
+                print(f"{value.py_func.__qualname__}{sig}")
+"""

@@ -37,8 +37,8 @@ from ..params import REPROCESS_STEPS
 from . import lasvm_g_core as G
 from . import online_core as core
 from .lasvm_nc import DEFAULTS
-from .lasvm_stream import (S_NFREE, SEED_ROWS_MAX, Labels, Store, StreamError, csr_concat,
-                           load_slot, model_from_store, release)
+from .lasvm_stream import (S_NFREE, SEED_ROWS_MAX, Labels, Store, StreamError, check_one_pass,
+                           csr_concat, load_slot, model_from_store, release)
 
 _NJIT = dict(cache=True, nogil=True)
 
@@ -94,15 +94,7 @@ def g_end(ss, kc, skd, kp, region, gst, gfs, n_iter, variant, s, sv_thr, clean_e
 def check_params(p):
     if p.solver not in G.VARIANTS:
         raise StreamError(f"unknown streaming solver {p.solver}")
-    if p.kernel_type == kernels.PRECOMPUTED:
-        raise StreamError("--stream does not support precomputed kernels (-t 4)")
-    if p.kernel_type in (1, 2, 3) and p.gamma == 0:
-        raise StreamError("--stream needs -g: the default gamma 1/num_features needs the whole "
-                          "file before training")
-    if p.epochs != 1:
-        raise StreamError("--stream makes one pass over the file (--epochs must be 1)")
-    if p.probability:
-        raise StreamError("--stream does not support probability estimates (-b 1)")
+    check_one_pass(p)
     if p.multiclass != "ovo":
         raise StreamError(f"--stream --solver {p.solver} supports two classes (no --multiclass)")
 

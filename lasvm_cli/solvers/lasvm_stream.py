@@ -351,13 +351,21 @@ class _Labels:
         return lab
 
     def order(self):
-        lab = list(self.seen)
-        if len(lab) == 2 and lab[0] == -1 and lab[1] == 1:
-            lab = lab[::-1]
-        return np.array(lab, np.int64)
+        return label_order(self.seen)
 
 
-def _check_params(p):
+def label_order(seen):
+    """The model's labels: LIBSVM's order of first appearance, except that {-1, +1} in that
+    order is written +1 first, as svm_group_classes does."""
+    lab = list(seen)
+    if len(lab) == 2 and lab[0] == -1 and lab[1] == 1:
+        lab = lab[::-1]
+    return np.array(lab, np.int64)
+
+
+def check_one_pass(p):
+    """What no streamed run can do, whichever solver: the whole file before training
+    (precomputed kernels, the default gamma), more than one pass, -b 1's folds."""
     if p.kernel_type == kernels.PRECOMPUTED:
         raise StreamError("--stream does not support precomputed kernels (-t 4)")
     if p.kernel_type in (1, 2, 3) and p.gamma == 0:
@@ -365,10 +373,14 @@ def _check_params(p):
                           "file before training")
     if p.epochs != 1:
         raise StreamError("--stream makes one pass over the file (--epochs must be 1)")
-    if p.label_budget is not None:
-        raise StreamError("--stream does not support --label-budget")
     if p.probability:
         raise StreamError("--stream does not support probability estimates (-b 1)")
+
+
+def _check_params(p):
+    check_one_pass(p)
+    if p.label_budget is not None:
+        raise StreamError("--stream does not support --label-budget")
     if p.multiclass != "ovo":
         raise StreamError("--stream supports two classes (no --multiclass)")
     if p.selection not in SELECTIONS:

@@ -58,7 +58,7 @@ from ..model import SVMModel
 from ..qp import s2do as core
 from . import s2do_online as so
 from .allinone import result_from_state
-from .lasvm_stream import StreamError, line_of_row
+from .lasvm_stream import StreamError, check_one_pass, label_order, line_of_row
 
 _NJIT = dict(cache=True, nogil=True)
 
@@ -175,7 +175,8 @@ class _Store:
         n, d0 = old.S.shape[0], old.A.shape[1]
         st = core.S2doState(A=np.zeros((cap, d)), G=np.full((cap, d), old.fst[core.TARGET]),
                             S=np.zeros(cap), yc=np.zeros(cap, np.int64), KD=np.zeros(cap),
-                            ist=old.ist.copy(), fst=old.fst.copy(), W=np.zeros(cap * d))
+                            ist=old.ist.copy(), fst=old.fst.copy(), W=np.zeros(cap * d),
+                            L=old.L)
         st.A[:n, :d0] = old.A
         st.G[:n, :d0] = old.G
         st.S[:n] = old.S
@@ -243,24 +244,13 @@ class _Classes:
         return lab, len(new)
 
     def final(self):
-        label = list(self.seen)
-        if len(label) == 2 and label[0] == -1 and label[1] == 1:
-            label = label[::-1]
-        return np.array(label, np.int64)
+        return label_order(self.seen)
 
 
 def check_params(p):
     if p.multiclass not in ("llw", "cs") or p.solver != "online":
         raise StreamError("the all-in-one stream is --multiclass llw|cs --solver online")
-    if p.kernel_type == kernels.PRECOMPUTED:
-        raise StreamError("--stream does not support precomputed kernels (-t 4)")
-    if p.kernel_type in (1, 2, 3) and p.gamma == 0:
-        raise StreamError("--stream needs -g: the default gamma 1/num_features needs the whole "
-                          "file before training")
-    if p.epochs != 1:
-        raise StreamError("--stream makes one pass over the file (--epochs must be 1)")
-    if p.probability:
-        raise StreamError("--stream does not support probability estimates (-b 1)")
+    check_one_pass(p)
 
 
 def first_block_kcost(indptr):
