@@ -8,7 +8,7 @@ import os
 __version__ = "0.1.0"
 
 # numba's OpenMP threads (parallel kernel rows) wait for work passively unless the user says
-# otherwise: GNU OpenMP's default spinning collapses when the cores are shared (usps, 2,000
-# rows, beside three busy processes: 59 s spinning, 3.4 s passive, 3.4 s with one thread).
+# otherwise: GNU OpenMP's default spinning collapses when the cores are shared with other
+# processes (docs/warm-server.md, threads).
 # Set before numba loads libgomp, which reads it once.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")

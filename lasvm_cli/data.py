@@ -43,17 +43,16 @@ DENSE_MAX_BYTES = 4 << 30
 DENSE_MIN_DENSITY = 0.25
 # x_storage "auto": single precision once the float64 dense matrix reaches this size (below it,
 # X stays in the CPU caches and float64 rows are as fast). Stored densely in single precision
-# from this density on (a float32 cell is a third of a CSR entry's 12 bytes; mnist, 19%, is
-# then 1.6-1.9x faster per row than its CSR scatter/gather: measured on 20,000 rows).
+# from this density on (a float32 cell is a third of a CSR entry's 12 bytes, and a dense row
+# needs no scatter/gather).
 SINGLE_MIN_BYTES = 32 << 20
 SINGLE_MIN_DENSITY = 0.125
 
 # Dense data of at most this many columns also keep X transposed (KernelData.XT), for rows
 # against every example (kernels.kernel_row_all): a multiply-add down each column beats a dot
-# of a few features per example (ijcnn1's 22: about 6 ns an example against 13-20 ns). Sparse
-# real-valued training rows are kept by column as well (KernelData.csc): a row against every
-# example then visits only the examples sharing a feature (reuters: 13x fewer products, its
-# SMO 3-4x faster).
+# of a few features per example. Sparse real-valued training rows are kept by column as well
+# (KernelData.csc): a row against every example then visits only the examples sharing a
+# feature, far fewer products on sparse text data.
 XT_MAX_COLUMNS = 32
 # Bit sets for binary data of at most this many 64-bit words per row (beyond, a CSR gather over
 # the few stored features costs less than a popcount over every word).

@@ -317,7 +317,7 @@ def _row_pre_exp(A, a, B, targets, kp, scatter, out, lo_t, hi_t):
             out[t] = _feature(A, a, np.int64(_feature(B, targets[t], np.int64(0))))
         return
     # dot products first, kernel second: each loop without a branch per target (a dot loop with
-    # nothing else in it: ijcnn1's 23 dense features 2x faster per row; CSR rows unchanged)
+    # nothing else in it vectorises; CSR rows are no slower for it)
     if B.X32.shape[0] > 0:  # half the bytes per target row: twice the rows where X is in DRAM
         dense_dots(scatter, B.X32, targets, out, lo_t, hi_t)
     elif b_dense:
@@ -412,9 +412,9 @@ def kernel_row(A, a, B, targets, kp, out):
 
 
 # Examples per block of a whole row (kernel_row_all): the block's values stay in L1 from the
-# column passes through the kernel and the exp. (Sharing the blocks over the cores made ijcnn1
-# about 25% faster, but its parallel loop added about 3 s to the first compile of every
-# command that trains: not taken, see docs/kernel-cache.md.)
+# column passes through the kernel and the exp. (The blocks are not shared over the cores: a
+# parallel loop here adds to the first compile of every command that trains, for a gain on
+# few problems; docs/kernel-cache.md.)
 ROW_ALL_BLOCK = 2048
 
 

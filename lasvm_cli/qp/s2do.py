@@ -211,7 +211,7 @@ def select_second(st, K1, lo, hi, m, p, supports_only):
     kind = st.ist[KIND]
     ym = st.yc[m]
     # Q_{(m,p),(t,c)} = (row_t + col_c) K_mt: mcoef's terms in t (row_t) and in c (col_c),
-    # hoisted out of the loop (mcoef per variable made the CS scan 1.5-2x slower)
+    # hoisted out of the loop (mcoef per variable would put a branch and a lookup in the scan)
     col = np.empty(d)
     for c in range(d):
         col[c] = (1.0 if c == p else 0.0) - (1.0 if kind == CS and c == ym else 0.0)
