@@ -165,7 +165,18 @@ TYPE_CASES = {
 }
 
 
+def dataset_of(case):
+    if case in TYPE_CASES:
+        return TYPE_CASES[case][1]
+    return {"adult_c100": "adult", "mnist20k": "mnist", "mnist20k_f64": "mnist"}.get(case, case)
+
+
 def main(cases):
+    missing = [c for c in cases if not (DATA / dataset_of(c) / "train.svm.xz").exists()]
+    for case in missing:
+        print(f"skipped {case}: {dataset_of(case)} is not in {DATA} "
+              f"(lasvm data fetch {dataset_of(case)})")
+    cases = [c for c in cases if c not in missing]
     print(f"JIT warm-up: {warmup():.2f} s")
     if "adult" in cases or "adult_c100" in cases:
         X, y = load("adult")
