@@ -363,6 +363,17 @@ def label_order(seen):
     return np.array(lab, np.int64)
 
 
+def sv_rows(X, svs, features):
+    """The stored rows ``svs`` of the dense slot matrix ``X`` (columns: the feature indices
+    ``features``) as a model's CSR SVs: (indptr, indices, values), zeros left out."""
+    Xs = X[svs]
+    nz = Xs != 0.0
+    indptr = np.zeros(svs.size + 1, np.int64)
+    np.cumsum(nz.sum(axis=1), out=indptr[1:])
+    rows, cols = np.nonzero(nz)
+    return indptr, features[cols].astype(np.int32), Xs[rows, cols]
+
+
 def check_one_pass(p):
     """What no streamed run can do, whichever solver: the whole file before training
     (precomputed kernels, the default gamma), more than one pass, -b 1's folds."""
@@ -533,17 +544,12 @@ def _model_from_store(store, p, label, n_rows, info):
     order = np.lexsort((ss.rowid[svs], -ysv))
     svs, coef, ysv = svs[order], coef[order], ysv[order]
     info(f"Total nSV = {svs.size}")
-    Xs = ss.X[svs]
-    nz = Xs != 0.0
-    indptr = np.zeros(svs.size + 1, np.int64)
-    np.cumsum(nz.sum(axis=1), out=indptr[1:])
-    rows, cols = np.nonzero(nz)
+    indptr, indices, values = sv_rows(ss.X, svs, store.features)
     model = SVMModel(
         svm_type="c_svc", kernel_type=p.kernel_type, degree=p.degree, gamma=p.gamma,
         coef0=p.coef0, nr_class=2, label=label,
         rho=np.array([rho]), nSV=np.array([int((ysv > 0).sum()), int((ysv < 0).sum())], np.int64),
-        sv_coef=coef.reshape(1, -1), sv_indptr=indptr,
-        sv_indices=store.features[cols].astype(np.int32), sv_values=Xs[rows, cols])
+        sv_coef=coef.reshape(1, -1), sv_indptr=indptr, sv_indices=indices, sv_values=values)
     model.sv_indices_train = ss.rowid[svs] + 1
     model.counters = dict(
         iterations=n_iter, processed=int(st.ist[core.I_PROCESSED]),

@@ -58,7 +58,7 @@ from ..model import SVMModel
 from ..qp import s2do as core
 from . import s2do_online as so
 from .allinone import result_from_state
-from .lasvm_stream import StreamError, check_one_pass, label_order, line_of_row
+from .lasvm_stream import StreamError, check_one_pass, label_order, line_of_row, sv_rows
 
 _NJIT = dict(cache=True, nogil=True)
 
@@ -354,17 +354,12 @@ def _model(store, p, kind, strategy, classes, counts, kcost, n_rows, late, info)
     cls = final_of[yc[sv]]
     sv = sv[np.lexsort((store.rowid[sv], cls))]
     cls = final_of[yc[sv]]
-    Xs = store.X[sv]
-    nz = Xs != 0.0
-    indptr = np.zeros(sv.size + 1, np.int64)
-    np.cumsum(nz.sum(axis=1), out=indptr[1:])
-    rows, cols = np.nonzero(nz)
+    indptr, indices, values = sv_rows(store.X, sv, store.features)
     model = SVMModel(
         svm_type="c_svc", kernel_type=p.kernel_type, degree=p.degree, gamma=p.gamma,
         coef0=p.coef0, nr_class=k, label=label, rho=np.zeros(k),
         nSV=np.bincount(cls, minlength=k).astype(np.int64), sv_coef=coef[:, sv].copy(),
-        sv_indptr=indptr, sv_indices=store.features[cols].astype(np.int32),
-        sv_values=Xs[rows, cols], multiclass=p.multiclass)
+        sv_indptr=indptr, sv_indices=indices, sv_values=values, multiclass=p.multiclass)
     model.sv_indices_train = store.rowid[sv] + 1
     model.counters = dict(res.counters, rows=int(n_rows), store_slots=store.cap,
                           store_width=int(store.X.shape[1]), max_expansion=int(
