@@ -4,7 +4,8 @@
 # of -v runs is kept. Used to check that a refactor keeps every model byte-identical:
 #   PYTHONPATH=old bench/model_matrix.sh /tmp/a; PYTHONPATH=new bench/model_matrix.sh /tmp/b
 #   diff -r /tmp/a /tmp/b
-# Data: heart_scale (data/) and the first 500 rows of usps (LASVM_DATA or ../shared/data).
+# Data: heart_scale (data/), the first 500 rows of usps and of adult (LASVM_DATA or
+# ../shared/data). Traces are kept without their "seconds" column (wall clock).
 set -u
 OUT=${1:?usage: model_matrix.sh OUTDIR}
 PY=${PYTHON:-python}
@@ -13,8 +14,20 @@ DATA=${LASVM_DATA:-$HERE/../shared/data}
 mkdir -p "$OUT"
 H=$HERE/data/heart_scale
 U=$OUT/usps500
+A=$OUT/adult500
 xzcat "$DATA/usps/train.svm.xz" | head -500 > "$U"
+xzcat "$DATA/adult/train.svm.xz" | head -500 > "$A"
 export LASVM_SERVER=0
+untime() {  # trace CSV -> the same without its seconds column
+  $PY - "$1" <<'PYEOF'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+keep = [i for i, c in enumerate(rows[0]) if c != "seconds"]
+with open(sys.argv[1], "w") as f:
+    for r in rows:
+        f.write(",".join(r[i] for i in keep if i < len(r)) + "\n")
+PYEOF
+}
 train() {  # name args...
   local name=$1; shift
   $PY -c 'import sys; from lasvm_cli.cli import main; sys.argv = ["svm-train"] + sys.argv[1:]; main.svm_train()' "$@" > "$OUT/$name.out" 2>&1
@@ -58,4 +71,27 @@ train u-cs-online -q --multiclass cs --solver online --epochs 2 --strategy rando
 train u-b1 -q -b 1 "$U" "$OUT/u-b1.model"
 train u-v3 -q -v 3 "$U"
 train u-s1 -q -s 1 -n 0.1 "$U" "$OUT/u-s1.model"
-rm -f "$U"
+train u-lasvm-snap -q --solver lasvm --snapshots 100,200 --stop-iterations 300 --trace "$OUT/u-lasvm-snap.trace" --test "$U" "$U" "$OUT/u-lasvm-snap.model"
+untime "$OUT/u-lasvm-snap.trace"
+train u-lasvmg-ovr-trace -q --solver lasvm-i --multiclass ovr --trace "$OUT/u-lasvmg-ovr.trace" --trace-every 100 "$U" "$OUT/u-lasvmg-ovr-trace.model"
+untime "$OUT/u-lasvmg-ovr.trace"
+train u-cs-online-driven -q --multiclass cs --solver online --snapshots 200 --trace "$OUT/u-cs-online.trace" --trace-every 100 --test "$U" "$U" "$OUT/u-cs-online-driven.model"
+untime "$OUT/u-cs-online.trace"
+train u-llw-online-stop -q --multiclass llw --solver online --stop-iterations 250 --save-state "$OUT/u-llw-state" "$U" "$OUT/u-llw-online-stop.model"
+train u-llw-online-resume -q --multiclass llw --solver online --resume "$OUT/u-llw-state" "$U" "$OUT/u-llw-online-resume.model"
+rm -f "$OUT/u-llw-state"
+train u-track2-trace -q --solver track2 --runs 2 --trace "$OUT/u-track2.trace" --trace-every 100 --test "$U" "$U" "$OUT/u-track2-trace.model"
+untime "$OUT/u-track2.trace"
+train u-lasvm-ovo-resume0 -q --solver lasvm --stop-iterations 60 --save-state "$OUT/u-ovo-state" "$U" "$OUT/u-lasvm-ovo-stop.model"
+train u-lasvm-ovo-resume1 -q --solver lasvm --resume "$OUT/u-ovo-state" "$U" "$OUT/u-lasvm-ovo-resume.model"
+rm -f "$OUT/u-ovo-state"
+for s in smo lasvm lasvm-i track2 rcd; do
+  train a-$s -q --solver $s -g 0.05 "$A" "$OUT/a-$s.model"
+done
+for t in 1 2; do train a-s$t -q -s $t -g 0.05 "$A" "$OUT/a-s$t.model"; done
+train a-stream -q --stream --solver lasvm -g 0.05 "$A" "$OUT/a-stream.model"
+train a-stream-g -q --stream --solver lasvm-g -g 0.05 "$A" "$OUT/a-stream-g.model"
+train a-b1 -q -b 1 -g 0.05 "$A" "$OUT/a-b1.model"
+train a-v4 -q -v 4 --solver lasvm -g 0.05 "$A"
+train a-ovr -q --multiclass ovr --solver lasvm-g -g 0.05 "$A" "$OUT/a-ovr.model"
+rm -f "$U" "$A"

@@ -331,13 +331,13 @@ def speed_goal(case):
     """One pass of track2 K = 10 over the whole of adult against our batch SMO (-c 1 -g 0.005,
     512 MB: the goal's setting, whatever the figures' subsample): time, test error."""
     from lasvm_cli.params import TrainParams
-    from lasvm_cli.solvers import binary_solver
+    from lasvm_cli.solvers import Machine, solve
 
     params = TrainParams(C=1.0, gamma=0.005, cache_size=case.cache_mb)
     small = np.arange(min(200, case.l))
-    binary_solver("smo")(subset(case.kd, small), case.kp, case.y[small], 1.0, 1.0, params)
+    solve(Machine(subset(case.kd, small), case.kp, case.y[small], 1.0, 1.0), params)
     t = time.perf_counter()
-    res = binary_solver("smo")(case.kd, case.kp, case.y, 1.0, 1.0, params)
+    res = solve(Machine(case.kd, case.kp, case.y, 1.0, 1.0), params)
     t_smo = time.perf_counter() - t
     err_smo = case.error(res.coef[0], res.rho[0])
     run = TrackRun(case.kd, case.kp, case.y, 1.0, 1.0, algorithm="track2", K=10,

@@ -1,26 +1,18 @@
-"""The training entry point of svm-train: batch training (lasvm_cli/train.py), the online
-driver (lasvm_cli/online.py: save/resume, stopping, snapshots, traces) when one of its options
-is set, or the tracking solvers' driver (lasvm_cli/track.py: teachers, runs, gap traces).
-Neither module imports the other's caller: online.py and track.py wrap train.py."""
-
-from .online import online_requested
+"""The training entry point of svm-train: train.train with the driver its options need
+(lasvm_cli/driver.py: online options and tracking solvers), or the direct one."""
 
 
 def fit(problem, params, rows=None, info=None, warn=None, progress=None, rng=None, mapper=None):
     """Train a model on ``problem`` (or its ``rows``) with ``params``; returns an SVMModel.
     ``mapper``: runs batch training's one-vs-one pairs as tasks (lasvm_cli/distributed.py)."""
-    from .solvers import TRACKING_SOLVERS
-
-    if params.solver in TRACKING_SOLVERS:
-        from .track import train_tracking
-
-        return train_tracking(problem, params, rows, info, warn, progress, rng)
-    if online_requested(params):
-        from .online import train_online
-
-        return train_online(problem, params, rows, info, warn, progress, rng)
+    from .driver import DIRECT, Driver, drives
     from .train import train
 
     quiet = lambda _m: None  # noqa: E731
-    return train(problem, params, rows, info or quiet, warn or quiet, progress, rng,
-                 mapper=mapper)
+    info, warn = info or quiet, warn or quiet
+    driver = Driver(problem, params, info, warn) if drives(params) else DIRECT
+    model = train(problem, params, rows, info, warn, progress, rng, driver=driver,
+                  mapper=mapper if driver is DIRECT else None)
+    if driver is not DIRECT and driver.control is not None:
+        model.online = driver.control  # what the run did: stop reason, snapshots written
+    return model

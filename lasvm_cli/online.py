@@ -1,8 +1,8 @@
-"""Long online LASVM runs: state save / resume, early stopping, snapshots and learning curves.
+"""Long online runs: state save / resume, early stopping, snapshots and learning curves.
 
-The algorithm stays in lasvm_cli/solvers/ (online_core.py, driven in memory by lasvm.py); this
-module drives its :class:`LasvmRun`
-(a phase machine over state arrays) between chunks of work:
+The algorithms stay in lasvm_cli/solvers/; this module steps their runs (the run protocol of
+solvers/run.py: LASVM's LasvmRun, the LASVM-G family's LasvmGRun, the online S2DO solver's
+S2doRun) between chunks of work, for the training layer's driver (lasvm_cli/driver.py):
 
 * **State files** (``--save-state FILE``, ``--resume FILE``): an ``.npz`` written atomically
   (temporary file, fsync, rename) every ``--save-every`` seconds of wall clock, when the run
@@ -22,7 +22,7 @@ module drives its :class:`LasvmRun`
   over the run (resumed sessions included).
 * **Snapshots** (LaSVM 1.1's ``-T``/``-l``: ``--snapshots 1000,2000,5000 --snapshot-by
   iterations|sv|seconds``): at each value, a copy of the run is taken through the finishing
-  step and written to ``MODEL.<value>`` (LIBSVM format, built by train.train as the final
+  step and written to ``MODEL.<value>`` (LIBSVM format, assembled by the trainer as the final
   model). As in LaSVM 1.1 the online phase stops at the last value.
 * **Trace** (``--trace FILE``, ``--trace-every N``, ``--test FILE``): CSV rows of iterations,
   training seconds, kernel evaluations, support vectors, delta, dual objective W and test
@@ -49,7 +49,7 @@ the ``machine`` column, as ``lasvm plot`` does.
 
 All-in-one machines (``--multiclass llw|cs --solver online``): the same driver runs the online
 S2DO solver's :class:`~lasvm_cli.solvers.s2do_online.S2doRun` as one machine over every class
-(``_train_allinone_online``), with the trace, the stopping limits and the snapshots; there
+, with the trace, the stopping limits and the snapshots; there
 *iterations* are examples processed (TWO_NEWS steps), *sv* (stopping, snapshots and the trace's
 column) the support patterns |W|, delta the KKT violation over W, the test error that of the
 arg-max over the classes, and a stop or snapshot takes the current iterate (no finishing step).
@@ -59,12 +59,9 @@ steer it), the step gains and counts, the epoch's order and both random generato
 for the orders, numba's for the step draws), so a resumed run is the uninterrupted one, bit
 for bit; a larger ``--epochs`` continues a run that ended.
 
-What the driver asks of a run: ``begin``, ``step(n)``, ``online``, ``done``, ``processed``,
-``n_expansion``, ``kernel_evals``, ``delta()``, ``dual_objective()``, ``trace_sv()``,
-``finished_copy()``, ``result()``, ``labels``, ``kd``, ``kp``, ``config``, ``CHUNK``,
-optionally ``TRACE_EXTRA``/``trace_extra()`` and ``class_expansion()`` (an all-in-one
-machine: :meth:`TestSet.error_argmax`; else :meth:`TestSet.error` on ``coef_rho()``), and for
-state files ``state_arrays()``, ``load_state_arrays()``, ``phase``, ``epochs``.
+What it asks of a run: solvers/run.py's SavedRun, plus optionally ``TRACE_EXTRA`` /
+``trace_extra()`` (the run's own trace columns) and ``class_expansion()`` (an all-in-one
+machine: :meth:`TestSet.error_argmax`; else :meth:`TestSet.error` on ``coef_rho()``).
 """
 
 import contextlib
@@ -350,16 +347,18 @@ def _result_from(meta, coef):
 
 
 class OnlineControl:
-    """Drives the LasvmRun of each binary machine of a training set in turn (one for two
-    classes, k(k-1)/2 for one-vs-one, k for one-vs-rest): ``solve_lasvm(..., control=self)``
-    calls :meth:`drive` once per machine, in train.train's order.
+    """Drives the run (solvers/run.py's SavedRun) of each machine of a training set in turn
+    (one for two classes or an all-in-one machine, k(k-1)/2 for one-vs-one, k for
+    one-vs-rest): the training layer's driver (lasvm_cli/driver.py) calls :meth:`solve` once
+    per machine, in the trainer's order.
 
     Per machine: resume, stopping, snapshots, trace rows (limits and snapshot values apply to
     each machine's own iterations, expansion and seconds). Across machines: the state file
     (every finished machine's state and the current one's) and the snapshot models.
 
-    ``machines``: (positive label, negative label or None for "the rest") of each machine;
-    ``build_model(results) -> SVMModel`` assembles a model from one BinaryResult per machine.
+    ``machines``: (positive label, negative label or None for "the rest") of each machine, or
+    the labels of an all-in-one machine's classes; ``build_model(results) -> SVMModel``
+    assembles a model from one SolverResult per machine (the trainer's).
     A snapshot model MODEL.v is written once the last machine reaches v (at once for two
     classes); a machine whose online phase ended before v contributes its final model, and
     MODEL.v is not written when no machine reached v."""
@@ -598,6 +597,15 @@ class OnlineControl:
 
     # -- main loop -------------------------------------------------------------------------------
 
+    def solve(self, machine, params, progress=None):
+        """Train the next machine: its solver's run (solvers.start), driven."""
+        from .solvers import start
+
+        return self.drive(start(machine, params), progress)
+
+    def close(self):
+        self._close_trace()
+
     def drive(self, run, progress=None):
         o = self.o
         self.index += 1
@@ -714,63 +722,3 @@ class OnlineControl:
         res = fin.result()
         res.counters["seconds"] = seconds
         return res
-
-
-# ---------------------------------------------------------------------------------------------
-# training entry point (lasvm_cli/fit.py dispatches here when an option of this module is set)
-
-
-def train_online(problem, params, rows=None, info=None, warn=None, progress=None, rng=None):
-    """train.train under OnlineControl: its binary LASVM machines (one for two classes,
-    k(k-1)/2 one-vs-one or k one-vs-rest) are driven in turn; the final model and every
-    snapshot are built by train.train itself (``solve=`` returns the machines' results)."""
-    from .classes import group_classes
-    from .solvers import solve_pair
-    from .train import train
-
-    info = info or (lambda _m: None)
-    warn = warn or (lambda _m: None)
-    opts = OnlineOptions.from_params(params)
-    rows = np.arange(problem.n) if rows is None else np.asarray(rows, np.int64)
-    label = group_classes(problem.y[rows])[0].tolist()
-    if params.multiclass in ALL_IN_ONE_ONLINE:
-        return _train_allinone_online(problem, params, rows, info, warn, progress, rng, opts,
-                                      label)
-    if params.multiclass == "ovr":
-        machines = [(c, None) for c in label]
-    elif params.multiclass == "ovo":
-        machines = [(a, b) for i, a in enumerate(label) for b in label[i + 1:]]
-    else:
-        _error(f"{', '.join(opts.used())}: one-vs-one or one-vs-rest models only")
-    if not machines:
-        _error(f"{', '.join(opts.used())}: the training data hold only one class")
-    test = TestSet(opts.test_file, problem) if opts.test_file else None
-    plain = dataclasses.replace(params, probability=0)
-
-    def build_model(results):
-        it = iter(results)
-        return train(problem, plain, rows, solve=lambda *a, **k: next(it))
-
-    control = OnlineControl(opts, machines=machines, test=test, build_model=build_model,
-                            info=info, warn=warn)
-
-    def solve(kd, y, Cp, Cn, p, progress=None):
-        return solve_pair(kd, y, Cp, Cn, p, progress=progress, control=control)
-
-    model = train(problem, params, rows, info, warn, progress, rng, solve=solve)
-    model.online = control
-    return model
-
-
-
-def _train_allinone_online(problem, params, rows, info, warn, progress, rng, opts, label):
-    """train_allinone under OnlineControl: one machine over the classes ``label`` (the
-    class indices' labels, for the test error); train_allinone gives the control its
-    build_model (a model from the machine's SolverResult, for the snapshots)."""
-    from .train_allinone import train_allinone
-
-    test = TestSet(opts.test_file, problem) if opts.test_file else None
-    control = OnlineControl(opts, machines=(tuple(label),), test=test, info=info, warn=warn)
-    model = train_allinone(problem, params, rows, info, warn, progress, rng, control=control)
-    model.online = control
-    return model

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 # (lasvm_cli/solvers SOLVERS), then the all-in-one machines' two (--multiclass llw|cs with
 # --solver smo: batch S2DO, "s2do" here; with --solver online: "online").
 ALL_IN_ONE_KEYS = ("s2do", "online")
+SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")  # -s 0..4 by name
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ those rows, the checks that relate several options are written out here.
 import math
 from dataclasses import field, make_dataclass
 
-from .options import choices_error, misplaced, range_error
+from .options import SVM_TYPES, choices_error, misplaced, range_error
 from .solvers import OPTIONS
 
 
@@ -18,13 +18,11 @@ def _choices(name):
     return next(o.choices for o in OPTIONS if o.field == name and o.choices)
 
 
-SVM_TYPES = ("c_svc", "nu_svc", "one_class", "epsilon_svr", "nu_svr")
 SUPPORTED_SVM_TYPES = (0, 1, 2, 3, 4)
 CLASSIFICATION_TYPES = (0, 1)  # c_svc, nu_svc: class labels, one-vs-one machines
 NU_TYPES = (1, 4)  # Solver_NU (second-order selection only)
 # the declared choices (lasvm_cli/solvers OPTIONS), by the names the package uses
-SOLVERS = _choices("solver")  # --solver names: the binary dispatch table's, and the online
-# S2DO solver of the all-in-one machines (train_allinone.ALLINONE_SOLVERS)
+SOLVER_NAMES = _choices("solver")  # --solver: C-SVC's solvers and the all-in-one "online"
 WSS = _choices("wss")  # --wss names, in the order of qp's WS_* codes
 X_STORAGES = _choices("x_storage")  # --x-storage (data.py: training rows)
 REPROCESS_STEPS = _choices("reprocess")  # --reprocess (solvers/lasvm_g_core.py: the pair step)

@@ -3,8 +3,9 @@ Usunier, Bordes & Bottou 2010): the teacher's order in terms of the training fil
 runs, and the gap traces of ``--trace``.
 
 svm-train trains the binary machines of one-vs-one (LIBSVM's pairs) or one-vs-rest through
-train.train; each machine's rows are grouped by class there, so the fixed-order teachers are
-built here, where the file rows of every machine are known:
+train.train, whose driver (lasvm_cli/driver.py) hands each machine to :class:`TrackControl`;
+each machine's rows are grouped by class there, so the fixed-order teachers are built here,
+from the file rows of every machine the trainer lists:
 
 * ``sequential``: file order (the machine's rows, in their order in the training file);
 * ``shuffle``: a fresh permutation of them for each run (numpy, seed ``--seed`` + run);
@@ -65,23 +66,10 @@ def read_order(path, n):
     return order
 
 
-def machine_rows(problem, params, rows):
-    """(file rows of each binary machine in the order train.train calls the solver, its
-    (positive label, negative label or None))."""
-    from .classes import group_classes
-
-    label, start, count, perm = group_classes(problem.y[rows])
-    grouped = rows[perm]
-    block = [grouped[start[c]:start[c] + count[c]] for c in range(label.size)]
-    if params.multiclass == "ovr":
-        return [(grouped, (label[c], None)) for c in range(label.size)]
-    return [(np.concatenate([block[i], block[j]]), (label[i], label[j]))
-            for i in range(label.size) for j in range(i + 1, label.size)]
-
-
 class TrackControl:
-    """Drives each binary machine's runs (``solve_from_params(..., control=self)`` calls
-    :meth:`drive` once per machine, in train.train's order) and writes the trace."""
+    """Runs each binary machine (the driver calls :meth:`solve` once per machine, in the
+    trainer's order; ``machines``: the trainer's list of (file rows, labels)) and writes the
+    trace."""
 
     def __init__(self, params, machines, order=None, test=None, trace=None, trace_every=1000,
                  info=None):
@@ -116,17 +104,18 @@ class TrackControl:
             order = order[shuffled(order.size, self.params.seed + run)]
         return order
 
-    def drive(self, kd, kp, y, Cp, Cn, params, progress=None):
-        from .solvers.tracking import TrackRun, run_options
+    def solve(self, machine, params, progress=None):
+        import dataclasses
+
+        from .solvers import start
 
         self.index += 1
         file_rows, classes = self.machines[self.index]
-        opts = run_options(params)
         n_runs = params.runs if self.trace else 1
         result, traces = None, []
         for r in range(n_runs):
-            opts["seed"] = params.seed + r
-            run = TrackRun(kd, kp, y, Cp, Cn, order=self._order(file_rows, r), **opts)
+            run = start(machine, dataclasses.replace(params, seed=params.seed + r),
+                        order=self._order(file_rows, r))
             rows = self._run(run, classes, progress if r == 0 else None)
             traces.append(rows)
             if r == 0:
@@ -191,23 +180,20 @@ def trace_run(run, every=None, error=None, progress=None, at=None):
     positions (examples; rcd: steps) and at the end. Training seconds exclude the rows'
     measures (and the loading of the compiled code). Returns the rows (the last one alone,
     measured at the end, without ``every`` or ``at``)."""
-    from .solvers.tracking import CHUNK
-
     next_stop = _next_stop(every * (run.K if run.is_rcd else 1) if every else None, at)
     seconds, rows = 0.0, []
-    position = (lambda: run.iterations) if run.is_rcd else (lambda: run.t)
-    run.step(0)  # load (or compile) the jitted code outside the clock
+    run.begin()  # loads (or compiles) the jitted code outside the clock
     while not run.done:
-        n = CHUNK * (run.K if run.is_rcd else 1)
-        stop = next_stop(position()) if next_stop else None
+        n = run.CHUNK
+        stop = next_stop(run.processed) if next_stop else None
         if stop is not None:
-            n = min(n, stop - position())
+            n = min(n, stop - run.processed)
         t0 = time.perf_counter()
         run.step(n)
         seconds += time.perf_counter() - t0
         if progress is not None:
-            progress(position(), run.n_sv)
-        if next_stop and (position() == stop or run.done):
+            progress(run.processed, run.n_expansion)
+        if next_stop and (run.processed == stop or run.done):
             rows.append(trace_row(run, seconds, error))
     if not rows:
         rows.append(trace_row(run, seconds, error))
@@ -227,30 +213,3 @@ def _next_stop(step, at):
     if step:
         return lambda p: (p // step + 1) * step
     return None
-
-
-def train_tracking(problem, params, rows=None, info=None, warn=None, progress=None, rng=None):
-    """train.train with the tracking solvers under a TrackControl (orders, runs, trace)."""
-    from .online import TestSet
-    from .solvers import solve_pair
-    from .train import train
-
-    info = info or (lambda _m: None)
-    rows = np.arange(problem.n) if rows is None else np.asarray(rows, np.int64)
-    if params.test_file and not params.trace:
-        _error("--test needs --trace")
-    order = read_order(params.order_file, problem.n) if params.order_file else None
-    test = TestSet(params.test_file, problem) if params.test_file else None
-    control = TrackControl(params, machine_rows(problem, params, rows), order=order,
-                           test=test, trace=params.trace, trace_every=params.trace_every,
-                           info=info)
-
-    def solve(kd, y, Cp, Cn, p, progress=None):
-        return solve_pair(kd, y, Cp, Cn, p, progress=progress, control=control)
-
-    try:
-        model = train(problem, params, rows, info, warn or (lambda _m: None), progress, rng,
-                      solve=solve)
-    finally:
-        control.close()
-    return model

@@ -1,8 +1,10 @@
 """Training orchestration, after LIBSVM's ``svm_train``: one-vs-one pairs (one-vs-rest in
-train_ovr.py), probability calibration, cross-validation. Pure Python over the solvers, which
-it reaches through the dispatch table of lasvm_cli/solvers (``solve_pair``); the multi-class
-scheme is a table too (MULTICLASS_TRAINERS). Online options (save/resume, snapshots, traces)
-wrap this module from lasvm_cli/online.py; lasvm_cli/fit.py chooses between the two.
+train_ovr.py, the all-in-one machines in train_allinone.py), probability calibration,
+cross-validation. Pure Python over the solvers; the multi-class scheme is a table
+(MULTICLASS_TRAINERS). Each trainer lists its machines and how a model is assembled from their
+results, then has a driver (lasvm_cli/driver.py) train each machine: by default the solver of
+the dispatch table of lasvm_cli/solvers to its end; with online options or a tracking solver,
+its run stepped under traces, stopping limits, snapshots and state files.
 
 Messages LIBSVM prints with ``info()`` go through the ``info`` callback (stdout, silenced by
 ``-q``); progress goes through ``progress`` (a tqdm bar on stderr, also silenced by ``-q``).
@@ -18,7 +20,8 @@ from .data import subset, sv_arrays
 from .model import SVMModel
 from .params import CLASSIFICATION_TYPES, SVM_TYPES, TrainParams
 from .rand import GlibcRand
-from .solvers import kernel_params_for, solve_pair
+from .driver import DIRECT
+from .solvers import kernel_params_for, machine_of, solve
 from .solvers.result import report_binary
 from .train_ovr import train_ovr
 
@@ -62,7 +65,7 @@ def binary_probability(kd, rows, y, Cp, Cn, params, rng, info, warn):
             continue
         # svm_train on the sub-problem groups it by class, +1 first, keeping order
         order = np.concatenate([train_local[ytr > 0], train_local[ytr <= 0]])
-        res = solve_pair(subset(kd, rows[order]), y[order], Cp, Cn, params)
+        res = solve(machine_of(subset(kd, rows[order]), y[order], Cp, Cn, params), params)
         report_binary(res, Cp, Cn, order.size, info, warn)
         info(f"Total nSV = {res.n_sv}")
         dec[held] = decision_on(kd, rows[order], res.coef[0], res.rho[0], rows[held], kp)
@@ -70,19 +73,19 @@ def binary_probability(kd, rows, y, Cp, Cn, params, rng, info, warn):
 
 
 def train(problem, params: TrainParams, rows=None, info=_quiet, warn=_quiet, progress=None,
-          rng=None, solve=None, mapper=None):
+          rng=None, driver=DIRECT, mapper=None):
     """Train a model on ``problem`` (or its ``rows``): C-SVC or nu-SVC (one-vs-one, or for
-    C-SVC one-vs-rest), or a single-machine model (one-class, epsilon-SVR, nu-SVR).
-    ``solve``: replaces solve_pair for the binary machines (lasvm_cli/online.py drives online
-    solvers through it). ``mapper(fn, problem, tasks) -> results``: runs the one-vs-one pairs
-    as tasks elsewhere (lasvm_cli/distributed.py); the other trainers ignore it."""
+    C-SVC one-vs-rest or all-in-one), or a single-machine model (one-class, epsilon-SVR,
+    nu-SVR). ``driver``: trains each machine (lasvm_cli/driver.py; DIRECT: its solver to the
+    end). ``mapper(fn, problem, tasks) -> results``: runs the one-vs-one pairs as tasks
+    elsewhere (lasvm_cli/distributed.py), with the DIRECT driver; the other trainers ignore
+    it."""
     if params.svm_type in SINGLE_MACHINE_TYPES:
         trainer = train_single
     else:
         trainer = MULTICLASS_TRAINERS[params.multiclass]
     extra = {"mapper": mapper} if mapper is not None and trainer is train_ovo else {}
-    return trainer(problem, params, rows, info, warn, progress, rng,
-                   solve=solve_pair if solve is None else solve, **extra)
+    return trainer(problem, params, rows, info, warn, progress, rng, driver, **extra)
 
 
 def advance(rng, n):
@@ -91,7 +94,7 @@ def advance(rng, n):
         rng.rand()
 
 
-def train_pair(problem, task, solve=None, progress=None):
+def train_pair(problem, task, driver=DIRECT, progress=None):
     """One binary machine of one-vs-one training, as a task (also a Dask task: lasvm_cli/
     distributed.py): ``task`` = (rows of ``problem``, labels +1/-1, Cp, Cn, params, rng or
     None). With -b 1 the rng draws the probability folds first, as LIBSVM does. Returns
@@ -102,9 +105,8 @@ def train_pair(problem, task, solve=None, progress=None):
     messages, info, warn = _recorder()
     if params.probability:
         prob = binary_probability(problem.kd, rows, y_pair, Cp, Cn, params, rng, info, warn)
-    res = (solve or solve_pair)(subset(problem.kd, rows), y_pair, Cp, Cn, params,
-                                progress=progress)
-    return res, prob, messages
+    machine = machine_of(subset(problem.kd, rows), y_pair, Cp, Cn, params)
+    return driver.solve(machine, params, progress), prob, messages
 
 
 def _recorder():
@@ -121,7 +123,7 @@ def _replay(messages, info, warn):
         (warn if is_warning else info)(text)
 
 
-def train_ovo(problem, params: TrainParams, rows, info, warn, progress, rng, solve,
+def train_ovo(problem, params: TrainParams, rows, info, warn, progress, rng, driver,
               mapper=None):
     """LIBSVM's one-vs-one training: k(k-1)/2 binary machines, LIBSVM's model layout.
     ``mapper(fn, problem, tasks)``: runs the pairs elsewhere (Dask), in order of results."""
@@ -130,13 +132,6 @@ def train_ovo(problem, params: TrainParams, rows, info, warn, progress, rng, sol
     label, start, count, perm = group_classes(y)
     grouped = rows[perm]  # training rows grouped by class, as LIBSVM's x[]
     k = label.size
-    if k == 1:
-        info("WARNING: training data in only one class. See README for details.")
-    Cw = weighted_C(params, label, warn)
-    rng = GlibcRand(params.seed) if rng is None else rng  # one rand() stream, as LIBSVM's
-    nonzero = np.zeros(grouped.size, bool)
-    coefs, rhos, probA, probB = [], [], [], []
-    counters = {}
     pairs = []
     for i in range(k):
         for j in range(i + 1, k):
@@ -144,6 +139,16 @@ def train_ovo(problem, params: TrainParams, rows, info, warn, progress, rng, sol
                                     np.arange(start[j], start[j] + count[j])])
             y_pair = np.concatenate([np.ones(count[i]), -np.ones(count[j])])
             pairs.append((i, j, local, y_pair))
+
+    def assemble(results, probs=None):
+        return _ovo_model(problem, params, grouped, label, start, count, pairs, results, probs)
+
+    driver.begin([(grouped[local], (label[i], label[j])) for i, j, local, _ in pairs],
+                 assemble)
+    if k == 1:
+        info("WARNING: training data in only one class. See README for details.")
+    Cw = weighted_C(params, label, warn)
+    rng = GlibcRand(params.seed) if rng is None else rng  # one rand() stream, as LIBSVM's
     if mapper is None:
         def serial():  # lazily: each pair's lines are printed as soon as it is trained
             for i, j, local, y_pair in pairs:
@@ -151,13 +156,13 @@ def train_ovo(problem, params: TrainParams, rows, info, warn, progress, rng, sol
                 try:
                     res = train_pair(problem, (grouped[local], y_pair, Cw[i], Cw[j], params,
                                                rng if params.probability else None),
-                                     solve=solve, progress=bar.update if bar else None)
+                                     driver=driver, progress=bar.update if bar else None)
                 finally:  # the bar goes before the pair's lines are printed, not after
                     if bar:
                         bar.close()
                 yield res
 
-        results = serial()
+        outcomes = serial()
     else:  # one task per pair; each gets the rand() state it would have in the serial loop
         tasks = []
         for i, j, local, y_pair in pairs:
@@ -166,46 +171,52 @@ def train_ovo(problem, params: TrainParams, rows, info, warn, progress, rng, sol
                 state = copy.deepcopy(rng)
                 advance(rng, local.size)  # binary_probability draws one rand() per row
             tasks.append((grouped[local], y_pair, Cw[i], Cw[j], params, state))
-        results = mapper(train_pair, problem, tasks)
-    for (i, j, local, y_pair), (res, prob, messages) in zip(pairs, results):
+        outcomes = mapper(train_pair, problem, tasks)
+    results, probs = [], []
+    for (i, j, local, y_pair), (res, prob, messages) in zip(pairs, outcomes):
         _replay(messages, info, warn)
-        if prob is not None:
-            probA.append(prob[0])
-            probB.append(prob[1])
+        probs.append(prob)
         report_binary(res, Cw[i], Cw[j], local.size, info, warn)
+        results.append(res)
+    driver.end()
+    model = assemble(results, probs if params.probability else None)
+    info(f"Total nSV = {int(model.nSV.sum())}")
+    return model
+
+
+def _ovo_model(problem, params, grouped, label, start, count, pairs, results, probs=None):
+    """The one-vs-one model of the pairs' SolverResults (and -b 1's (probA, probB) of each)."""
+    k = label.size
+    nonzero = np.zeros(grouped.size, bool)
+    counters = {}
+    for (i, j, local, y_pair), res in zip(pairs, results):
         nonzero[local[res.coef[0] != 0]] = True
         for name, value in res.counters.items():
             counters[name] = counters.get(name, 0) + value
-        coefs.append((local, res.coef[0]))
-        rhos.append(res.rho[0])
     nSV = np.array([nonzero[start[c]:start[c] + count[c]].sum() for c in range(k)], np.int64)
     total_sv = int(nSV.sum())
-    info(f"Total nSV = {total_sv}")
     # sv_coef layout (LIBSVM): the coefficient of an SV of class i in pair (i, j) goes to row
     # j-1, that of an SV of class j goes to row i; SVs grouped by class in label order.
     sv_local = np.flatnonzero(nonzero)
     column = np.full(grouped.size, -1)
     column[sv_local] = np.arange(total_sv)
     sv_coef = np.zeros((max(k - 1, 0), total_sv))
-    p = 0
-    for i in range(k):
-        for j in range(i + 1, k):
-            local, coef = coefs[p]
-            ci = count[i]
-            for part, row in ((slice(0, ci), j - 1), (slice(ci, None), i)):
-                loc, c = local[part], coef[part]
-                keep = nonzero[loc]
-                sv_coef[row, column[loc[keep]]] = c[keep]
-            p += 1
+    for (i, j, local, y_pair), res in zip(pairs, results):
+        coef = res.coef[0]
+        ci = count[i]
+        for part, row in ((slice(0, ci), j - 1), (slice(ci, None), i)):
+            loc, c = local[part], coef[part]
+            keep = nonzero[loc]
+            sv_coef[row, column[loc[keep]]] = c[keep]
     sv_rows = grouped[sv_local]
     sv_indptr, sv_indices, sv_values = _sv_arrays(problem, params, sv_rows)
     model = SVMModel(
         svm_type=SVM_TYPES[params.svm_type], kernel_type=params.kernel_type, degree=params.degree,
         gamma=params.gamma, coef0=params.coef0, nr_class=k, label=label.astype(np.int64),
-        rho=np.array(rhos, np.float64), nSV=nSV, sv_coef=sv_coef,
+        rho=np.array([res.rho[0] for res in results], np.float64), nSV=nSV, sv_coef=sv_coef,
         sv_indptr=sv_indptr, sv_indices=sv_indices, sv_values=sv_values,
-        probA=np.array(probA) if params.probability else None,
-        probB=np.array(probB) if params.probability else None,
+        probA=np.array([p[0] for p in probs]) if probs is not None else None,
+        probB=np.array([p[1] for p in probs]) if probs is not None else None,
     )
     model.counters = counters  # solver statistics, summed over the binary problems
     model.sv_indices_train = sv_rows + 1  # training row of each SV (LIBSVM's sv_indices)
@@ -231,7 +242,7 @@ def svr_probability(problem, params, rows, rng, info, warn=_quiet):
     return sigma
 
 
-def train_single(problem, params: TrainParams, rows, info, warn, progress, rng, solve):
+def train_single(problem, params: TrainParams, rows, info, warn, progress, rng, driver):
     """LIBSVM's svm_train for one-class, epsilon-SVR and nu-SVR: one machine, nr_class 2, no
     label or nr_sv, one rho, one sv_coef row, SVs in the rows' order; -b 1 adds the SVR Laplace
     sigma (probA) or the one-class density marks."""
@@ -241,8 +252,8 @@ def train_single(problem, params: TrainParams, rows, info, warn, progress, rng, 
     y = problem.y[rows]
     rng = GlibcRand(params.seed) if rng is None else rng
     bar = progress(SVM_TYPES[params.svm_type]) if progress else None
-    res = solve(subset(problem.kd, rows), y, params.C, params.C, params,
-                progress=bar.update if bar else None)
+    res = driver.solve(machine_of(subset(problem.kd, rows), y, params.C, params.C, params),
+                       params, bar.update if bar else None)
     if bar:
         bar.close()
     report_binary(res, params.C, params.C, rows.size, info, warn)

@@ -5,26 +5,14 @@ rho 0, prediction by the arg-max of f_c). ``--solver smo`` trains with batch S2D
 (solvers/s2do_online.py). Reached through train.MULTICLASS_TRAINERS, imported on first use.
 """
 
-import importlib
-
 import numpy as np
 
 from .classes import group_classes
 from .data import subset, sv_arrays
+from .driver import DIRECT
 from .errors import ParameterError
 from .model import SVMModel
-from .solvers import kernel_params_for
-
-# --solver -> (module under lasvm_cli.solvers, function(kd, kp, yc, d, params, progress))
-ALLINONE_SOLVERS = {
-    "smo": ("allinone", "solve_from_params"),
-    "online": ("s2do_online", "solve_from_params"),
-}
-
-
-def allinone_solver(name):
-    module, function = ALLINONE_SOLVERS[name]
-    return getattr(importlib.import_module(f"lasvm_cli.solvers.{module}"), function)
+from .solvers import machine_of
 
 
 def report(res, info):
@@ -34,10 +22,10 @@ def report(res, info):
     info(f"nSV = {res.n_sv}, nBSV = {res.n_bsv}, support patterns = {c['support_patterns']}")
 
 
-def train_allinone(problem, params, rows, info, warn, progress, rng, solve=None, control=None):
-    """A ``multiclass llw|cs`` model on ``problem`` (or its ``rows``). ``solve``: unused (the
-    binary solvers' hook of train.train). ``control``: lasvm_cli/online.py's OnlineControl
-    (--trace, stopping, snapshots; --solver online only), which gets ``build_model`` here."""
+def train_allinone(problem, params, rows, info, warn, progress, rng, driver=DIRECT):
+    """A ``multiclass llw|cs`` model on ``problem`` (or its ``rows``): one machine over the
+    classes, trained by ``driver`` (the online solver's run under --trace, stopping limits,
+    snapshots and state files: lasvm_cli/driver.py)."""
     if params.probability:
         raise ParameterError(f"ERROR: probability estimates (-b 1) are not available for "
                              f"--multiclass {params.multiclass}; they are supported with "
@@ -51,7 +39,8 @@ def train_allinone(problem, params, rows, info, warn, progress, rng, solve=None,
     if k < 2:
         info("WARNING: training data in only one class. See README for details.")
 
-    def build_model(res):
+    def assemble(results):
+        res, = results
         coef = res.coef[:k]
         sv_local = np.flatnonzero((coef != 0).any(axis=0))
         nSV = np.bincount(yc[sv_local], minlength=k).astype(np.int64)
@@ -67,18 +56,16 @@ def train_allinone(problem, params, rows, info, warn, progress, rng, solve=None,
         model.sv_indices_train = grouped[sv_local] + 1
         return model
 
-    extra = {}
-    if control is not None:
-        control.build_model = lambda results: build_model(results[0])
-        extra["control"] = control
+    driver.begin([(grouped, tuple(label))], assemble)
     bar = progress(f"{params.multiclass} ({params.solver})") if progress else None
-    res = allinone_solver(params.solver)(kd, kernel_params_for(params), yc, max(k, 2), params,
-                                         progress=bar.update if bar else None, **extra)
+    res = driver.solve(machine_of(kd, yc, params.C, params.C, params, max(k, 2)), params,
+                       bar.update if bar else None)
     if bar:
         bar.close()
+    driver.end()
     if res.hit_max_iter:
         warn("\nWARNING: reaching max number of iterations")
     report(res, info)
-    model = build_model(res)
+    model = assemble([res])
     info(f"Total nSV = {int(np.sum(model.nSV))}")
     return model

@@ -16,7 +16,7 @@ from lasvm_cli.kernels import RBF, make_params
 from lasvm_cli.online import OnlineControl, OnlineOptions, parse_snapshots
 from lasvm_cli.params import TrainParams
 from lasvm_cli.solvers import lasvm as L
-from lasvm_cli.solvers.lasvm import solve_lasvm
+from lasvm_cli.solvers.lasvm import LasvmRun, solve_lasvm
 from lasvm_cli.classes import group_classes
 from lasvm_cli.fit import fit as train  # the online options go through fit
 from lasvm_cli.train import decision_on
@@ -34,9 +34,15 @@ def heart():
     return prob, y, make_params(RBF, gamma=1 / 13)
 
 
+def _driven(control, kd, kp, y, Cp, Cn, progress=None, **kw):
+    """LASVM's run on these rows, driven by ``control`` (as the training layer's driver
+    does)."""
+    return control.drive(LasvmRun(kd, kp, y, Cp, Cn, **kw), progress)
+
+
 def _solve(heart, opts, **kw):
     prob, y, kp = heart
-    return solve_lasvm(prob.kd, kp, y, 1.0, 1.0, control=OnlineControl(opts), **{**KW, **kw})
+    return _driven(OnlineControl(opts), prob.kd, kp, y, 1.0, 1.0, **{**KW, **kw})
 
 
 def _same(a, b):
@@ -70,19 +76,19 @@ def test_resume_checks_data_and_parameters(heart, tmp_path):
     _solve(heart, OnlineOptions(save_state=state, stop_iterations=50))
     other = subset(prob.kd, np.arange(1, prob.n))
     with pytest.raises(ParameterError, match="other training data"):
-        solve_lasvm(other, kp, y[1:], 1.0, 1.0, control=OnlineControl(
-            OnlineOptions(resume=state)), **KW)
+        _driven(OnlineControl(
+            OnlineOptions(resume=state)), other, kp, y[1:], 1.0, 1.0, **KW)
     flipped = y.copy()
     flipped[3] = -flipped[3]
     with pytest.raises(ParameterError, match="other training data"):
-        solve_lasvm(prob.kd, kp, flipped, 1.0, 1.0,
-                    control=OnlineControl(OnlineOptions(resume=state)), **KW)
+        _driven(OnlineControl(OnlineOptions(resume=state)), prob.kd, kp, flipped, 1.0, 1.0,
+                **KW)
     with pytest.raises(ParameterError, match="other parameters: Cp"):
-        solve_lasvm(prob.kd, kp, y, 2.0, 1.0, control=OnlineControl(
-            OnlineOptions(resume=state)), **KW)
+        _driven(OnlineControl(
+            OnlineOptions(resume=state)), prob.kd, kp, y, 2.0, 1.0, **KW)
     with pytest.raises(ParameterError, match="other parameters: .*gamma"):
-        solve_lasvm(prob.kd, make_params(RBF, gamma=0.5), y, 1.0, 1.0,
-                    control=OnlineControl(OnlineOptions(resume=state)), **KW)
+        _driven(OnlineControl(OnlineOptions(resume=state)), prob.kd,
+                make_params(RBF, gamma=0.5), y, 1.0, 1.0, **KW)
     bad = tmp_path / "bad.npz"
     bad.write_text("not a state")
     with pytest.raises(ParameterError, match="cannot read LASVM state"):
@@ -453,7 +459,7 @@ def test_ctrl_c_saves_the_state_then_resume_finishes_the_run(heart, tmp_path):
     warns = []
     control = OnlineControl(OnlineOptions(save_state=state, save_every=1e9), warn=warns.append)
     with pytest.raises(KeyboardInterrupt):
-        solve_lasvm(prob.kd, kp, y, 1.0, 1.0, control=control, progress=progress, **KW)
+        _driven(control, prob.kd, kp, y, 1.0, 1.0, progress=progress, **KW)
     assert any("interrupted: state saved" in w for w in warns)
     assert signal.getsignal(signal.SIGINT) is before  # the caller's handler restored
     _same(_solve(heart, OnlineOptions(resume=state)), ref)

@@ -14,12 +14,12 @@ from lasvm_cli.cli.train import ALL_OPTIONS, USAGE, parse_command_line
 from lasvm_cli.errors import ParameterError
 from lasvm_cli.options import ALL_IN_ONE_KEYS, applies, where
 from lasvm_cli.params import TrainParams, check_parameter
-from lasvm_cli.solvers import OPTIONS, SOLVERS, solver_kwargs
+from lasvm_cli.solvers import C_SVC_SOLVERS, OPTIONS, solver_kwargs
 
 PACKAGE = Path(__file__).resolve().parent.parent / "lasvm_cli"
 
 # every solver key, with the command-line words and TrainParams fields that select it
-CONTEXTS = {**{s: (["--solver", s], dict(solver=s)) for s in SOLVERS},
+CONTEXTS = {**{s: (["--solver", s], dict(solver=s)) for s in C_SVC_SOLVERS},
             "s2do": (["--multiclass", "llw"], dict(multiclass="llw")),
             "online": (["--multiclass", "llw", "--solver", "online"],
                        dict(multiclass="llw", solver="online"))}
@@ -199,7 +199,7 @@ def test_usage_starts_with_libsvms_text():
 def solver_functions():
     from lasvm_cli.solvers import allinone, csvc, lasvm, lasvm_nc, s2do_online
 
-    return {"smo": csvc.solve_binary, "lasvm": lasvm.solve_lasvm,
+    return {"smo": csvc.solve_binary, "lasvm": lasvm.LasvmRun,
             **{s: lasvm_nc.solve_lasvm_g for s in ("lasvm-g", "full-svm", "lasvm-nc",
                                                     "lasvm-i")},
             "s2do": allinone.solve_batch, "online": s2do_online.solve_online}
@@ -217,7 +217,7 @@ def test_every_kwarg_reaches_a_parameter_of_its_solver():
         names = set(inspect.signature(fn).parameters)
         if key in ("lasvm-g", "full-svm", "lasvm-nc", "lasvm-i"):
             names |= set(inspect.signature(LasvmGRun).parameters)
-        p = TrainParams(solver=key if key in SOLVERS else "smo" if key == "s2do" else key,
+        p = TrainParams(solver=key if key in C_SVC_SOLVERS else "smo" if key == "s2do" else key,
                         multiclass="llw" if key in ALL_IN_ONE_KEYS else "ovo")
         for kwarg in solver_kwargs(p, key):
             assert kwarg in names, (key, kwarg)

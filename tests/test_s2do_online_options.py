@@ -338,7 +338,7 @@ def test_ctrl_c_saves_the_state_then_resume_finishes_the_run(tmp_path):
     from lasvm_cli.kernels import make_params
     from lasvm_cli.online import OnlineControl, OnlineOptions
     from lasvm_cli.qp.s2do import CS
-    from lasvm_cli.solvers.s2do_online import solve_online
+    from lasvm_cli.solvers.s2do_online import S2doRun, solve_online
 
     rng = np.random.default_rng(3)
     yc = rng.integers(0, 3, 150)
@@ -357,13 +357,12 @@ def test_ctrl_c_saves_the_state_then_resume_finishes_the_run(tmp_path):
     warns = []
     control = OnlineControl(OnlineOptions(save_state=state, save_every=1e9), warn=warns.append)
     with pytest.raises(KeyboardInterrupt):
-        solve_online(kd, kp, yc, 3, 2.0, CS, progress=progress, control=control, **kw)
+        control.drive(S2doRun(kd, kp, yc, 3, 2.0, CS, progress=progress, **kw))
     assert any("interrupted: state saved" in w for w in warns)
     assert signal.getsignal(signal.SIGINT) is before  # the caller's handler restored
     # an unrelated compiled draw in between must not matter: numba's RNG is in the state
     solve_online(kd, kp, yc, 3, 2.0, CS, epochs=1, seed_value=99)
-    res = solve_online(kd, kp, yc, 3, 2.0, CS,
-                       control=OnlineControl(OnlineOptions(resume=state)), **kw)
+    res = OnlineControl(OnlineOptions(resume=state)).drive(S2doRun(kd, kp, yc, 3, 2.0, CS, **kw))
     np.testing.assert_array_equal(res.coef, ref.coef)
     assert res.n_iter == ref.n_iter
 

@@ -431,11 +431,17 @@ def test_stream_unsupported_combinations(tmp_path, args, message):
 G_SOLVERS = ["lasvm-g", "lasvm-nc", "lasvm-i", "full-svm"]
 
 
-def g_file_order_solve(order):
-    """A ``solve`` for train.train: the in-memory LasvmGRun (lasvm_nc.py) taking its one epoch's
-    examples in ``order`` (grouped index of each file row) instead of random draws."""
+def g_file_order_driver(order):
+    """A driver for train.train (lasvm_cli/driver.py): the in-memory LasvmGRun (lasvm_nc.py)
+    taking its one epoch's examples in ``order`` (grouped index of each file row) instead of
+    random draws."""
+    from lasvm_cli.driver import Direct
     from lasvm_cli.solvers import lasvm_g_core as G
     from lasvm_cli.solvers.lasvm_nc import LasvmGRun
+
+    class FileOrder(Direct):
+        def solve(self, machine, p, progress=None):
+            return solve(machine.kd, machine.y, machine.Cp, machine.Cn, p)
 
     def solve(kd, y, Cp, Cn, p, progress=None):
         run = LasvmGRun(kd, kernels.make_params(p.kernel_type, p.degree, p.gamma, p.coef0), y,
@@ -460,7 +466,7 @@ def g_file_order_solve(order):
         run._end()
         return run.result()
 
-    return solve
+    return FileOrder()
 
 
 @pytest.mark.parametrize("solver", G_SOLVERS)
@@ -475,7 +481,7 @@ def test_g_family_stream_is_the_in_memory_pass_in_file_order(heart_path, tmp_pat
 
     m = train_stream_g(heart_path, p, chunk_bytes=3000)
     order = np.argsort(group_classes(d.y)[3]).astype(np.int64)
-    mem = train(Problem.from_svmlight(d, kernel_type=2), p, solve=g_file_order_solve(order))
+    mem = train(Problem.from_svmlight(d, kernel_type=2), p, driver=g_file_order_driver(order))
     assert model_text(m, tmp_path / "s.model") == model_text(mem, tmp_path / "m.model")
     assert m.total_sv > 0 and list(m.label) == [1, -1]
     assert accuracy(m, heart_path) > 75

@@ -4,57 +4,92 @@ Each adapter builds its problem (linear term, boxes, variables), runs a core (th
 lasvm_cli/qp, or the online core of solvers/online_core.py) and returns a
 :class:`~lasvm_cli.solvers.result.SolverResult`.
 
-``SOLVERS`` is the training dispatch table: ``--solver`` name -> the module and function that
-train one binary machine, ``solve(kd, kp, y, Cp, Cn, params, progress=None, control=None)``.
-Adding a solver adds a row here and its options (an ``Option`` tuple next to the row, gathered
-in ``OPTIONS``; docs/architecture.md, "Options: declared once"); training's control flow does
-not change. Modules are imported on first use, so a run loads (and JIT-loads) only the solver it uses; the option declarations
-live here rather than in the solver modules for that reason: svm-train parses its command line
-(and prints its usage) from them without importing numpy or numba.
+``SOLVERS`` is the one dispatch table: solver key -> :class:`Solver`, the module and function
+that train one machine, all with one signature, ``function(machine, params, progress=None)``
+(``machine``: a :class:`Machine`), and for the solvers that run in steps the function that
+starts their run, ``start(machine, params)``: an object of the run protocol
+(solvers/run.py) that the training layer's driver steps (lasvm_cli/online.py). The keys: the
+``--solver`` names of C-SVC, the svm types -s 1..4 by name, and the all-in-one machines'
+batch ("s2do") and online ("online") solvers; :func:`dispatch_key` picks one from svm-train's
+parameters. Adding a solver adds a row here and its options (an ``Option`` tuple next to the
+row, gathered in ``OPTIONS``; docs/architecture.md, "Options: declared once"); training's
+control flow does not change. Modules are imported on first use, so a run loads (and
+JIT-loads) only the solver it uses; the option declarations live here rather than in the
+solver modules for that reason: svm-train parses its command line (and prints its usage) from
+them without importing numpy or numba.
 """
 
 import importlib
 import math
+from typing import NamedTuple
 
-from ..options import LIBSVM_OPTIONS, Option, below, c_atoi
+from ..options import LIBSVM_OPTIONS, SVM_TYPES, Option, below, c_atoi
 from ..options import solver_kwargs as _kwargs
 
+
+class Machine(NamedTuple):
+    """The problem of one machine, the solvers' one input: its l training rows ``kd`` and
+    kernel ``kp``; ``y``: labels +1/-1 (C-SVC, nu-SVC; boxes [0, Cp] and [0, Cn]), targets
+    (SVR), unused (one-class), or class indices 0..n_classes-1 (all-in-one; Cp = Cn = C)."""
+    kd: object
+    kp: object
+    y: object
+    Cp: float
+    Cn: float
+    n_classes: int = 2
+
+
+class Solver(NamedTuple):
+    module: str                     # under lasvm_cli.solvers, imported on first use
+    function: str = "from_params"   # (machine, params, progress=None) -> SolverResult
+    start: str | None = None        # (machine, params) -> a run (solvers/run.py), or None
+    kind: str = "c_svc"             # "c_svc" (a --solver), "svm_type" or "all_in_one"
+
+
+_LASVM_G = Solver("lasvm_nc", start="start")   # one module for the four bias-free solvers
+_TRACKING = Solver("tracking", start="start")  # and one for the tracking algorithms
 SOLVERS = {
-    "smo": ("csvc", "solve_from_params"),     # batch SMO (MVP / second order / HMG)
-    "lasvm": ("lasvm", "solve_from_params"),  # online LASVM (in memory)
-    # bias-free online SVMs (Ertekin, Bottou & Giles 2011), one driver for the four
-    "lasvm-g": ("lasvm_nc", "solve_from_params"),   # LASVM-G: gap-driven REPROCESS, CLEAN
-    "full-svm": ("lasvm_nc", "solve_from_params"),  # FULL SVM: LASVM-G without CLEAN
-    "lasvm-nc": ("lasvm_nc", "solve_from_params"),  # LASVM-NC: ramp loss through CCCP
-    "lasvm-i": ("lasvm_nc", "solve_from_params"),   # LASVM-I: skips z > 1 and z < s
+    "smo": Solver("csvc"),                     # batch SMO (MVP / second order / HMG)
+    "lasvm": Solver("lasvm", start="start"),   # online LASVM (in memory)
+    # bias-free online SVMs (Ertekin, Bottou & Giles 2011)
+    "lasvm-g": _LASVM_G,    # LASVM-G: gap-driven REPROCESS, CLEAN
+    "full-svm": _LASVM_G,   # FULL SVM: LASVM-G without CLEAN
+    "lasvm-nc": _LASVM_G,   # LASVM-NC: ramp loss through CCCP
+    "lasvm-i": _LASVM_G,    # LASVM-I: skips z > 1 and z < s
     # bias-free tracking algorithms (Usunier, Bordes & Bottou 2010) and their batch counterpart
-    "track1": ("tracking", "solve_from_params"),        # Algorithm 1
-    "track2": ("tracking", "solve_from_params"),        # Algorithm 2 (PROCESS, then K steps)
-    "track2-lasvm": ("tracking", "solve_from_params"),  # §5.2: gradients of the SVs only
-    "rcd": ("tracking", "solve_from_params"),           # batch random coordinate ascent
+    "track1": _TRACKING,        # Algorithm 1
+    "track2": _TRACKING,        # Algorithm 2 (PROCESS, then K steps)
+    "track2-lasvm": _TRACKING,  # §5.2: gradients of the SVs only
+    "rcd": _TRACKING,           # batch random coordinate ascent
+    # the other svm types (-s 1..4), by the model file's names
+    "nu_svc": Solver("nu", "nu_svc_from_params", kind="svm_type"),      # Solver_NU
+    "one_class": Solver("one_class", kind="svm_type"),
+    "epsilon_svr": Solver("svr", kind="svm_type"),                      # 2l variables
+    "nu_svr": Solver("nu", "nu_svr_from_params", kind="svm_type"),      # Solver_NU, 2l
+    # the all-in-one machines (--multiclass llw|cs): batch S2DO and the online S2DO solver
+    "s2do": Solver("allinone", kind="all_in_one"),
+    "online": Solver("s2do_online", start="start", kind="all_in_one"),
 }
+C_SVC_SOLVERS = tuple(k for k, v in SOLVERS.items() if v.kind == "c_svc")  # --solver names
 TRACKING_SOLVERS = ("track1", "track2", "track2-lasvm", "rcd")
 ONLINE = ("lasvm", "lasvm-g", "full-svm", "lasvm-nc", "lasvm-i")  # driven by lasvm_cli/online.py
 RAMP = ("lasvm-g", "full-svm", "lasvm-nc", "lasvm-i")  # their options: --ramp-s, --clean-*
-ALL_IN_ONE = ("s2do", "online")  # option keys of --multiclass llw|cs --solver smo|online
-# (lasvm_cli/options.py solver_key; their dispatch table is train_allinone.ALLINONE_SOLVERS)
+ALL_IN_ONE = ("s2do", "online")  # keys of --multiclass llw|cs --solver smo|online
 
 
-# The other svm types (-s 1..4): svm_type -> the module and function that train one machine,
-# with SOLVERS' signature (y: labels +1/-1 for nu-SVC, targets for SVR, unused for one-class;
-# Cp, Cn: the class costs of C-SVC, unused by the nu types). -s 0 goes through SOLVERS.
-FORMULATIONS = {
-    1: ("nu", "nu_svc_from_params"),       # nu-SVC (Solver_NU)
-    2: ("one_class", "from_params"),       # one-class SVM
-    3: ("svr", "from_params"),             # epsilon-SVR (2l variables)
-    4: ("nu", "nu_svr_from_params"),       # nu-SVR (Solver_NU, 2l variables)
-}
+def dispatch_key(params):
+    """The SOLVERS key of svm-train's parameters: the svm type's name for -s 1..4, "s2do" or
+    "online" for --multiclass llw|cs, else the --solver name."""
+    if params.svm_type:
+        return SVM_TYPES[params.svm_type]
+    if params.multiclass in ("llw", "cs"):
+        return "s2do" if params.solver == "smo" else params.solver
+    return params.solver
 
 
-def binary_solver(name):
-    """The binary training function of solver ``name`` (a key of SOLVERS)."""
-    module, function = SOLVERS[name]
-    return getattr(importlib.import_module(f"{__name__}.{module}"), function)
+def _function(key, name):
+    entry = SOLVERS[key]
+    return getattr(importlib.import_module(f"{__name__}.{entry.module}"), getattr(entry, name))
 
 
 def kernel_params_for(params):
@@ -63,16 +98,26 @@ def kernel_params_for(params):
     return make_params(params.kernel_type, params.degree, params.gamma, params.coef0)
 
 
-def solve_pair(kd, y, Cp, Cn, params, progress=None, control=None):
-    """One machine of svm type ``params.svm_type``: C-SVC (y = +1/-1, boxes Cp / Cn) with
-    ``params.solver``, or the FORMULATIONS adapter of the other types; returns a SolverResult. ``control``: an online driver (lasvm_cli/online.py) for online solvers."""
-    if params.svm_type in FORMULATIONS:
-        module, function = FORMULATIONS[params.svm_type]
-        solve = getattr(importlib.import_module(f"{__name__}.{module}"), function)
-    else:
-        solve = binary_solver(params.solver)
-    return solve(kd, kernel_params_for(params), y, Cp, Cn, params, progress=progress,
-                 control=control)
+def machine_of(kd, y, Cp, Cn, params, n_classes=2):
+    """The :class:`Machine` of rows ``kd`` with svm-train's kernel parameters."""
+    return Machine(kd, kernel_params_for(params), y, Cp, Cn, n_classes)
+
+
+def solve(machine, params, progress=None):
+    """Train ``machine`` with the solver of ``params`` (:func:`dispatch_key`) to its end;
+    returns its SolverResult."""
+    return _function(dispatch_key(params), "function")(machine, params, progress)
+
+
+def runs_in_steps(params):
+    """True when the solver of ``params`` has a run for the driver (SOLVERS' ``start``)."""
+    return SOLVERS[dispatch_key(params)].start is not None
+
+
+def start(machine, params, **overrides):
+    """The run of the solver of ``params`` on ``machine`` (solvers/run.py), not yet begun;
+    ``overrides``: the solver's own run arguments (the tracking teacher's order)."""
+    return _function(dispatch_key(params), "start")(machine, params, **overrides)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -92,7 +137,7 @@ def _ramp_s(v):
 # options of every solver (beyond LIBSVM's)
 COMMON_OPTIONS = (
     Option("solver", ("--solver",), str, default="smo", sklearn="solver",
-           choices=tuple(SOLVERS) + ("online",), what="solver", usage="""\
+           choices=C_SVC_SOLVERS + ("online",), what="solver", usage="""\
 --solver {choices} :
 	batch SMO (default), online LASVM, the bias-free online SVMs of Ertekin, Bottou & Giles
 	(LASVM-G, FULL SVM, LASVM-NC with the ramp loss, LASVM-I), the bias-free tracking

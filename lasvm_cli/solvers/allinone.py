@@ -101,12 +101,12 @@ def solve_batch(kd, kp, yc, d, C, kind, *, eps=1e-3, shrinking=True, cache_mb=10
                              hit_max_iter=status == core.MAX_ITER_REACHED)
 
 
-def solve_from_params(kd, kp, yc, d, params, progress=None):
+def from_params(machine, params, progress=None):
     """solve_batch with svm-train's parameters (--multiclass llw|cs, --solver smo): -c, -e, -h,
     -m and the declared options of "s2do" (solvers: --max-iter, --llw-target)."""
     from . import solver_kwargs
 
-    return solve_batch(kd, kp, yc, d, params.C, core.KINDS[params.multiclass],
+    return solve_batch(machine.kd, machine.kp, machine.y, machine.n_classes, params.C, core.KINDS[params.multiclass],
                        eps=params.eps, shrinking=bool(params.shrinking),
                        cache_mb=params.cache_size, progress=progress,
                        **solver_kwargs(params, "s2do"))

@@ -87,12 +87,13 @@ def solve_binary(kd, kp, y, Cp, Cn, *, eps=1e-3, shrinking=True, cache_mb=100.0,
                                counters=counters)
 
 
-def solve_from_params(kd, kp, y, Cp, Cn, params, progress=None, control=None):
+def from_params(machine, params, progress=None):
     """solve_binary with svm-train's parameters (the SOLVERS table's entry for "smo"): LIBSVM's
     -e, -h, -m, and the declared options of "smo" (solvers.SMO_OPTIONS: --wss, --max-iter,
     --final-kkt-check)."""
     from . import solver_kwargs
 
+    kd, kp, y, Cp, Cn = machine[:5]
     return solve_binary(kd, kp, y, Cp, Cn, eps=params.eps, shrinking=bool(params.shrinking),
                         cache_mb=params.cache_size, progress=progress,
                         **solver_kwargs(params, "smo"))

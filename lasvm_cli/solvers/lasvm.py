@@ -277,7 +277,7 @@ class LasvmRun:
 
 def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish=True,
                 selection="random", candidates=50, delta_max=None, seed=0,
-                label_budget=None, progress=None, rng="splitmix64", control=None,
+                label_budget=None, progress=None, rng="splitmix64",
                 symmetric_fill="auto", bias=True, boxes=None, finishing="smo"):
     """Train a binary SVM with LASVM (Bordes et al. 2005): seeding, ``epochs`` passes of
     PROCESS + REPROCESS over examples chosen by ``selection``, then (``finish``) REPROCESS
@@ -305,9 +305,6 @@ def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish
                 step 3 as printed and LaSVM 1.1's, REPROCESS (maximal violating pairs) until
                 delta <= tau. Both stop at the same rule; they reach different tau-approximate
                 solutions at different costs (docs/reproductions/seed-000.md)
-    control     None, or an object whose ``drive(run, progress) -> SolverResult`` runs the
-                :class:`LasvmRun` (lasvm_cli/online.py: save/resume, early stopping,
-                snapshots, trace)
 
     Returns a SolverResult (coef = alpha by example, rho = -b, obj = LIBSVM's 0.5a'Qa - e'a).
     """
@@ -315,25 +312,27 @@ def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish
                    selection=selection, candidates=candidates, delta_max=delta_max, seed=seed,
                    label_budget=label_budget, rng=rng, symmetric_fill=symmetric_fill,
                    bias=bias, boxes=boxes, finishing=finishing)
-    return run_or_drive(run, progress, control)
+    return run_to_end(run, progress)
 
 
-def run_or_drive(run, progress=None, control=None):
-    """``run`` to its end, or driven chunk by chunk by ``control`` (lasvm_cli/online.py:
-    traces, stops, snapshots, state files); its SolverResult."""
-    if control is not None:
-        return control.drive(run, progress)
+def run_to_end(run, progress=None):
+    """``run`` from its beginning to its end, in one go; its SolverResult."""
     run.begin()
     run.run_to_end(progress)
     return run.result()
 
 
-def solve_from_params(kd, kp, y, Cp, Cn, params, progress=None, control=None):
-    """solve_lasvm with svm-train's parameters (the SOLVERS table's entry for "lasvm"): -e, -m,
+def start(machine, params):
+    """The LasvmRun of svm-train's parameters (the SOLVERS table's entry for "lasvm"): -e, -m,
     --seed and the declared options of "lasvm" (solvers.LASVM_OPTIONS: --epochs, --no-finish,
     --selection, --candidates, --delta-max, --label-budget)."""
     from . import solver_kwargs
 
-    return solve_lasvm(kd, kp, y, Cp, Cn, eps=params.eps, cache_mb=params.cache_size,
-                       seed=params.seed, progress=progress, control=control,
-                       **solver_kwargs(params, "lasvm"))
+    kd, kp, y, Cp, Cn = machine[:5]
+    return LasvmRun(kd, kp, y, Cp, Cn, eps=params.eps, cache_mb=params.cache_size,
+                    seed=params.seed, **solver_kwargs(params, "lasvm"))
+
+
+def from_params(machine, params, progress=None):
+    """:func:`start`'s run to its end."""
+    return run_to_end(start(machine, params), progress)

@@ -27,7 +27,7 @@ import numpy as np
 from ..cache import KERNEL_EVALS, cache_positions_loaded, cache_set_width
 from ..params import REPROCESS_STEPS
 from .lasvm import (PH_DONE, PH_FINISH, PH_ONLINE, SAVED_FIELDS, LasvmRun, result_of,
-                    run_or_drive)
+                    run_to_end)
 from .lasvm_g_core import (F_GAP, F_TARGET, G_ADMIT_L, G_ADMIT_M, G_ADMIT_R, G_BAILED,
                            G_CAPPED, G_CLEAN_L, G_CLEAN_M, G_CLEAN_R, G_FLAGGED, G_IN_S,
                            G_SEEN, G_SKIP_L, G_SKIP_R, M_FINISH, M_GAP, M_NEW_EPOCH, M_ONLINE,
@@ -210,22 +210,25 @@ class LasvmGRun(LasvmRun):
         return other
 
 
-def solve_lasvm_g(kd, kp, y, Cp, Cn, *, solver="lasvm-g", progress=None, control=None,
-                  **options):
+def solve_lasvm_g(kd, kp, y, Cp, Cn, *, solver="lasvm-g", progress=None, **options):
     """Train one binary machine with ``solver`` ("lasvm-g", "full-svm", "lasvm-nc",
     "lasvm-i"); ``options``: LasvmGRun's (ramp_s, sv_threshold, clean_every, clean_keep, eps,
-    cache_mb, epochs, finish, seed, rng). ``control``: an online driver (lasvm_cli/online.py).
-    Returns a SolverResult (coef = alpha by example, rho = 0, obj = -G(alpha), Table 1's
-    counters)."""
-    return run_or_drive(LasvmGRun(kd, kp, y, Cp, Cn, solver=solver, **options), progress,
-                        control)
+    cache_mb, epochs, finish, seed, rng). Returns a SolverResult (coef = alpha by example,
+    rho = 0, obj = -G(alpha), Table 1's counters)."""
+    return run_to_end(LasvmGRun(kd, kp, y, Cp, Cn, solver=solver, **options), progress)
 
 
-def solve_from_params(kd, kp, y, Cp, Cn, params, progress=None, control=None):
-    """solve_lasvm_g with svm-train's parameters (the SOLVERS entry of the four solvers): -e,
+def start(machine, params):
+    """The LasvmGRun of svm-train's parameters (the SOLVERS entry of the four solvers): -e,
     -m, --seed and the declared options of the four (solvers.LASVM_G_OPTIONS and --epochs)."""
     from . import solver_kwargs
 
-    return solve_lasvm_g(kd, kp, y, Cp, Cn, solver=params.solver, progress=progress,
-                         control=control, eps=params.eps, cache_mb=params.cache_size,
-                         seed=params.seed, **solver_kwargs(params, params.solver))
+    kd, kp, y, Cp, Cn = machine[:5]
+    return LasvmGRun(kd, kp, y, Cp, Cn, solver=params.solver, eps=params.eps,
+                     cache_mb=params.cache_size, seed=params.seed,
+                     **solver_kwargs(params, params.solver))
+
+
+def from_params(machine, params, progress=None):
+    """:func:`start`'s run to its end."""
+    return run_to_end(start(machine, params), progress)

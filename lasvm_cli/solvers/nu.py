@@ -89,14 +89,14 @@ def _options(params):
                 max_iter=params.max_iter)
 
 
-def nu_svc_from_params(kd, kp, y, Cp, Cn, params, progress=None, control=None):
-    """solve_nu_svc with svm-train's parameters (FORMULATIONS' entry for -s 1; Cp, Cn unused,
-    as in LIBSVM)."""
-    return solve_nu_svc(kd, kp, y, params.nu, params.nu_start, progress=progress,
+def nu_svc_from_params(machine, params, progress=None):
+    """solve_nu_svc with svm-train's parameters (SOLVERS' entry for -s 1; Cp, Cn unused, as in
+    LIBSVM)."""
+    return solve_nu_svc(machine.kd, machine.kp, machine.y, params.nu, params.nu_start, progress=progress,
                         **_options(params))
 
 
-def nu_svr_from_params(kd, kp, y, Cp, Cn, params, progress=None, control=None):
-    """solve_nu_svr with svm-train's parameters (FORMULATIONS' entry for -s 4)."""
-    return solve_nu_svr(kd, kp, y, params.C, params.nu, params.nu_start, progress=progress,
+def nu_svr_from_params(machine, params, progress=None):
+    """solve_nu_svr with svm-train's parameters (SOLVERS' entry for -s 4)."""
+    return solve_nu_svr(machine.kd, machine.kp, machine.y, params.C, params.nu, params.nu_start, progress=progress,
                         **_options(params))

@@ -46,9 +46,9 @@ def solve_one_class(kd, kp, l, nu, start="libsvm", **smo_options):
         counters=counters, lines=[])
 
 
-def from_params(kd, kp, y, Cp, Cn, params, progress=None, control=None):
-    """solve_one_class with svm-train's parameters (FORMULATIONS' entry for -s 2; y unused)."""
-    return solve_one_class(kd, kp, len(y), params.nu, params.nu_start, eps=params.eps,
+def from_params(machine, params, progress=None):
+    """solve_one_class with svm-train's parameters (SOLVERS' entry for -s 2; y unused)."""
+    return solve_one_class(machine.kd, machine.kp, len(machine.y), params.nu, params.nu_start, eps=params.eps,
                            shrinking=bool(params.shrinking), cache_mb=params.cache_size,
                            wss=params.wss, max_iter=params.max_iter,
                            final_kkt_check=params.final_kkt_check, progress=progress)

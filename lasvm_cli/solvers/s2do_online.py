@@ -397,18 +397,14 @@ class S2doRun:
 
 def solve_online(kd, kp, yc, d, C, kind, *, eps=1e-3, epochs=1, strategy=None, cache_mb=100.0,
                  target=1.0, seed_value=1, multipliers=None, progress=None,
-                 cache_dtype=np.float32, trace=None, trace_parts=10, control=None):
+                 cache_dtype=np.float32, trace=None, trace_parts=10):
     """The online solver; ``epochs`` may be math.inf (until the KKT violation < eps).
     ``trace(seconds, kernel_evals, dual, epoch)`` is called ``trace_parts`` times per pass
-    (the dual is the sum of the steps' exact increases). ``control``: a driver
-    (lasvm_cli/online.py's OnlineControl: --trace, stopping, snapshots) that runs the
-    :class:`S2doRun` chunk by chunk instead."""
+    (the dual is the sum of the steps' exact increases)."""
     clock = Clock()
     run = S2doRun(kd, kp, yc, d, C, kind, eps=eps, epochs=epochs, strategy=strategy,
                   cache_mb=cache_mb, target=target, seed_value=seed_value,
                   multipliers=multipliers, cache_dtype=cache_dtype, progress=progress)
-    if control is not None:
-        return control.drive(run)
     run.begin()
     l = run.l
     parts = trace_parts if trace is not None else 1
@@ -424,9 +420,20 @@ def solve_online(kd, kp, yc, d, C, kind, *, eps=1e-3, epochs=1, strategy=None, c
     return run.result(clock.stop())
 
 
-def solve_from_params(kd, kp, yc, d, params, progress=None, control=None):
-    """solve_online with svm-train's parameters (--multiclass llw|cs, --solver online)."""
-    return solve_online(kd, kp, yc, d, params.C, core.KINDS[params.multiclass],
-                        eps=params.eps, epochs=params.epochs, strategy=params.strategy,
-                        cache_mb=params.cache_size, target=params.llw_target,
-                        seed_value=params.seed, progress=progress, control=control)
+def _options(params):
+    """S2doRun's arguments from svm-train's parameters (--multiclass llw|cs, --solver
+    online): -e, -m, --seed, --epochs, --strategy, --llw-target."""
+    return dict(eps=params.eps, epochs=params.epochs, strategy=params.strategy,
+                cache_mb=params.cache_size, target=params.llw_target, seed_value=params.seed)
+
+
+def start(machine, params):
+    """The S2doRun of svm-train's parameters on ``machine`` (class indices in y)."""
+    return S2doRun(machine.kd, machine.kp, machine.y, machine.n_classes, params.C,
+                   core.KINDS[params.multiclass], **_options(params))
+
+
+def from_params(machine, params, progress=None):
+    """solve_online with svm-train's parameters."""
+    return solve_online(machine.kd, machine.kp, machine.y, machine.n_classes, params.C,
+                        core.KINDS[params.multiclass], progress=progress, **_options(params))

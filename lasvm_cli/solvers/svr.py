@@ -6,7 +6,7 @@ Variable i is alpha_i (sign +1, linear term eps - z_i), variable i + l is alpha*
 linear term eps + z_i), both on example i (solvers/variables.py: svr_pairs), so both read
 example i's one cached kernel row. coef_i = alpha_i - alpha*_i, LIBSVM's rho and obj.
 
-svm-train -s 3 reaches it through solvers.FORMULATIONS (``from_params``); --wss applies.
+svm-train -s 3 reaches it through solvers.SOLVERS (``from_params``); --wss applies.
 """
 
 import numpy as np
@@ -32,9 +32,9 @@ def solve_epsilon_svr(kd, kp, z, C, p, **smo_options):
                                hit_max_iter=status == MAX_ITER_REACHED)
 
 
-def from_params(kd, kp, y, Cp, Cn, params, progress=None, control=None):
-    """solve_epsilon_svr with svm-train's parameters (FORMULATIONS' entry for -s 3)."""
-    return solve_epsilon_svr(kd, kp, y, params.C, params.p, eps=params.eps,
+def from_params(machine, params, progress=None):
+    """solve_epsilon_svr with svm-train's parameters (SOLVERS' entry for -s 3)."""
+    return solve_epsilon_svr(machine.kd, machine.kp, machine.y, params.C, params.p, eps=params.eps,
                              shrinking=bool(params.shrinking), cache_mb=params.cache_size,
                              wss=params.wss, max_iter=params.max_iter,
                              final_kkt_check=params.final_kkt_check, progress=progress)

@@ -409,6 +409,24 @@ class TrackRun:
     def is_rcd(self):
         return self.algorithm == "rcd"
 
+    def begin(self):
+        """Load (or compile) the compiled code; the constructor made the state."""
+        self.step(0)
+
+    @property
+    def CHUNK(self):
+        """Time indices per step (rcd: coordinate steps, CHUNK of them per K)."""
+        return CHUNK * (self.K if self.is_rcd else 1)
+
+    @property
+    def processed(self):
+        """Examples seen (rcd: coordinate steps)."""
+        return self.iterations if self.is_rcd else self.t
+
+    @property
+    def n_expansion(self):
+        return self.n_sv
+
     @property
     def done(self):
         tis = self.tr.tis
@@ -560,19 +578,22 @@ def shuffled(l, seed):
     return np.random.default_rng(int(seed)).permutation(int(l)).astype(np.int64)
 
 
-def solve_from_params(kd, kp, y, Cp, Cn, params, progress=None, control=None):
-    """One binary machine with a tracking solver (the SOLVERS table's entry). ``control``
-    (lasvm_cli/track.py) supplies the teacher's order in file terms, repeated runs and the
-    trace; without it, the fixed orders are over the binary problem's rows."""
-    if control is not None:
-        return control.drive(kd, kp, y, Cp, Cn, params, progress)
-    opts = run_options(params)
-    order = None
-    if params.teacher == "shuffle":
-        order = shuffled(len(y), params.seed)
-    run = TrackRun(kd, kp, y, Cp, Cn, order=order, **opts)
+def start(machine, params, order="rows"):
+    """The TrackRun of svm-train's parameters (the SOLVERS table's entry): ``order``: the
+    fixed-order teacher's order in the machine's rows ("rows": the rows' order, shuffled
+    with --seed for the shuffle teacher); the training layer passes the order in the
+    training file's terms (lasvm_cli/track.py)."""
+    kd, kp, y, Cp, Cn = machine[:5]
+    if isinstance(order, str):
+        order = shuffled(len(y), params.seed) if params.teacher == "shuffle" else None
+    return TrackRun(kd, kp, y, Cp, Cn, order=order, **run_options(params))
+
+
+def from_params(machine, params, progress=None):
+    """:func:`start`'s run to its end."""
+    run = start(machine, params)
     while not run.done:
-        run.step(CHUNK * (run.K if run.is_rcd else 1))
+        run.step(run.CHUNK)
         if progress is not None:
-            progress(run.t if not run.is_rcd else run.iterations, run.n_sv)
+            progress(run.processed, run.n_expansion)
     return run.result()
