@@ -17,6 +17,7 @@ lasvm_cli/solvers/__init__.py). From the rows come:
 This module imports nothing of the package: svm-train reads it before any solver loads.
 """
 
+import re
 from dataclasses import dataclass
 
 # Solver keys, in the order messages list them: the --solver names of the binary solvers
@@ -202,61 +203,66 @@ def below(limit, message):
     return lambda v: message if v < limit else None
 
 
-def c_atoi(text):
-    from .cli.argv import atoi
+# C-library number parsing (``atof``/``atoi`` read a numeric prefix and give 0 for garbage,
+# so ``-c abc`` ends in LIBSVM's ``ERROR: C <= 0``, as in LIBSVM)
+_FLOAT = re.compile(r"\s*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan)",
+                    re.IGNORECASE)
+_INT = re.compile(r"\s*[+-]?\d+")
 
-    return atoi(text)
+
+def atof(text):
+    m = _FLOAT.match(text)
+    return float(m.group(0)) if m else 0.0
 
 
-def c_atof(text):
-    from .cli.argv import atof
-
-    return atof(text)
+def atoi(text):
+    m = _INT.match(text)
+    return int(m.group(0)) if m else 0
 
 
 # LIBSVM's options (svm-train.c), its usage text verbatim; -wi's field is a dict of weights
 # (cli/train.py reads the class from the word), -v and -q are svm-train's own.
 LIBSVM_OPTIONS = (
-    Option("svm_type", ("-s",), c_atoi, default=0, section="libsvm", usage="""\
+    Option("svm_type", ("-s",), atoi, default=0, section="libsvm", usage="""\
 -s svm_type : set type of SVM (default 0)
 	0 -- C-SVC		(multi-class classification)
 	1 -- nu-SVC		(multi-class classification)
 	2 -- one-class SVM
 	3 -- epsilon-SVR	(regression)
 	4 -- nu-SVR		(regression)"""),
-    Option("kernel_type", ("-t",), c_atoi, default=2, section="libsvm", usage="""\
+    Option("kernel_type", ("-t",), atoi, default=2, section="libsvm", usage="""\
 -t kernel_type : set type of kernel function (default 2)
 	0 -- linear: u'*v
 	1 -- polynomial: (gamma*u'*v + coef0)^degree
 	2 -- radial basis function: exp(-gamma*|u-v|^2)
 	3 -- sigmoid: tanh(gamma*u'*v + coef0)
 	4 -- precomputed kernel (kernel values in training_set_file)"""),
-    Option("degree", ("-d",), c_atoi, default=3, sklearn="degree", section="libsvm",
+    Option("degree", ("-d",), atoi, default=3, sklearn="degree", section="libsvm",
            usage="-d degree : set degree in kernel function (default 3)"),
-    Option("gamma", ("-g",), c_atof, default=0.0, sklearn="gamma", section="libsvm",
+    Option("gamma", ("-g",), atof, default=0.0, sklearn="gamma", section="libsvm",
            usage="-g gamma : set gamma in kernel function (default 1/num_features)"),
-    Option("coef0", ("-r",), c_atof, default=0.0, sklearn="coef0", section="libsvm",
+    Option("coef0", ("-r",), atof, default=0.0, sklearn="coef0", section="libsvm",
            usage="-r coef0 : set coef0 in kernel function (default 0)"),
-    Option("C", ("-c",), c_atof, default=1.0, sklearn="C", section="libsvm",
+    Option("C", ("-c",), atof, default=1.0, sklearn="C", section="libsvm",
            usage="-c cost : set the parameter C of C-SVC, epsilon-SVR, and nu-SVR (default 1)"),
-    Option("nu", ("-n",), c_atof, default=0.5, sklearn="nu", section="libsvm",
+    Option("nu", ("-n",), atof, default=0.5, sklearn="nu", section="libsvm",
            usage="-n nu : set the parameter nu of nu-SVC, one-class SVM, and nu-SVR "
                  "(default 0.5)"),
-    Option("p", ("-p",), c_atof, default=0.1, sklearn="epsilon", section="libsvm",
+    Option("p", ("-p",), atof, default=0.1, sklearn="epsilon", section="libsvm",
            usage="-p epsilon : set the epsilon in loss function of epsilon-SVR (default 0.1)"),
-    Option("cache_size", ("-m",), c_atof, default=100.0, sklearn="cache_size", section="libsvm",
+    Option("cache_size", ("-m",), atof, default=100.0, sklearn="cache_size", section="libsvm",
            usage="-m cachesize : set cache memory size in MB (default 100)"),
-    Option("eps", ("-e",), c_atof, default=1e-3, sklearn="tol", section="libsvm",
+    Option("eps", ("-e",), atof, default=1e-3, sklearn="tol", section="libsvm",
            usage="-e epsilon : set tolerance of termination criterion (default 0.001)"),
-    Option("shrinking", ("-h",), c_atoi, default=1, sklearn="shrinking", section="libsvm",
+    Option("shrinking", ("-h",), atoi, default=1, sklearn="shrinking", section="libsvm",
            usage="-h shrinking : whether to use the shrinking heuristics, 0 or 1 (default 1)"),
-    Option("probability", ("-b",), c_atoi, default=0, sklearn="probability", section="libsvm",
+    Option("probability", ("-b",), atoi, default=0, sklearn="probability", section="libsvm",
            usage="-b probability_estimates : whether to train a SVC or SVR model for "
                  "probability estimates, 0 or 1 (default 0)"),
-    Option("weights", ("-wi",), c_atof, default=None, sklearn="class_weight", section="libsvm",
+    Option("weights", ("-wi",), atof, default=None, sklearn="class_weight", section="libsvm",
            usage="-wi weight : set the parameter C of class i to weight*C, for C-SVC "
                  "(default 1)"),
-    Option("nr_fold", ("-v",), c_atoi, default=0, command=True, section="libsvm",
+    Option("nr_fold", ("-v",), atoi, default=0, command=True, section="libsvm",
            usage="-v n: n-fold cross validation mode"),
     Option("quiet", ("-q",), None, True, default=False, command=True, section="libsvm",
            usage="-q : quiet mode (no outputs)"),

@@ -23,25 +23,21 @@ CLASSIFICATION_TYPES = (0, 1)  # c_svc, nu_svc: class labels, one-vs-one machine
 NU_TYPES = (1, 4)  # Solver_NU (second-order selection only)
 # the declared choices (lasvm_cli/solvers OPTIONS), by the names the package uses
 SOLVER_NAMES = _choices("solver")  # --solver: C-SVC's solvers and the all-in-one "online"
-WSS = _choices("wss")  # --wss names, in the order of qp's WS_* codes
 X_STORAGES = _choices("x_storage")  # --x-storage (data.py: training rows)
-REPROCESS_STEPS = _choices("reprocess")  # --reprocess (solvers/lasvm_g_core.py: the pair step)
-SELECTIONS = _choices("selection")  # online_core's SEL_* order
 MULTICLASS = _choices("multiclass")
 ALL_IN_ONE = ("llw", "cs")  # all-in-one machines (train_allinone.py): --solver smo|online
 ALL_IN_ONE_SOLVERS = ("smo", "online")
 # --strategy: the online S2DO working-set strategies (solvers/s2do_online.py)
 STRATEGIES = _choices("strategy")
 TEACHERS = _choices("teacher")  # tracking solvers
-DEFAULT_K = 10  # tracking solvers: steps per example without -K / --eps
 
 
 def _declared_fields():
     """(name, type, dataclasses.field) of each declared training option's field, in
     declaration order (two switches of one field, --final-kkt-check and --mg-stop, give one)."""
-    from .options import c_atof, c_atoi
+    from .options import atof, atoi
 
-    types = {int: int, c_atoi: int, float: float, c_atof: float, str: str, None: bool}
+    types = {int: int, atoi: int, float: float, atof: float, str: str, None: bool}
     out, seen = [], set()
     for o in OPTIONS:
         if o.command or o.field in seen:
@@ -128,27 +124,10 @@ def check_parameter(p: TrainParams, class_counts=None, given=None):
     return check_tracking(p)
 
 
-def tracking_K(p):
-    """(K, error text or None): -K, or K = ceil(8 C / eps^2) from --eps (Usunier et al. 2010,
-    Corollary 4: 0 < eps <= 4C), or DEFAULT_K."""
-    if p.K is not None and p.track_eps is not None:
-        return None, "-K and --eps exclude each other"
-    if p.track_eps is not None:
-        eps = p.track_eps
-        if not eps > 0 or eps > 4 * p.C:
-            return None, f"--eps must satisfy 0 < eps <= 4C (eps = {eps:g}, C = {p.C:g})"
-        return math.ceil(8 * p.C / eps ** 2), None
-    if p.K is None:
-        return DEFAULT_K, None
-    if p.K < 1:
-        return None, "K < 1"
-    return int(p.K), None
-
-
 def check_tracking(p):
     """The tracking solvers' options that relate to each other (the declarations check each
     one's range, and that no other solver is given them)."""
-    from .solvers import TRACKING_SOLVERS
+    from .solvers import TRACKING_SOLVERS, tracking_K
 
     if p.solver not in TRACKING_SOLVERS:
         return None

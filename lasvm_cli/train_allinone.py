@@ -13,13 +13,7 @@ from .driver import DIRECT
 from .errors import ParameterError
 from .model import SVMModel
 from .solvers import machine_of
-
-
-def report(res, info):
-    c = res.counters
-    info(f"optimization finished, #iter = {res.n_iter}")
-    info(f"obj = {res.obj:f}, dual = {c['dual']:f}, KKT violation = {c['kkt_violation']:g}")
-    info(f"nSV = {res.n_sv}, nBSV = {res.n_bsv}, support patterns = {c['support_patterns']}")
+from .solvers.allinone import report
 
 
 def train_allinone(problem, params, rows, info, warn, progress, rng, driver=DIRECT):

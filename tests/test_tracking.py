@@ -238,7 +238,8 @@ def test_option_errors(tmp_path, args, message):
 
 def test_eps_gives_K():
     """K = ceil(8 C / eps^2): C = 1, eps = 2 -> 2; eps = 4C -> 1 (the largest allowed)."""
-    from lasvm_cli.params import TrainParams, tracking_K
+    from lasvm_cli.params import TrainParams
+    from lasvm_cli.solvers import tracking_K
 
     assert tracking_K(TrainParams(solver="track1", track_eps=2.0))[0] == 2
     assert tracking_K(TrainParams(solver="track1", C=2.0, track_eps=8.0))[0] == 1

@@ -2,7 +2,7 @@
 
 import pytest
 
-from lasvm_cli.cli.argv import atof, atoi
+from lasvm_cli.options import atof, atoi
 from lasvm_cli.cli.report import UsageExit
 from lasvm_cli.cli.train import parse_command_line
 from lasvm_cli.params import TrainParams, check_parameter

@@ -10,7 +10,8 @@ refused; extension options ``--decision-values FILE`` and ``--zero-based``.
 
 import sys
 
-from .argv import atoi, read_options
+from ..options import atoi
+from .argv import read_options
 from .measures import cdiv, cfmt_g, regression_measures, summary
 from .report import UsageExit, write_stdout
 

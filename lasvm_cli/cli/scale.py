@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import OutputError, ParameterError
-from .argv import atof
+from ..options import atof
 from .report import STDOUT_NAME, UsageExit
 
 USAGE = (

@@ -12,11 +12,11 @@ import os
 import sys
 
 from ..errors import InputFormatError, LasvmError, OutputError, ParameterError
-from .argv import atoi, read_options
+from ..options import Option, atoi
+from .argv import read_options
 from .progress import bars_cleared
 from .report import UsageExit, write_stdout
 
-from ..options import Option
 from ..solvers import OPTIONS, TRACKING_SOLVERS
 
 # svm-train's own options (not training parameters): fields of Options below

@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import InputFormatError, ModelFormatError
 from ..kernels import KERNEL_NAMES, PRECOMPUTED
 from ..model import SVMModel
-from ..params import SVM_TYPES
+from ..options import SVM_TYPES
 from .atomic import atomic_write
 from .svmlight import parse_block
 

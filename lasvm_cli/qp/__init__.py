@@ -17,7 +17,11 @@ positions to example ids; shrinking swaps positions and tells the cache). Scalar
 
 from collections import namedtuple
 
-from ..params import WSS
+# The names of the cores' codes, in the order of the codes (the declared options' choices:
+# lasvm_cli/solvers OPTIONS; this package is pure Python up to here, for svm-train's start).
+WSS = ("mvp", "so", "hmg")                                 # --wss: WS_* below
+SELECTIONS = ("random", "gradient", "active", "autoactive")  # --selection: online_core's SEL_*
+REPROCESS_STEPS = ("one", "pair")                          # --reprocess: lasvm_g_core's pair step
 
 SmoState = namedtuple("SmoState", "alpha y G G_bar p C QD status ist fst work")
 
@@ -26,7 +30,7 @@ LOWER, UPPER, FREE = 0, 1, 2
 
 # working-set selection codes
 WS_MVP, WS_SO, WS_HMG = 0, 1, 2
-WS_CODES = dict(zip(WSS, (WS_MVP, WS_SO, WS_HMG)))  # params.WSS: the names, one place
+WS_CODES = dict(zip(WSS, (WS_MVP, WS_SO, WS_HMG)))
 
 # ist indices
 (ACTIVE, COUNTER, UNSHRINK, ITER, MAX_ITER, PREV_I, PREV_J, SHRINKING, WS, FINAL_KKT,

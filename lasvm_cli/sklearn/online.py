@@ -29,7 +29,7 @@ from ..data import kernel_data
 from ..io.model_file import read_model, write_model
 from ..kernels import make_params
 from ..model import SVMModel
-from ..params import SELECTIONS
+from ..qp import SELECTIONS
 from ..solvers.lasvm import PH_ONLINE, LasvmRun
 from ..solvers.online_core import I_EPOCH, I_LABELS, I_NS, I_POOL, bias, dual_objective
 from .svm import (KERNEL_NAMES, KERNELS, gamma_value, integer_labels, ovo_pairs,

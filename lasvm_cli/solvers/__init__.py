@@ -23,7 +23,8 @@ import importlib
 import math
 from typing import NamedTuple
 
-from ..options import LIBSVM_OPTIONS, SVM_TYPES, Option, below, c_atoi
+from ..options import LIBSVM_OPTIONS, SVM_TYPES, Option, atoi, below
+from ..qp import REPROCESS_STEPS, SELECTIONS, WSS
 from ..options import solver_kwargs as _kwargs
 
 
@@ -163,7 +164,7 @@ COMMON_OPTIONS = (
 
 # batch SMO (solvers/csvc.py; -s 1..4: nu.py, one_class.py, svr.py)
 SMO_OPTIONS = (
-    Option("wss", ("--wss",), str, default="so", choices=("mvp", "so", "hmg"),
+    Option("wss", ("--wss",), str, default="so", choices=WSS,
            what="working set selection", solvers=("smo",), kwarg="wss", sklearn="wss",
            usage="--wss {choices} : SMO working set selection (default so, as LIBSVM)"),
     Option("final_kkt_check", ("--final-kkt-check",), None, True, default=True,
@@ -189,7 +190,7 @@ LASVM_OPTIONS = (
            kwarg="finish", sklearn="finish",
            usage="--no-finish : LASVM: skip the finishing step"),
     Option("selection", ("--selection",), str, default="random",
-           choices=("random", "gradient", "active", "autoactive"), what="selection",
+           choices=SELECTIONS, what="selection",
            solvers=("lasvm",), kwarg="selection", sklearn="selection", usage="""\
 --selection {choices} : LASVM example selection (default random)"""),
     Option("candidates", ("--candidates",), int, default=50, solvers=("lasvm",),
@@ -223,7 +224,7 @@ LASVM_G_OPTIONS = (
            kwarg="finish", usage="""\
 --finish-tau : lasvm-g & co.: REPROCESS until the KKT violation < -e after every epoch
 	(the paper has no finishing step)"""),
-    Option("reprocess", ("--reprocess",), str, default=None, choices=("one", "pair"),
+    Option("reprocess", ("--reprocess",), str, default=None, choices=REPROCESS_STEPS,
            what="--reprocess", solvers=RAMP, kwarg="reprocess",
            convert=lambda v: v or "one", usage="""\
 --reprocess {choices} : lasvm-g & co.: REPROCESS moves one variable (default, the paper's)
@@ -284,7 +285,7 @@ DRIVER_OPTIONS = (
 
 # the tracking solvers (solvers/tracking.py: run_options; lasvm_cli/track.py)
 TRACKING_OPTIONS = (
-    Option("K", ("-K",), c_atoi, default=None, solvers=TRACKING_SOLVERS, section="tracking",
+    Option("K", ("-K",), atoi, default=None, solvers=TRACKING_SOLVERS, section="tracking",
            usage="-K n : coordinate steps per example (default 10)"),
     Option("track_eps", ("--eps",), float, default=None, solvers=TRACKING_SOLVERS,
            section="tracking",
@@ -315,6 +316,26 @@ TRACKING_OPTIONS = (
            check=below(1, "--runs < 1"), section="tracking", usage="""\
 --runs n : repeat with seeds --seed .. --seed+n-1; --trace rows are the mean of the runs"""),
 )
+
+DEFAULT_K = 10  # tracking solvers: steps per example without -K / --eps
+
+
+def tracking_K(p):
+    """(K, error text or None): -K, or K = ceil(8 C / eps^2) from --eps (Usunier et al. 2010,
+    Corollary 4: 0 < eps <= 4C), or DEFAULT_K."""
+    if p.K is not None and p.track_eps is not None:
+        return None, "-K and --eps exclude each other"
+    if p.track_eps is not None:
+        eps = p.track_eps
+        if not eps > 0 or eps > 4 * p.C:
+            return None, f"--eps must satisfy 0 < eps <= 4C (eps = {eps:g}, C = {p.C:g})"
+        return math.ceil(8 * p.C / eps ** 2), None
+    if p.K is None:
+        return DEFAULT_K, None
+    if p.K < 1:
+        return None, "K < 1"
+    return int(p.K), None
+
 
 # every training option, in the usage text's order within each section
 OPTIONS = (LIBSVM_OPTIONS + COMMON_OPTIONS + SMO_OPTIONS + LASVM_OPTIONS + LASVM_G_OPTIONS

@@ -101,6 +101,16 @@ def solve_batch(kd, kp, yc, d, C, kind, *, eps=1e-3, shrinking=True, cache_mb=10
                              hit_max_iter=status == core.MAX_ITER_REACHED)
 
 
+def report(res, info):
+    """What svm-train prints of an all-in-one machine's training (LIBSVM's lines and the
+    dual, the KKT violation and the support patterns)."""
+    c = res.counters
+    info(f"optimization finished, #iter = {res.n_iter}")
+    info(f"obj = {res.obj:f}, dual = {c['dual']:f}, KKT violation = {c['kkt_violation']:g}")
+    info(f"nSV = {res.n_sv}, nBSV = {res.n_bsv}, support patterns = {c['support_patterns']}")
+
+
+
 def from_params(machine, params, progress=None):
     """solve_batch with svm-train's parameters (--multiclass llw|cs, --solver smo): -c, -e, -h,
     -m and the declared options of "s2do" (solvers: --max-iter, --llw-target)."""

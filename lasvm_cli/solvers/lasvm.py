@@ -24,7 +24,7 @@ from .finishing import FINISHINGS, start_finishing
 from .online_core import (CHUNK, F_DELTA, I_EPOCH, I_FINISH_STEPS,
                           I_INSERTED, I_LABELS, I_NS, I_POOL, I_PROCESSED, I_REPROCESS,
                           I_STEPS, MODE_DELTA, MODE_NEW_EPOCH, MODE_ONLINE,
-                          MODE_SEED, N_SEED, RNGS, SELECTIONS, bias, dual_objective, fit_width,
+                          MODE_SEED, N_SEED, RNGS, SELECTION_CODES, bias, dual_objective, fit_width,
                           lasvm_run, make_state, svc_boxes, sv_counts)
 from .result import SolverResult
 from .saved import load_into
@@ -72,9 +72,9 @@ class LasvmRun:
                  selection="random", candidates=50, delta_max=None, seed=0, label_budget=None,
                  rng="splitmix64", symmetric_fill="auto", bias=True, boxes=None,
                  finishing="smo"):
-        if selection not in SELECTIONS:
+        if selection not in SELECTION_CODES:
             raise ValueError(
-                f"unknown selection {selection!r} (expected one of {sorted(SELECTIONS)})")
+                f"unknown selection {selection!r} (expected one of {sorted(SELECTION_CODES)})")
         if rng not in RNGS:
             raise ValueError(f"unknown rng {rng!r} (expected one of {sorted(RNGS)})")
         if finishing not in FINISHINGS:
@@ -98,7 +98,7 @@ class LasvmRun:
         self._tau = float(eps)
         self._dmax = np.inf if delta_max is None else float(delta_max)
         self._budget = np.int64(l + 1 if label_budget is None else int(label_budget))
-        self._sel = np.int64(SELECTIONS[selection])
+        self._sel = np.int64(SELECTION_CODES[selection])
         self._cand = np.int64(candidates)
         self._fill = fill_pays(kd, kp) if symmetric_fill == "auto" else bool(symmetric_fill)
         self.kc = self._new_cache(cache_mb)

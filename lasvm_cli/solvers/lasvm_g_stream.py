@@ -33,7 +33,7 @@ from ..classes import weighted_C
 from ..data import squared_norms
 from ..io.svmlight import iter_svmlight
 from ..kernels import KernelData
-from ..params import REPROCESS_STEPS
+from ..qp import REPROCESS_STEPS
 from . import lasvm_g_core as G
 from . import online_core as core
 from .lasvm_nc import DEFAULTS

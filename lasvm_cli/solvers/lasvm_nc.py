@@ -25,7 +25,7 @@ LASVM-G, -NC and -I; FULL SVM keeps its expansion whole.
 import numpy as np
 
 from ..cache import KERNEL_EVALS, cache_positions_loaded, cache_set_width
-from ..params import REPROCESS_STEPS
+from ..qp import REPROCESS_STEPS
 from .lasvm import (PH_DONE, PH_FINISH, PH_ONLINE, SAVED_FIELDS, LasvmRun, result_of,
                     run_to_end)
 from .lasvm_g_core import (F_GAP, F_TARGET, G_ADMIT_L, G_ADMIT_M, G_ADMIT_R, G_BAILED,

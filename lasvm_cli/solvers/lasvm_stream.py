@@ -58,7 +58,7 @@ from ..model import SVMModel
 from . import online_core as core
 from .finishing import start_finishing
 from .online_core import (AUTO_MAX, CHUNK, I_INSERTED, I_NS, N_SEED, SEL_AUTOACTIVE,
-                          SEL_RANDOM, SELECTIONS)
+                          SEL_RANDOM, SELECTION_CODES)
 
 _NJIT = dict(cache=True, nogil=True)
 
@@ -394,7 +394,7 @@ def _check_params(p):
         raise StreamError("--stream does not support --label-budget")
     if p.multiclass != "ovo":
         raise StreamError("--stream supports two classes (no --multiclass)")
-    if p.selection not in SELECTIONS:
+    if p.selection not in SELECTION_CODES:
         raise StreamError(f"unknown selection '{p.selection}'")
 
 
@@ -406,7 +406,7 @@ def train_stream(source, params, *, zero_based=False, info=None, warn=None, prog
     warn = warn or (lambda _m: None)
     p = params
     _check_params(p)
-    sel = SELECTIONS[p.selection]
+    sel = SELECTION_CODES[p.selection]
     M = 1 if sel == SEL_RANDOM else (AUTO_MAX if sel == SEL_AUTOACTIVE else int(p.candidates))
     kp = kernels.make_params(p.kernel_type, p.degree, p.gamma, p.coef0)
     tau = float(p.eps)

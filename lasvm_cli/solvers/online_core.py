@@ -50,7 +50,7 @@ import numba
 from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
-from .. import params
+from .. import qp
 from ..cache import WIDTH, cache_discard, cache_set_width, held
 from ..cache import cache_symmetric_at as _row_at  # LaSVM 1.1's rows: symmetric fill
 from ..cache import cache_swap_keep_prefix as _swap_keep_prefix
@@ -67,7 +67,7 @@ AUTO_MAX = 100    # AUTOACTIVE: at most this many candidates
 CHUNK = 1000      # iterations per call of the compiled entry point (progress, Ctrl-C, saving)
 
 SEL_RANDOM, SEL_GRADIENT, SEL_ACTIVE, SEL_AUTOACTIVE = 0, 1, 2, 3
-SELECTIONS = dict(zip(params.SELECTIONS, (SEL_RANDOM, SEL_GRADIENT, SEL_ACTIVE, SEL_AUTOACTIVE)))
+SELECTION_CODES = dict(zip(qp.SELECTIONS, (SEL_RANDOM, SEL_GRADIENT, SEL_ACTIVE, SEL_AUTOACTIVE)))
 
 # int64 scalar block ``st.ist``
 I_NS = 0          # size of the expansion S (positions [0, n_S))

@@ -329,7 +329,7 @@ def train_stream_allinone(source, params, *, zero_based=False, info=None, warn=N
 
 
 def _model(store, p, kind, strategy, classes, counts, kcost, n_rows, late, info):
-    from ..train_allinone import report
+    from .allinone import report
 
     st, c = store.st, store.c
     nW = int(st.ist[core.ACTIVE])

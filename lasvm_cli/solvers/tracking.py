@@ -16,7 +16,7 @@ import numpy as np
 
 from ..cache import FILL, KERNEL_EVALS, WIDTH, cache_set_width, fill_pays, held, make_cache
 from ..kernels import expansion_values, kernel_row
-from ..params import DEFAULT_K, tracking_K
+from . import DEFAULT_K, tracking_K
 from .online_core import (I_NS, I_POOL, RNG_SPLITMIX, draw, make_state, newton_step, process,
                           rand_below, svc_boxes, swap_positions)
 from .result import SolverResult
