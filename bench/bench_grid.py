@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lasvm_cli.datasets import data_dir
+from lasvm_cli.tools.datasets import data_dir
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = data_dir()  # $LASVM_DATA, else the cache folder (lasvm data fetch)

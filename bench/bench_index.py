@@ -1,4 +1,4 @@
-"""Signed against unsigned indices in numba's hot row loops (lasvm_cli/index.py).
+"""Signed against unsigned indices in numba's hot row loops (lasvm_cli/numerics/index.py).
 
 Each loop is written twice, identically except for its index: ``K[base + t]`` / ``v[data[t]]``
 (signed: numba tests for a negative index on every access) and ``K[at(base, t)]`` /
@@ -6,7 +6,7 @@ Each loop is written twice, identically except for its index: ``K[base + t]`` / 
 position, the minimum over repeated timings (the machine's noise only adds), and the ratio.
 The loops are the package's shapes, not its functions: SO's scan (qp/select.py
 _so_objectives), SMO's gradient update (qp/smo.py _update_pair), the online core's Newton
-update (solvers/online_core.py _newton_update) and the by-example copy (cache.py
+update (qp/online_core.py _newton_update) and the by-example copy (cache.py
 _copy_by_example). Usage: ``python bench/bench_index.py``.
 """
 
@@ -15,7 +15,7 @@ import time
 import numba
 import numpy as np
 
-from lasvm_cli.index import at, idx
+from lasvm_cli.numerics.index import at, idx
 
 N = 36000  # budgetfood's 2l positions
 TAU = 1e-12

@@ -8,7 +8,7 @@ train/test with -c 100 -g 0.005 (the LASVM paper's setting); mnist 8-vs-rest, pi
 test error (%), #SV, kernel evaluations (LIBSVM's are not exposed by the binding: "-"). LASVM's
 example order is random: it runs with seeds 0..N-1 (--seeds) and prints one row per seed and
 their mean (the error's range in brackets). Test decision values are computed with
-lasvm_cli.kernels (the same for both models).
+lasvm_cli.numerics.kernels (the same for both models).
 """
 
 import argparse
@@ -23,15 +23,15 @@ from numba import prange
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from lasvm_cli.data import kernel_data  # noqa: E402
+from lasvm_cli.numerics.data import kernel_data  # noqa: E402
 from lasvm_cli.io.svmlight import read_svmlight  # noqa: E402
-from lasvm_cli.kernels import RBF, kernel_row_serial, make_params  # noqa: E402
+from lasvm_cli.numerics.kernels import RBF, kernel_row_serial, make_params  # noqa: E402
 from lasvm_cli.solvers.lasvm import solve_lasvm  # noqa: E402
 
 
 def data_dir():
-    """The data folder (lasvm_cli.datasets.data_dir: $LASVM_DATA, else the cache folder)."""
-    from lasvm_cli.datasets import data_dir as where
+    """The data folder (lasvm_cli.tools.datasets.data_dir: $LASVM_DATA, else the cache folder)."""
+    from lasvm_cli.tools.datasets import data_dir as where
 
     return where()
 
@@ -88,7 +88,7 @@ def run_case(name, tr, te, y_tr, y_te, C, gamma, cache_mb, rows, dense=None, see
     kp = make_params(RBF, gamma=gamma)
     # warm the JIT outside the timings
     small = np.arange(min(200, len(y_tr)))
-    from lasvm_cli.data import subset
+    from lasvm_cli.numerics.data import subset
 
     solve_lasvm(subset(kd, small), kp, y_tr[small], C, C, epochs=1)
     decision(kd, kp, small[:2], np.zeros(2), 0.0, kd_te)
@@ -122,7 +122,7 @@ def main():
     ap.add_argument("--seeds", type=int, default=5, help="LASVM runs with seeds 0..N-1")
     ap.add_argument("--storage", choices=["auto", "dense", "sparse"], default="auto",
                     help="feature storage for our kernels (auto: sparse for adult, whose rows "
-                         "hold 14 of 123 features; lasvm_cli.data's rule otherwise)")
+                         "hold 14 of 123 features; lasvm_cli.numerics.data's rule otherwise)")
     args = ap.parse_args()
     rows = []
     dd = data_dir()

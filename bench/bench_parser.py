@@ -58,7 +58,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    from lasvm_cli.datasets import data_dir as where
+    from lasvm_cli.tools.datasets import data_dir as where
 
     data_dir = str(where().resolve())
 

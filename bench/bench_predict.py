@@ -28,8 +28,8 @@ RESULTS = REPO / "bench" / "results"
 
 
 def data_dir():
-    """The data folder (lasvm_cli.datasets.data_dir: $LASVM_DATA, else the cache folder)."""
-    from lasvm_cli.datasets import data_dir as where
+    """The data folder (lasvm_cli.tools.datasets.data_dir: $LASVM_DATA, else the cache folder)."""
+    from lasvm_cli.tools.datasets import data_dir as where
 
     return where()
 
@@ -53,7 +53,7 @@ def main():
 
     import numba
 
-    from lasvm_cli.data import kernel_data
+    from lasvm_cli.numerics.data import kernel_data
     from lasvm_cli.io.model_file import read_model
     from lasvm_cli.io.svmlight import read_svmlight
 

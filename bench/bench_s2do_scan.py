@@ -16,13 +16,13 @@ import numba
 import numpy as np
 
 from bench_index import best_ns  # bench/ is the script's directory
-from lasvm_cli import cache as kc
-from lasvm_cli.classes import group_classes
-from lasvm_cli.data import Problem, subset
-from lasvm_cli.datasets import data_dir
-from lasvm_cli.index import idx
+from lasvm_cli.numerics import cache as kc
+from lasvm_cli.numerics.classes import group_classes
+from lasvm_cli.numerics.data import Problem, subset
+from lasvm_cli.tools.datasets import data_dir
+from lasvm_cli.numerics.index import idx
 from lasvm_cli.io.svmlight import read_svmlight
-from lasvm_cli.kernels import RBF, make_params
+from lasvm_cli.numerics.kernels import RBF, make_params
 from lasvm_cli.qp import s2do
 from lasvm_cli.qp.s2do import C_, CS, D, KIND, LLW, mcoef
 from lasvm_cli.solvers.s2do_online import S2doRun

@@ -35,8 +35,8 @@ LIBSVM = Path("/usr/bin")
 
 
 def data_dir():
-    """The data folder (lasvm_cli.datasets.data_dir: $LASVM_DATA, else the cache folder)."""
-    from lasvm_cli.datasets import data_dir as where
+    """The data folder (lasvm_cli.tools.datasets.data_dir: $LASVM_DATA, else the cache folder)."""
+    from lasvm_cli.tools.datasets import data_dir as where
 
     return where()
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lasvm_cli.datasets import data_dir
+from lasvm_cli.tools.datasets import data_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = data_dir()  # $LASVM_DATA, else the cache folder (lasvm data fetch)
@@ -36,8 +36,8 @@ def load(name, n=None):
 
 
 def warmup():
-    from lasvm_cli.data import kernel_data
-    from lasvm_cli.kernels import RBF, make_params
+    from lasvm_cli.numerics.data import kernel_data
+    from lasvm_cli.numerics.kernels import RBF, make_params
     from lasvm_cli.solvers.csvc import solve_binary
     import scipy.sparse as sp
     t = time.perf_counter()
@@ -52,8 +52,8 @@ def warmup():
 
 def run_case(label, X, y, gamma, C, cache_mb, wss_list=("so",), x_storage="auto"):
     from libsvm import svmutil
-    from lasvm_cli.data import kernel_data
-    from lasvm_cli.kernels import RBF, make_params
+    from lasvm_cli.numerics.data import kernel_data
+    from lasvm_cli.numerics.kernels import RBF, make_params
     from lasvm_cli.solvers.csvc import solve_binary
     yb = np.where(y == y[0], 1.0, -1.0)
     t = time.perf_counter()
@@ -85,12 +85,13 @@ def run_case(label, X, y, gamma, C, cache_mb, wss_list=("so",), x_storage="auto"
 
 
 def run_multiclass(label, name, opts_extra=""):
-    """Whole one-vs-one training through lasvm_cli.train (all k(k-1)/2 pairs) against LIBSVM."""
+    """Whole one-vs-one training through lasvm_cli.training.train (all k(k-1)/2 pairs)
+    against LIBSVM."""
     from libsvm import svmutil
-    from lasvm_cli.data import Problem
+    from lasvm_cli.numerics.data import Problem
     from lasvm_cli.io.svmlight import read_svmlight
-    from lasvm_cli.params import TrainParams
-    from lasvm_cli.train import train
+    from lasvm_cli.training.params import TrainParams
+    from lasvm_cli.training.train import train
 
     d = read_svmlight(DATA / name / "train.svm.xz")
     X, y = load(name)
@@ -112,14 +113,14 @@ def run_multiclass(label, name, opts_extra=""):
 
 def run_type(label, name, opts, rows=None):
     """Any svm-train options (the other svm types, -s 1..4; banana's iteration limit) through
-    lasvm_cli.train against LIBSVM's svm_train, the same options, on the first ``rows`` rows
-    (default all); training only (parsing excluded from both)."""
+    lasvm_cli.training.train against LIBSVM's svm_train, the same options, on the first ``rows``
+    rows (default all); training only (parsing excluded from both)."""
     import tempfile
     from libsvm import svmutil
     from lasvm_cli.cli.train import parse_command_line
-    from lasvm_cli.data import Problem
+    from lasvm_cli.numerics.data import Problem
     from lasvm_cli.io.svmlight import read_svmlight
-    from lasvm_cli.train import train
+    from lasvm_cli.training.train import train
 
     path = DATA / name / "train.svm.xz"
     if rows is not None:

@@ -100,7 +100,7 @@ def problem(name):
 
 
 def kernel_sets(tr, te):
-    from lasvm_cli.data import kernel_data
+    from lasvm_cli.numerics.data import kernel_data
 
     width = int(max(tr.max_index, te.max_index)) + 1
     return (kernel_data(tr.indptr, tr.indices, tr.values, width=width, training=True),
@@ -109,7 +109,7 @@ def kernel_sets(tr, te):
 
 def decision_values(kd, kd_te, kp, coef, rho, n_test):
     """sum_i coef_i K(x_i, x) - rho on each test row."""
-    from lasvm_cli.kernels import expansion_values
+    from lasvm_cli.numerics.kernels import expansion_values
 
     sv = np.flatnonzero(coef).astype(np.int64)
     out = np.empty(n_test)
@@ -140,7 +140,7 @@ def run_libsvm(tr, y_tr, gamma, C, n, cache_mb=CACHE_MB):
 
 
 def figure_rows(name, seeds):
-    from lasvm_cli.kernels import RBF, make_params
+    from lasvm_cli.numerics.kernels import RBF, make_params
     from lasvm_cli.solvers.csvc import solve_binary
     from lasvm_cli.solvers.lasvm import solve_lasvm
 
@@ -204,7 +204,7 @@ def mnist_data(train_rows, test_rows, seed=0):
 def mnist_rows(tr, te, seeds):
     """{digit: {trainer: (error %, SV, seconds)}} for the ten one-against-the-rest problems,
     and {trainer: {digit: test decision values}} (LASVM: the first order's) for Figure 4."""
-    from lasvm_cli.kernels import RBF, make_params
+    from lasvm_cli.numerics.kernels import RBF, make_params
     from lasvm_cli.solvers.lasvm import solve_lasvm
 
     kd, kd_te = kernel_sets(tr, te)
@@ -381,8 +381,8 @@ def figures_3_4(results, decisions, y_te, train_rows, out):
 
 def warm_up():
     """Load (or compile) the solvers on a tiny problem, so no timing pays for it."""
-    from lasvm_cli.data import kernel_data
-    from lasvm_cli.kernels import RBF, expansion_values, make_params
+    from lasvm_cli.numerics.data import kernel_data
+    from lasvm_cli.numerics.kernels import RBF, expansion_values, make_params
     from lasvm_cli.solvers.csvc import solve_binary
     from lasvm_cli.solvers.lasvm import solve_lasvm
 

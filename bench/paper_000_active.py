@@ -119,7 +119,7 @@ def test_error(cols, coef_idx, coef, rho, test, y_te):
 
 def precomputed(Kmat):
     """KernelData and params whose precomputed kernel is Kmat (LIBSVM's layout)."""
-    from lasvm_cli.kernels import PRECOMPUTED, KernelData, make_params
+    from lasvm_cli.numerics.kernels import PRECOMPUTED, KernelData, make_params
 
     n = Kmat.shape[0]
     X = np.zeros((n, n + 1))
@@ -173,7 +173,7 @@ def run_lasvm(kd, kp, cols, y_tr, C, test, y_te, mode, seed, points):
     """LASVM ACTIVE 50 (compiled selection), LASVM RANDOM, or LASVM ACTIVE ALL (the same
     compiled iteration on the example of smallest |f(x)| over the whole pool)."""
     from lasvm_cli.solvers.lasvm import LasvmRun
-    from lasvm_cli.solvers.online_core import I_LABELS, I_POOL, _take, fit_width, online_step
+    from lasvm_cli.qp.online_core import I_LABELS, I_POOL, _take, fit_width, online_step
 
     top = max(points)
     if mode == "random":
@@ -240,8 +240,8 @@ def main():
         times = sorted({(r[0], r[1], r[2], r[5]) for r in raw})
         write(raw, times, points, args, "figure16-raw-merged.csv")
         return
-    from lasvm_cli.data import kernel_data
-    from lasvm_cli.kernels import RBF, make_params
+    from lasvm_cli.numerics.data import kernel_data
+    from lasvm_cli.numerics.kernels import RBF, make_params
 
     points = sorted(set(args.labels))
     raw = []  # (problem, split, method, labels, error)

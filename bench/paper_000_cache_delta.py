@@ -71,7 +71,7 @@ def relative_change(seconds, reference):
 def cache_times(tr, sizes, digits, seeds):
     """{paper MB: {trainer: [seconds per digit]}} for the paper's cache ``sizes`` (MB) on
     training data ``tr``."""
-    from lasvm_cli.kernels import RBF, make_params
+    from lasvm_cli.numerics.kernels import RBF, make_params
     from lasvm_cli.solvers.lasvm import solve_lasvm
 
     kd, _ = kernel_sets(tr, tr)
@@ -141,7 +141,7 @@ def figure6(args):
 
 def banana_runs(delta_max, seeds):
     """({label: (error %, seconds, SV)} by delta_max, LIBSVM's (error %, seconds, SV))."""
-    from lasvm_cli.kernels import RBF, make_params
+    from lasvm_cli.numerics.kernels import RBF, make_params
     from lasvm_cli.solvers.lasvm import solve_lasvm
 
     tr, te, y_tr, y_te, gamma, C = problem("Banana")

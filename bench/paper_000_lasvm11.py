@@ -116,9 +116,9 @@ def main(argv=None):
     ap.add_argument("--gamma", type=float, default=None)
     ap.add_argument("--out", default="results/paper-000-lasvm11")
     args = ap.parse_args(argv)
-    from lasvm_cli.data import kernel_data
+    from lasvm_cli.numerics.data import kernel_data
     from lasvm_cli.io.svmlight import read_svmlight
-    from lasvm_cli.kernels import RBF, make_params
+    from lasvm_cli.numerics.kernels import RBF, make_params
     from lasvm_cli.solvers.csvc import solve_binary
 
     binary = os.environ.get("LASVM11_BIN")

@@ -8,11 +8,12 @@ boundary, at most 100; smallest |f(x)|). Each curve is one online epoch. At each
 point the run is finished on a copy and measured, then continues (the paper: "run a predefined
 number of online iterations, save the LASVM state, perform the finishing step, measure error
 rates and number of support vectors, and restore the saved LASVM state"): this is
-:meth:`LasvmRun.finished_copy`, the step svm-train's ``--snapshots`` takes (lasvm_cli/online.py),
-driven here in-process so that the copy's finishing time is measured too (the paper's times
-include it; the snapshot driver does not count it) and no model file is written. Time = the
-online iterations so far + that finishing step (the copy starts with an empty kernel cache;
-test-error evaluation is not counted). Iterations = PROCESS calls, the 2 x 5 seeds included.
+:meth:`LasvmRun.finished_copy`, the step svm-train's ``--snapshots`` takes
+(lasvm_cli/training/run_control.py), driven here in-process so that the copy's finishing time is
+measured too (the paper's times include it; the snapshot driver does not count it) and no model
+file is written. Time = the online iterations so far + that finishing step (the copy starts with an
+empty kernel cache; test-error evaluation is not counted). Iterations = PROCESS calls, the 2 x 5
+seeds included.
 
 * Adult (Figures 11 and 12; RBF gamma = 0.005, C = 100, tau = 0.001, 40 MB cache, Figure 7's
   settings): the 48,842 rows of the train and test files pooled and split at random, ``--runs``
@@ -47,9 +48,8 @@ import time
 
 import numpy as np
 
-from paper_000 import (CACHE_MB, MNIST_C, MNIST_CACHE_MB, MNIST_GAMMA, PROBLEMS, TAU,
-                       flip_labels, kernel_sets, mnist_data, run_libsvm, take_rows, test_error,
-                       warm_up)
+from paper_000 import (CACHE_MB, MNIST_C, MNIST_CACHE_MB, MNIST_GAMMA, PROBLEMS, TAU, flip_labels,
+                       kernel_sets, mnist_data, run_libsvm, take_rows, test_error, warm_up)
 from paper_tables import RESULTS, Table, pyplot, read_shared
 
 CANDIDATES = 50
@@ -161,7 +161,7 @@ def adult_split(pool, n_train, n_test, seed):
 
 def adult_curves(args):
     """{criterion: [mean curve]}, {"LIBSVM": (error, SV, seconds)}, sizes."""
-    from lasvm_cli.kernels import RBF, make_params
+    from lasvm_cli.numerics.kernels import RBF, make_params
 
     pool = stack_rows(read_shared("adult", "train"), read_shared("adult", "test"))
     kp = make_params(RBF, gamma=ADULT_GAMMA)
@@ -187,7 +187,7 @@ def adult_curves(args):
 
 def mnist_curves(args):
     """{(condition, criterion): [mean curve]}, {"LIBSVM, condition": (error, SV, seconds)}."""
-    from lasvm_cli.kernels import RBF, make_params
+    from lasvm_cli.numerics.kernels import RBF, make_params
 
     tr, te = mnist_data(args.mnist_rows, args.mnist_test)
     kd, kd_te = kernel_sets(tr, te)

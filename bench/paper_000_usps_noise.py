@@ -32,8 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from paper_000 import (clock, kernel_sets, labels, read_shared, test_error,  # noqa: E402
-                       unit_rows)
+from paper_000 import clock, kernel_sets, labels, read_shared, test_error  # noqa: E402 unit_rows)
 
 CACHE_MB = 40
 TAU = 0.001
@@ -80,7 +79,7 @@ def main(argv=None):
     ap.add_argument("--gamma", default="2")
     ap.add_argument("--out", default="results/paper-000-usps-noise.csv")
     args = ap.parse_args(argv)
-    from lasvm_cli.kernels import RBF, make_params
+    from lasvm_cli.numerics.kernels import RBF, make_params
 
     tr, te = unit_rows(read_shared("usps", "train")), unit_rows(read_shared("usps", "test"))
     y_clean, y_te = labels(tr.y, "class0"), labels(te.y, "class0")

@@ -46,13 +46,13 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from bench_lasvm import data_dir, decision, libsvm_run, sample  # noqa: E402
 
-from lasvm_cli.data import kernel_data, subset  # noqa: E402
+from lasvm_cli.numerics.data import kernel_data, subset  # noqa: E402
 from lasvm_cli.io.svmlight import read_svmlight  # noqa: E402
-from lasvm_cli.kernels import RBF, make_params  # noqa: E402
+from lasvm_cli.numerics.kernels import RBF, make_params  # noqa: E402
 from lasvm_cli.solvers.csvc import solve_binary  # noqa: E402
 from lasvm_cli.solvers.lasvm import LasvmRun  # noqa: E402
 from lasvm_cli.solvers.lasvm_nc import LasvmGRun  # noqa: E402
-from lasvm_cli.solvers.online_core import CHUNK  # noqa: E402
+from lasvm_cli.qp.online_core import CHUNK  # noqa: E402
 
 DATASETS = ("adult", "banana", "mnist", "reuters", "usps", "usps-n")
 ONLINE = {"FULL SVM": "full-svm", "LASVM-G": "lasvm-g", "LASVM-NC": "lasvm-nc",

@@ -43,15 +43,14 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from bench_lasvm import decision  # noqa: E402
-from paper_001 import (DATASETS, ONLINE, PAPER, PAPER_NAMES, SETTINGS, _ORDER, load,  # noqa: E402
-                       measures, warm)
+from paper_001 import (DATASETS, ONLINE, PAPER, PAPER_NAMES, SETTINGS, _ORDER, load)
 from paper_tables import pyplot  # noqa: E402
 
-from lasvm_cli.data import kernel_data  # noqa: E402
-from lasvm_cli.kernels import RBF, make_params  # noqa: E402
+from lasvm_cli.numerics.data import kernel_data  # noqa: E402
+from lasvm_cli.numerics.kernels import RBF, make_params  # noqa: E402
 from lasvm_cli.solvers.lasvm import LasvmRun  # noqa: E402
 from lasvm_cli.solvers.lasvm_nc import LasvmGRun  # noqa: E402
-from lasvm_cli.solvers.online_core import CHUNK  # noqa: E402
+from lasvm_cli.qp.online_core import CHUNK  # noqa: E402
 
 METHODS = ("FULL SVM", "LASVM-G", "LASVM-NC", "LASVM-I", "LASVM", "LIBSVM")
 ROW = ("dataset", "seed", "method", "s", "train", "test", "accuracy", "nsv", "time", "prbep",

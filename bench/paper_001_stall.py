@@ -42,10 +42,10 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from bench_lasvm import data_dir, decision, libsvm_run, sample  # noqa: E402
 
-from lasvm_cli.data import kernel_data  # noqa: E402
+from lasvm_cli.numerics.data import kernel_data  # noqa: E402
 from lasvm_cli.io.svmlight import read_svmlight  # noqa: E402
-from lasvm_cli.kernels import RBF, make_params  # noqa: E402
-from lasvm_cli.solvers import lasvm_g_core as gc  # noqa: E402
+from lasvm_cli.numerics.kernels import RBF, make_params  # noqa: E402
+from lasvm_cli.qp import lasvm_g_core as gc  # noqa: E402
 from lasvm_cli.solvers.lasvm_nc import LasvmGRun  # noqa: E402
 
 C, GAMMA = 100.0, 0.005  # the paper's Table 2 for adult
@@ -89,7 +89,7 @@ def reference_replay(kd, kp, y, order, solver, checkpoints, tau):
     sys.path.insert(0, str(REPO / "tests"))
     from reference_lasvm_nc import ReferenceLasvm
 
-    from lasvm_cli.kernels import kernel_row_serial
+    from lasvm_cli.numerics.kernels import kernel_row_serial
 
     K = np.empty((order.size, order.size))
     for q, ex in enumerate(order):
@@ -145,7 +145,7 @@ def main():
         rng = np.random.default_rng(args.sample_seed)
         rows = np.sort(rng.choice(y.size, args.sample, replace=False))
     if rows is not None:
-        from lasvm_cli.data import subset
+        from lasvm_cli.numerics.data import subset
         kd, y = subset(kd, rows), y[rows]
     kp = make_params(RBF, gamma=GAMMA)
     if args.libsvm:

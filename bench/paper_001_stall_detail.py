@@ -29,9 +29,9 @@ sys.path.insert(0, str(REPO / "tests"))
 from bench_lasvm import data_dir  # noqa: E402
 from reference_lasvm_nc import ReferenceLasvm  # noqa: E402
 
-from lasvm_cli.data import kernel_data  # noqa: E402
+from lasvm_cli.numerics.data import kernel_data  # noqa: E402
 from lasvm_cli.io.svmlight import read_svmlight  # noqa: E402
-from lasvm_cli.kernels import RBF, kernel_row_serial, make_params  # noqa: E402
+from lasvm_cli.numerics.kernels import RBF, kernel_row_serial, make_params  # noqa: E402
 
 C, GAMMA = 100.0, 0.005
 

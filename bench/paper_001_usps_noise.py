@@ -28,9 +28,9 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from bench_lasvm import data_dir, decision, libsvm_run  # noqa: E402
 
-from lasvm_cli.data import kernel_data  # noqa: E402
+from lasvm_cli.numerics.data import kernel_data  # noqa: E402
 from lasvm_cli.io.svmlight import read_svmlight  # noqa: E402
-from lasvm_cli.kernels import RBF, make_params  # noqa: E402
+from lasvm_cli.numerics.kernels import RBF, make_params  # noqa: E402
 from lasvm_cli.solvers.lasvm_nc import solve_lasvm_g  # noqa: E402
 
 GAMMA = 2.0

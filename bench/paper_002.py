@@ -41,11 +41,11 @@ import numpy as np  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from lasvm_cli.data import kernel_data, subset  # noqa: E402
+from lasvm_cli.numerics.data import kernel_data, subset  # noqa: E402
 from lasvm_cli.io.svmlight import read_svmlight  # noqa: E402
-from lasvm_cli.kernels import RBF, expansion_values, make_params  # noqa: E402
+from lasvm_cli.numerics.kernels import RBF, expansion_values, make_params  # noqa: E402
 from lasvm_cli.solvers.tracking import TrackRun, shuffled  # noqa: E402
-from lasvm_cli.track import TRACE_COLUMNS, trace_run  # noqa: E402
+from lasvm_cli.training.tracking_control import TRACE_COLUMNS, trace_run  # noqa: E402
 
 PAPER_A, PAPER_B = 0.709, 1.043
 FIG4_K = (2, 3, 5, 10, 20, 40, 70, 100)
@@ -54,8 +54,8 @@ FULL_SIZES = {"adult": 32561, "mnist": 60000}
 
 
 def data_dir():
-    """The data folder (lasvm_cli.datasets.data_dir: $LASVM_DATA, else the cache folder)."""
-    from lasvm_cli.datasets import data_dir as where
+    """The data folder (lasvm_cli.tools.datasets.data_dir: $LASVM_DATA, else the cache folder)."""
+    from lasvm_cli.tools.datasets import data_dir as where
 
     return where()
 
@@ -330,7 +330,7 @@ def fig6_goal(fig6):
 def speed_goal(case):
     """One pass of track2 K = 10 over the whole of adult against our batch SMO (-c 1 -g 0.005,
     512 MB: the goal's setting, whatever the figures' subsample): time, test error."""
-    from lasvm_cli.params import TrainParams
+    from lasvm_cli.training.params import TrainParams
     from lasvm_cli.solvers import Machine, solve
 
     params = TrainParams(C=1.0, gamma=0.005, cache_size=case.cache_mb)

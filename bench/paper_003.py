@@ -50,7 +50,7 @@ def mnist_problem(rows, seed):
     """(KernelData, y, X as scipy CSR for LIBSVM) of a seeded sample of MNIST's training set."""
     import scipy.sparse as sp
 
-    from lasvm_cli.data import kernel_data
+    from lasvm_cli.numerics.data import kernel_data
 
     data = read_shared("mnist")
     n = len(data.y)
@@ -71,8 +71,8 @@ def ordered(X, y, trial):
 
 
 def run_ours(X, y, wss, cache_mb, shrinking):
-    from lasvm_cli.data import kernel_data
-    from lasvm_cli.kernels import RBF, make_params
+    from lasvm_cli.numerics.data import kernel_data
+    from lasvm_cli.numerics.kernels import RBF, make_params
     from lasvm_cli.solvers.csvc import solve_binary
 
     kd = kernel_data(X.indptr, (X.indices + 1).astype(np.int32), X.data,  # file indices

@@ -34,8 +34,8 @@ RUNS = (("second order", "so", False), ("HMG", "hmg", False), ("HMG, SO's stop",
 
 
 def run(X, y, wss, final_kkt_check, cache_mb):
-    from lasvm_cli.data import kernel_data
-    from lasvm_cli.kernels import RBF, make_params
+    from lasvm_cli.numerics.data import kernel_data
+    from lasvm_cli.numerics.kernels import RBF, make_params
     from lasvm_cli.solvers.csvc import solve_binary
 
     kd = kernel_data(X.indptr, (X.indices + 1).astype(np.int32), X.data, width=X.shape[1] + 1)

@@ -52,10 +52,10 @@ import numpy as np  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from lasvm_cli.data import Problem, subset  # noqa: E402
+from lasvm_cli.numerics.data import Problem, subset  # noqa: E402
 from lasvm_cli.io.svmlight import read_svmlight  # noqa: E402
-from lasvm_cli.params import TrainParams  # noqa: E402
-from lasvm_cli.train import train  # noqa: E402
+from lasvm_cli.training.params import TrainParams  # noqa: E402
+from lasvm_cli.training.train import train  # noqa: E402
 
 # the thesis's §4.3.2 and §5.3: (LLW C, LLW gamma, CS C, CS gamma)
 SETTINGS = {"usps": (100, 0.0331574, 10, 0.0331574),
@@ -98,8 +98,8 @@ THESIS = {
 
 
 def data_dir():
-    """The data folder (lasvm_cli.datasets.data_dir: $LASVM_DATA, else the cache folder)."""
-    from lasvm_cli.datasets import data_dir as where
+    """The data folder (lasvm_cli.tools.datasets.data_dir: $LASVM_DATA, else the cache folder)."""
+    from lasvm_cli.tools.datasets import data_dir as where
 
     return where()
 
@@ -190,9 +190,9 @@ def cache_study(name, problem, rows, out, eps=1e-3):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from lasvm_cli.kernels import make_params
+    from lasvm_cli.numerics.kernels import make_params
     from lasvm_cli.qp.s2do import LLW
-    from lasvm_cli.solvers.allinone import solve_batch
+    from lasvm_cli.solvers.s2do_batch import solve_batch
     from lasvm_cli.solvers.s2do_online import solve_online
 
     C, g = SETTINGS[name][:2]
@@ -249,11 +249,11 @@ def curves(name, problem, rows, test, test_rows, out, seeds=1, eps=1e-3, cache_m
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from lasvm_cli import cache as kc
-    from lasvm_cli.classes import group_classes
-    from lasvm_cli.kernels import make_params
+    from lasvm_cli.numerics import cache as kc
+    from lasvm_cli.numerics.classes import group_classes
+    from lasvm_cli.numerics.kernels import make_params
     from lasvm_cli.qp import s2do as core
-    from lasvm_cli.solvers.allinone import coefficients, diagonal
+    from lasvm_cli.solvers.s2do_batch import coefficients, diagonal
     from lasvm_cli.solvers.s2do_online import S2doRun
 
     label, _, count, perm = group_classes(problem.y[rows])

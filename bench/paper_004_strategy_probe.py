@@ -10,11 +10,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.paper_004 import SETTINGS, load  # noqa: E402
-from lasvm_cli.classes import group_classes  # noqa: E402
-from lasvm_cli.data import subset  # noqa: E402
-from lasvm_cli.kernels import make_params  # noqa: E402
+from lasvm_cli.numerics.classes import group_classes  # noqa: E402
+from lasvm_cli.numerics.data import subset  # noqa: E402
+from lasvm_cli.numerics.kernels import make_params  # noqa: E402
 from lasvm_cli.qp.s2do import CS, LLW  # noqa: E402
-from lasvm_cli.solvers.allinone import solve_batch  # noqa: E402
+from lasvm_cli.solvers.s2do_batch import solve_batch  # noqa: E402
 from lasvm_cli.solvers.s2do_online import solve_online  # noqa: E402
 
 problem, rows = load("usps", "train", 1000, np.random.default_rng(0))

@@ -52,8 +52,8 @@ def elf_functions(blob):
 
 
 def short_name(symbol):
-    """lasvm_cli.kernels.kernel_row_serial#3f2a for numba's mangled names (the suffix tells
-    overloads apart); other names unchanged."""
+    """lasvm_cli.numerics.kernels.kernel_row_serial#3f2a for numba's mangled names (the suffix
+    tells overloads apart); other names unchanged."""
     if not symbol.startswith("_ZN"):
         return symbol
     parts, at = [], 3

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import numpy as np
 
-from lasvm_cli.data import Problem, kernel_data
+from lasvm_cli.numerics.data import Problem, kernel_data
 from lasvm_cli.io.model_file import write_model
 from lasvm_cli.io.svmlight import read_svmlight
-from lasvm_cli.params import TrainParams
-from lasvm_cli.train import train
+from lasvm_cli.training.params import TrainParams
+from lasvm_cli.training.train import train
 
 
 HEART = str(Path(__file__).resolve().parent.parent / "data" / "heart_scale")

@@ -4,7 +4,7 @@ from pathlib import Path
 # libsvm-official is built with OpenMP: spin-waiting threads make the oracle runs many times
 # slower on a busy machine (CI's two cores are shared). Passive waiting costs little when idle.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-# the one-line notice of a first compilation (cli/progress.py) would sit in the stderr that
+# the one-line notice of a first compilation (base/progress.py) would sit in the stderr that
 # tests compare exactly, depending on the JIT cache's state; tests/test_outputs.py checks it
 os.environ.setdefault("LASVM_COMPILE_NOTICE", "0")
 
@@ -22,7 +22,7 @@ HEART = REPO / "data" / "heart_scale"
 def precomputed(M):
     """KernelData whose precomputed kernel is exactly M (LIBSVM layout: column 0 = serial),
     and its KernelParams."""
-    from lasvm_cli.kernels import PRECOMPUTED, KernelData, make_params
+    from lasvm_cli.numerics.kernels import PRECOMPUTED, KernelData, make_params
     n = M.shape[0]
     X = np.zeros((n, n + 1))
     X[:, 0] = np.arange(1, n + 1)
@@ -33,7 +33,7 @@ def precomputed(M):
 
 def shared_data_dir():
     """The data folder: ``LASVM_DATA``, else the cache folder ``lasvm data fetch`` fills."""
-    from lasvm_cli.datasets import data_dir
+    from lasvm_cli.tools.datasets import data_dir
 
     return data_dir()
 
@@ -90,9 +90,9 @@ def libsvm_train_stdout(X, y, opts):
 def heart_rbf_gram():
     """heart_scale with labels +-1, RBF gamma 1/13, and its whole kernel matrix:
     (kd, kp, y, K), for the bias-free online solvers' oracles."""
-    from lasvm_cli.data import Problem
+    from lasvm_cli.numerics.data import Problem
     from lasvm_cli.io.svmlight import read_svmlight
-    from lasvm_cli.kernels import RBF, kernel_row_serial, make_params
+    from lasvm_cli.numerics.kernels import RBF, kernel_row_serial, make_params
 
     d = read_svmlight(str(HEART))
     kd = Problem.from_svmlight(d).kd

@@ -1,7 +1,7 @@
 """LASVM in plain numpy, straight from the pseudo-code of Bordes, Ertekin, Weston & Bottou
 (2005), "Fast kernel classifiers with online and active learning", JMLR 6, §3.2 and §4.4, with
 the paper's names: the oracle of tests/test_lasvm_reference.py, which makes the compiled solver
-(lasvm_cli/solvers/online_core.py, driven by solvers/lasvm.py) take the same steps.
+(lasvm_cli/qp/online_core.py, driven by solvers/lasvm.py) take the same steps.
 
 The paper's blocks, as printed (g_k = y_k - sum_i alpha_i K_ik, boxes A_k = min(0, C y_k),
 B_k = max(0, C y_k); (i, j) is tau-violating iff alpha_i < B_i, alpha_j > A_j, g_i - g_j > tau):

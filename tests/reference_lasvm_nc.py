@@ -1,7 +1,7 @@
 """LASVM-G, LASVM-NC, LASVM-I and FULL SVM in plain numpy, straight from the pseudo-code of
 Ertekin, Bottou & Giles (2011), "Nonconvex online support vector machines", IEEE TPAMI 33(2)
 §4-§7, with the paper's names: the oracle of tests/test_lasvm_nc_reference.py, which makes
-the compiled solver (lasvm_cli/solvers/lasvm_g_core.py) take the same steps.
+the compiled solver (lasvm_cli/qp/lasvm_g_core.py) take the same steps.
 
 The paper's blocks, as printed (b = 0 throughout, K the kernel matrix):
 

@@ -5,8 +5,8 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 
-from lasvm_cli import cache as kc
-from lasvm_cli.kernels import make_params
+from lasvm_cli.numerics import cache as kc
+from lasvm_cli.numerics.kernels import make_params
 
 from .conftest import precomputed
 
@@ -146,8 +146,8 @@ def test_set_width_keeps_recent_prefixes():
 def test_symmetric_rows_fill_from_cached_rows(fill):
     # LaSVM 1.1's fill copies K(k, j) from j's cached row; with meta[FILL] = 0 every missing
     # entry is computed
-    from lasvm_cli.data import kernel_data
-    from lasvm_cli.kernels import RBF
+    from lasvm_cli.numerics.data import kernel_data
+    from lasvm_cli.numerics.kernels import RBF
 
     rng = np.random.default_rng(5)
     M = (rng.random((30, 10)) < 0.4) * (rng.random((30, 10)) + 0.5)
@@ -170,8 +170,8 @@ def test_symmetric_rows_fill_from_cached_rows(fill):
 
 
 def test_fill_pays_for_costly_kernels_only():
-    from lasvm_cli.data import kernel_data
-    from lasvm_cli.kernels import RBF
+    from lasvm_cli.numerics.data import kernel_data
+    from lasvm_cli.numerics.kernels import RBF
 
     rng = np.random.default_rng(6)
     kp = make_params(RBF, gamma=0.1)
@@ -192,8 +192,8 @@ def test_rows_by_example_when_positions_outnumber_examples():
     """SVR's layout (variables i and i + n on example i): a row longer than the number of
     examples computes each example's value once (n evaluations, not 2n) and copies it to both
     positions, after any position swaps."""
-    from lasvm_cli.data import kernel_data
-    from lasvm_cli.kernels import RBF, kernel_value
+    from lasvm_cli.numerics.data import kernel_data
+    from lasvm_cli.numerics.kernels import RBF, kernel_value
     rng = np.random.default_rng(3)
     n, d = 50, 5
     X = rng.normal(size=(n, d))
@@ -216,8 +216,8 @@ def test_long_tails_by_example_for_few_dense_columns():
     column (KernelData.csc, sparse training rows), is computed for every example and copied
     to its positions (n evaluations); a shorter one, or any tail without either, only over its
     positions."""
-    from lasvm_cli.data import kernel_data
-    from lasvm_cli.kernels import RBF, kernel_value
+    from lasvm_cli.numerics.data import kernel_data
+    from lasvm_cli.numerics.kernels import RBF, kernel_value
     rng = np.random.default_rng(4)
     n, d = 60, 5
     X = rng.normal(size=(n, d))

@@ -1,9 +1,9 @@
-"""lasvm_cli.clock: a run's seconds leave out numba's compilation (on a fake timer, and on a
+"""lasvm_cli.base.clock: a run's seconds leave out numba's compilation (on a fake timer, and on a
 real function compiled inside a clock)."""
 
 from numba.core import event
 
-from lasvm_cli import clock as clock_module
+from lasvm_cli.base import clock as clock_module
 
 
 class FakeTimer:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from lasvm_cli import datasets
+from lasvm_cli.tools import datasets
 from lasvm_cli.cli import main as cli_main
 
 REPO = Path(__file__).resolve().parent.parent
@@ -416,7 +416,7 @@ def test_entry_point_runs_data_in_process(env, tmp_path):
     """`lasvm data` never goes through the warm server (the client's environment picks the
     folders), and the entry point imports nothing of it before the command runs."""
     code = ("import sys; import lasvm_cli.cli.entry as e; "
-            "assert 'lasvm_cli.datasets' not in sys.modules; "
+            "assert 'lasvm_cli.tools.datasets' not in sys.modules; "
             "sys.argv = ['lasvm', 'data', 'path']; e.lasvm()")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60, env={**os.environ, "LASVM_SERVER": "1",

@@ -53,7 +53,7 @@ def test_readme_grid_example_keeps_make_demo_outputs_and_is_ignored():
     import re
     import shlex
 
-    from lasvm_cli.grid import GridOptions
+    from lasvm_cli.tools.grid import GridOptions
 
     readme = (REPO / "README.md").read_text()
     command = re.search(r"^lasvm grid (.*?(?:\\\n.*?)*)(?:#|$)", readme, re.M).group(1)

@@ -7,7 +7,7 @@ import numba
 import numpy as np
 from numba.core import callconv
 
-import lasvm_cli.jit_cache  # noqa: F401 (installs the hook, as every jitted module does)
+import lasvm_cli.base.jit_cache  # noqa: F401 (installs the hook, as every jitted module does)
 
 Arrays = namedtuple("Arrays", "a b c d")
 

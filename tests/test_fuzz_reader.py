@@ -11,7 +11,7 @@ import re
 import numpy as np
 import pytest
 
-from lasvm_cli.errors import InputFormatError
+from lasvm_cli.base.errors import InputFormatError
 from lasvm_cli.io import svmlight
 from lasvm_cli.io.svmlight import read_svmlight
 

@@ -1,6 +1,6 @@
 """lasvm grid against LIBSVM's tools/grid.py with LIBSVM's svm-train (Debian's libsvm-tools:
-svm-grid, svm-train 3.24), and the Dask back end (lasvm_cli/distributed.py): cells, -v folds
-and one-vs-one pairs as tasks give the serial results; data scattered once; a worker killed
+svm-grid, svm-train 3.24), and the Dask back end (lasvm_cli/training/distributed.py): cells, -v
+folds and one-vs-one pairs as tasks give the serial results; data scattered once; a worker killed
 mid-grid changes nothing. One small LocalCluster (2 worker processes, 1 thread each) serves
 the module."""
 
@@ -41,7 +41,7 @@ def client():
     pytest.importorskip("dask.distributed")
     from dask.distributed import Client, LocalCluster
 
-    from lasvm_cli.distributed import worker_env
+    from lasvm_cli.training.distributed import worker_env
 
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                            dashboard_address=":0", env=worker_env(2),
@@ -90,7 +90,7 @@ def test_grid_equals_libsvm_grid_py_with_libsvm_svm_train(client, tmp_path, monk
 
 
 def test_grid_without_dask_runs_cells_in_process(tmp_path, monkeypatch):
-    import lasvm_cli.distributed as d
+    import lasvm_cli.training.distributed as d
 
     monkeypatch.setattr(d, "dask_available", lambda: False)
     monkeypatch.chdir(tmp_path)
@@ -102,7 +102,7 @@ def test_grid_without_dask_runs_cells_in_process(tmp_path, monkeypatch):
 
 def test_grid_bar_over_cells_on_a_terminal_only(tmp_path, monkeypatch):
     import lasvm_cli.cli.grid as cli_grid
-    import lasvm_cli.distributed as d
+    import lasvm_cli.training.distributed as d
 
     monkeypatch.setattr(d, "dask_available", lambda: False)
     monkeypatch.setattr(cli_grid, "_isatty", lambda stream: True)
@@ -113,7 +113,7 @@ def test_grid_bar_over_cells_on_a_terminal_only(tmp_path, monkeypatch):
 
 
 def test_grid_resume_and_one_axis(tmp_path, monkeypatch):
-    import lasvm_cli.distributed as d
+    import lasvm_cli.training.distributed as d
 
     monkeypatch.setattr(d, "dask_available", lambda: False)
     monkeypatch.chdir(tmp_path)
@@ -140,8 +140,8 @@ def test_grid_errors_as_grid_py(tmp_path):
 
 def test_data_scattered_once_for_all_cells(client):
     from lasvm_cli.cli.grid import load
-    from lasvm_cli.distributed import DaskRunner
-    from lasvm_cli.grid import GridOptions, run_grid
+    from lasvm_cli.training.distributed import DaskRunner
+    from lasvm_cli.tools.grid import GridOptions, run_grid
 
     options = GridOptions(str(HEART), GRID + ["-out", "null"])
     problem, params, nr_fold = load(options)
@@ -190,7 +190,7 @@ def test_core_training_path_loads_no_dask(tmp_path):
             "from lasvm_cli.cli.train import main; "
             f"assert run_guarded(main, ['-q', {str(HEART)!r}, {str(tmp_path / 'm')!r}]) == 0; "
             "assert not [m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed') "
-            "or m in ('lasvm_cli.distributed', 'lasvm_cli.grid')], 'loaded'")
+            "or m in ('lasvm_cli.training.distributed', 'lasvm_cli.tools.grid')], 'loaded'")
     subprocess.run([sys.executable, "-c", code], check=True, env=os.environ.copy())
 
 
@@ -198,14 +198,14 @@ def test_worker_killed_mid_grid_changes_nothing(client):
     """SIGKILL a worker process while it runs cells: its nanny restarts it, Dask reruns its
     cells (the data are on every worker), and the grid's output is unchanged."""
     from lasvm_cli.cli.grid import load
-    from lasvm_cli.distributed import DaskRunner
-    from lasvm_cli.grid import GridOptions, run_grid
+    from lasvm_cli.training.distributed import DaskRunner
+    from lasvm_cli.tools.grid import GridOptions, run_grid
 
     grid = ["-log2c", "-2,2,1", "-log2g", "-5,-1,1", "-v", "5", "-out", "null"]
     options = GridOptions(str(HEART), grid)
     problem, params, nr_fold = load(options)
     expected = []
-    from lasvm_cli.distributed import SerialRunner
+    from lasvm_cli.training.distributed import SerialRunner
 
     run_grid(options, problem, params, nr_fold, SerialRunner(), expected.append)
 
@@ -233,7 +233,7 @@ def test_worker_killed_mid_grid_changes_nothing(client):
 
 
 def test_svm_train_workers_options_checked(monkeypatch):
-    import lasvm_cli.distributed as d
+    import lasvm_cli.training.distributed as d
 
     res = run(svm_train, ["--workers", "0", "-v", "5", str(HEART)], code=1)
     assert res.stderr == "ERROR: --workers must be at least 1\n"
@@ -267,7 +267,7 @@ def write_regression(path):
 
 @pytest.mark.parametrize("svm_type", ["3", "4"])
 def test_regression_grid_searches_by_cross_validation_mse(tmp_path, monkeypatch, svm_type):
-    import lasvm_cli.distributed as d
+    import lasvm_cli.training.distributed as d
 
     monkeypatch.setattr(d, "dask_available", lambda: False)
     monkeypatch.chdir(tmp_path)
@@ -300,7 +300,7 @@ def test_regression_grid_searches_by_cross_validation_mse(tmp_path, monkeypatch,
 
 def test_regression_grid_plot_says_mse(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
-    from lasvm_cli.grid import GridOptions, Reporter, contour_title, draw_contour
+    from lasvm_cli.tools.grid import GridOptions, Reporter, contour_title, draw_contour
 
     data = str(write_regression(tmp_path / "reg"))
     options = GridOptions(data, ["-png", str(tmp_path / "reg.png")])

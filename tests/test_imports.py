@@ -1,5 +1,6 @@
-"""The package's import graph: no cycles (imports inside functions count too), and no module
-imports another module's private (underscore) names. Static: reads the sources with ast.
+"""The package's import graph: its dependencies point down the layers (LAYERS), no cycles
+(imports inside functions count too), and no module imports another module's private
+(underscore) names. Static: reads the sources with ast.
 
 Run alone as the import-cycle check: ``python -m pytest -q tests/test_imports.py``."""
 
@@ -54,6 +55,25 @@ def graph():
     return edges, private
 
 
+# The package's layers, bottom first (docs/architecture.md): a module imports from its own
+# layer and the layers below, never from above. The top package (its __init__) is plumbing.
+LAYERS = (("base",), ("numerics",), ("io",), ("qp",), ("solvers",), ("training",), ("tools",),
+          ("cli", "sklearn"))
+
+
+def layer_of(module):
+    parts = module.split(".")
+    if len(parts) == 1:
+        return 0
+    return next(i for i, names in enumerate(LAYERS) if parts[1] in names)
+
+
+def upward(edges):
+    """Imports from a higher layer: 'a imports b' for each."""
+    return sorted(f"{m} imports {t}" for m, ts in edges.items() for t in ts
+                  if layer_of(t) > layer_of(m))
+
+
 def cycles(edges):
     """Strongly connected components of more than one module (Tarjan)."""
     index, low, stack, on, out = {}, {}, [], set(), []
@@ -85,6 +105,24 @@ def cycles(edges):
     return out
 
 
+def test_the_package_is_its_layers():
+    """Only the package's __init__ and the layer folders at its top."""
+    top = {p.name for p in PACKAGE.iterdir() if p.name != "__pycache__"}
+    assert top == {"__init__.py"} | {name for names in LAYERS for name in names}
+
+
+def test_dependencies_point_down():
+    edges, _ = graph()
+    assert upward(edges) == []
+
+
+def test_the_layer_check_sees_an_upward_import():
+    edges = {"lasvm_cli.qp.smo": {"lasvm_cli.numerics.cache"},
+             "lasvm_cli.numerics.cache": {"lasvm_cli.training.params"},
+             "lasvm_cli.training.params": {"lasvm_cli.solvers"}, "lasvm_cli.solvers": set()}
+    assert upward(edges) == ["lasvm_cli.numerics.cache imports lasvm_cli.training.params"]
+
+
 def test_no_import_cycles():
     edges, _ = graph()
     assert cycles(edges) == []
@@ -113,6 +151,8 @@ def test_core_training_path_does_not_import_dask_or_grid():
     """The Dask runner and lasvm grid are reached only from their CLI entry points: training,
     fitting and cross-validation never import them (not even inside functions)."""
     edges, _ = graph()
-    for core in ("lasvm_cli.train", "lasvm_cli.fit", "lasvm_cli.online", "lasvm_cli.classes"):
-        assert not reachable(edges, core) & {"lasvm_cli.distributed", "lasvm_cli.grid",
+    for core in ("lasvm_cli.training.train", "lasvm_cli.training.fit",
+                 "lasvm_cli.training.run_control", "lasvm_cli.numerics.classes"):
+        assert not reachable(edges, core) & {"lasvm_cli.training.distributed",
+                                             "lasvm_cli.tools.grid",
                                              "lasvm_cli.cli.grid"}, core

@@ -1,5 +1,5 @@
-"""Numba's on-disk cache is stamped with the whole package (lasvm_cli/jit_cache.py): a compiled
-function carries the code of the functions it calls from other modules, so an edit to any
+"""Numba's on-disk cache is stamped with the whole package (lasvm_cli/base/jit_cache.py): a
+compiled function carries the code of the functions it calls from other modules, so an edit to any
 module must recompile it, not just an edit to its own file."""
 
 import importlib
@@ -14,7 +14,7 @@ from pathlib import Path
 import numba
 
 import lasvm_cli
-from lasvm_cli import jit_cache
+from lasvm_cli.base import jit_cache
 
 PACKAGE = Path(lasvm_cli.__file__).parent
 
@@ -24,12 +24,18 @@ import sys
 sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in str(f)]
 sys.path.insert(0, sys.argv[1])
 import numpy as np
-from lasvm_cli import kernels, jit_cache
+from lasvm_cli.numerics import kernels
+from lasvm_cli.base import jit_cache
 assert kernels.__file__.startswith(sys.argv[1])
 kernels.exp_inplace(np.zeros(3))
 st = kernels.exp_inplace.stats
 print(len(st.cache_hits), len(st.cache_misses), jit_cache.package_stamp())
 """
+
+
+def test_the_stamp_covers_the_whole_package():
+    """jit_cache.py sits in base/: its digest is over every .py file from the package's top."""
+    assert jit_cache.PACKAGE_DIR == str(PACKAGE.resolve())
 
 
 def test_every_cached_function_is_stamped_with_the_package():
@@ -86,7 +92,7 @@ def test_an_index_naming_a_missing_type_recompiles(tmp_path):
     assert indexes
     for index in indexes:  # numba's version header, then a pickle of a type that is gone
         index.write_bytes(pickle.dumps(numba.__version__)
-                          + b"\x80\x04clasvm_cli.kernels\nGoneType\n.")
+                          + b"\x80\x04clasvm_cli.numerics.kernels\nGoneType\n.")
     assert probe() == (0, 1)  # compiled again
     assert probe() == (1, 0)  # and the new index is read
 

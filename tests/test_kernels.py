@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from lasvm_cli import kernels as K
-from lasvm_cli.data import kernel_data, subset
+from lasvm_cli.numerics import kernels as K
+from lasvm_cli.numerics.data import kernel_data, subset
 
 
 def random_csr(rng, n, d, density):
@@ -77,7 +77,7 @@ def test_exp_lanes_are_the_scalar_exp_bit_for_bit(n):
     """ordered.exp_lanes (8-wide vector lanes) computes kernels._exp_block's operations in its
     order: the same bits, the clamp at -708, 0, -0.0, -inf and subnormal-sized arguments
     included; exp_inplace on a slice leaves its neighbours alone."""
-    from lasvm_cli.ordered import exp_lanes
+    from lasvm_cli.numerics.ordered import exp_lanes
 
     rng = np.random.default_rng(n)
     x = np.concatenate([-rng.random(n) * 30, -rng.random(n) * 800])
@@ -207,7 +207,7 @@ def test_bit_rows_fall_back_when_storages_differ():
 
 
 def test_squared_norms_with_empty_rows_anywhere():
-    from lasvm_cli.data import squared_norms
+    from lasvm_cli.numerics.data import squared_norms
 
     # rows: empty, (1, 2), empty, (3), empty, empty: LIBSVM files may end with feature-less rows
     indptr = np.array([0, 0, 2, 2, 3, 3, 3], np.int64)
@@ -295,7 +295,7 @@ def test_whole_row_dots_are_summed_in_column_order():
 
 
 def test_transposed_rows_only_for_few_dense_columns():
-    from lasvm_cli.data import XT_MAX_COLUMNS
+    from lasvm_cli.numerics.data import XT_MAX_COLUMNS
     rng = np.random.default_rng(1)
     for d, dense, training, has in ((XT_MAX_COLUMNS, True, True, True),
                                     (XT_MAX_COLUMNS, True, False, False),  # a test set

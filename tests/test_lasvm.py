@@ -10,11 +10,11 @@ import re
 import numpy as np
 import pytest
 
-from lasvm_cli.data import kernel_data, subset
+from lasvm_cli.numerics.data import kernel_data, subset
 from lasvm_cli.io.svmlight import read_svmlight
-from lasvm_cli.kernels import RBF, kernel_row, make_params
+from lasvm_cli.numerics.kernels import RBF, kernel_row, make_params
 from lasvm_cli.solvers import lasvm as L
-from lasvm_cli.solvers import online_core as core
+from lasvm_cli.qp import online_core as core
 from lasvm_cli.solvers.lasvm import solve_lasvm
 
 from .conftest import HEART, libsvm_train_stdout, libsvm_x, shared_file

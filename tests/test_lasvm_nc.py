@@ -1,5 +1,5 @@
 """LASVM-G, FULL SVM, LASVM-NC and LASVM-I (Ertekin, Bottou & Giles 2011; solvers/lasvm_nc.py
-over solvers/lasvm_g_core.py) against independent references:
+over qp/lasvm_g_core.py) against independent references:
 
 * the duality gap (corrections 001-3) equals J_beta(w) - G_beta(alpha) computed with
   numpy from alpha and the kernel matrix, and is never negative along a run (weak duality);
@@ -26,13 +26,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from lasvm_cli.cache import make_cache
-from lasvm_cli.data import kernel_data
+from lasvm_cli.numerics.cache import make_cache
+from lasvm_cli.numerics.data import kernel_data
 from lasvm_cli.io.model_file import read_model
 from lasvm_cli.io.svmlight import read_svmlight
-from lasvm_cli.kernels import RBF, kernel_row_serial, make_params
-from lasvm_cli.solvers import lasvm_g_core as gc
-from lasvm_cli.solvers import online_core as core
+from lasvm_cli.numerics.kernels import RBF, kernel_row_serial, make_params
+from lasvm_cli.qp import lasvm_g_core as gc
+from lasvm_cli.qp import online_core as core
 from lasvm_cli.solvers.lasvm_nc import LasvmGRun, solve_lasvm_g
 
 from .conftest import HEART, REPO, box_qp_optimum, dual, heart_rbf_gram, libsvm_or_skip
@@ -177,7 +177,7 @@ def test_gap_pass_adds_in_the_order_it_states(n):
     term t to lane t % W for the first n - n % W positions (W = GAP_LANES), lanes added
     pairwise up a binary tree, then the rest in order; float32 and float64 rows, with and
     without an update."""
-    from lasvm_cli.ordered import GAP_LANES as W, gap_pass
+    from lasvm_cli.numerics.ordered import GAP_LANES as W, gap_pass
 
     rng = np.random.default_rng(n)
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
@@ -219,7 +219,7 @@ def test_gap_pass_pair_is_gap_pass_with_the_next_pair(n):
     """ordered.gap_pass_pair (the pair step's pass): g, the gap and (k, v) bit for bit those of
     gap_pass, tied violations in several lanes, across directions and in the tail included;
     j numpy's first argmax of the violations moving the other way from k (-1 when none)."""
-    from lasvm_cli.ordered import gap_pass, gap_pass_pair
+    from lasvm_cli.numerics.ordered import gap_pass, gap_pass_pair
 
     rng = np.random.default_rng(100 + n)
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
@@ -555,7 +555,7 @@ def test_plot_any_trace_column(tmp_path):
     """lasvm plot --y COLUMN draws the gap (or #SV, kernel evaluations) of the traces."""
     pytest.importorskip("matplotlib")
     from lasvm_cli.cli.plot import main
-    from lasvm_cli.plot import PlotError
+    from lasvm_cli.tools.plot import PlotError
 
     traces = []
     for solver in ("lasvm-g", "lasvm-nc"):

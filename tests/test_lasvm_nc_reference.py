@@ -1,4 +1,4 @@
-"""The compiled LASVM-G family (solvers/lasvm_g_core.py, driven by solvers/lasvm_nc.py) takes
+"""The compiled LASVM-G family (qp/lasvm_g_core.py, driven by solvers/lasvm_nc.py) takes
 the steps of the paper's pseudo-code, written in plain numpy in tests/reference_lasvm_nc.py
 (Ertekin, Bottou & Giles 2011, with the corrections of docs/corrections.md stated there).
 
@@ -22,8 +22,8 @@ LASVM-NC flags outliers and LASVM-I skips on both sides.
 import numpy as np
 import pytest
 
-from lasvm_cli.solvers import lasvm_g_core as gc
-from lasvm_cli.solvers import online_core as core
+from lasvm_cli.qp import lasvm_g_core as gc
+from lasvm_cli.qp import online_core as core
 from lasvm_cli.solvers.lasvm_nc import LasvmGRun
 
 from .conftest import precomputed

@@ -1,4 +1,4 @@
-"""The compiled LASVM (solvers/online_core.py driven by solvers/lasvm.py) takes the steps of the
+"""The compiled LASVM (qp/online_core.py driven by solvers/lasvm.py) takes the steps of the
 paper's pseudo-code, written in plain numpy in tests/reference_lasvm.py (Bordes, Ertekin,
 Weston & Bottou 2005, §3.2 and §4.4, with LaSVM 1.1's seeding, rejection and tie order, the
 compiled solver's, as stated there).
@@ -25,7 +25,7 @@ linear kernels, two epochs for some, and tau = 0.001 and 0.05.
 import numpy as np
 import pytest
 
-from lasvm_cli.solvers import online_core as core
+from lasvm_cli.qp import online_core as core
 from lasvm_cli.solvers.lasvm import LasvmRun
 
 from .conftest import precomputed

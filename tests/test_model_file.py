@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lasvm_cli.errors import ModelFormatError
+from lasvm_cli.base.errors import ModelFormatError
 from lasvm_cli.io.model_file import format_model, parse_model, read_model, write_model
-from lasvm_cli.model import SVMModel
+from lasvm_cli.numerics.model import SVMModel
 
 svmutil = pytest.importorskip("libsvm.svmutil")
 
@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def data_dir():
-    from lasvm_cli.datasets import data_dir as where
+    from lasvm_cli.tools.datasets import data_dir as where
 
     return where()
 
@@ -187,7 +187,7 @@ def test_ovr_roundtrip_and_layout(tmp_path):
 
 
 def test_ovr_decision_and_predict():
-    from lasvm_cli.data import kernel_data
+    from lasvm_cli.numerics.data import kernel_data
 
     model = ovr_model()
     T = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 1.0], [0.0, 0.0, 0.0], [-1.0, 2.0, 0.5]])

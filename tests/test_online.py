@@ -1,5 +1,5 @@
-"""Online LASVM long runs (lasvm_cli/online.py): resume equivalence, data / parameter checks,
-early stopping, snapshots (LaSVM 1.1's -T/-l), traces, svm-train end to end, lasvm plot."""
+"""Online LASVM long runs (lasvm_cli/training/run_control.py): resume equivalence, data / parameter
+checks, early stopping, snapshots (LaSVM 1.1's -T/-l), traces, svm-train end to end, lasvm plot."""
 
 import csv
 import os
@@ -8,18 +8,18 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from lasvm_cli.data import Problem, subset
-from lasvm_cli.errors import ParameterError
+from lasvm_cli.numerics.data import Problem, subset
+from lasvm_cli.base.errors import ParameterError
 from lasvm_cli.io.model_file import read_model
 from lasvm_cli.io.svmlight import read_svmlight
-from lasvm_cli.kernels import RBF, make_params
-from lasvm_cli.online import OnlineControl, OnlineOptions, parse_snapshots
-from lasvm_cli.params import TrainParams
+from lasvm_cli.numerics.kernels import RBF, make_params
+from lasvm_cli.training.run_control import OnlineControl, OnlineOptions, parse_snapshots
+from lasvm_cli.training.params import TrainParams
 from lasvm_cli.solvers import lasvm as L
 from lasvm_cli.solvers.lasvm import LasvmRun, solve_lasvm
-from lasvm_cli.classes import group_classes
-from lasvm_cli.fit import fit as train  # the online options go through fit
-from lasvm_cli.train import decision_on
+from lasvm_cli.numerics.classes import group_classes
+from lasvm_cli.training.fit import fit as train  # the online options go through fit
+from lasvm_cli.training.train import decision_on
 
 from .conftest import HEART
 
@@ -102,7 +102,7 @@ def test_state_save_is_atomic(heart, tmp_path, monkeypatch):
     state = tmp_path / "s.npz"
     _solve(heart, OnlineOptions(save_state=str(state), stop_iterations=40))
     before = state.read_bytes()
-    import lasvm_cli.online as O
+    import lasvm_cli.training.run_control as O
 
     def boom(*a, **k):
         raise RuntimeError("killed")
@@ -234,7 +234,7 @@ def _same_model(a, b):
 def test_multiclass_stop_and_resume_equal_uninterrupted(three, tmp_path, monkeypatch, multiclass):
     import shutil
 
-    import lasvm_cli.online as O
+    import lasvm_cli.training.run_control as O
 
     ref = train(three, _params(multiclass=multiclass))
     state, killed = str(tmp_path / "s.npz"), str(tmp_path / "killed.npz")
@@ -312,7 +312,7 @@ def test_multiclass_trace_has_a_machine_column(three, tmp_path):
     assert all(r["test_error"] == "nan" for r in rows if r["machine"] == pairs[2])
     assert all(0 <= float(r["test_error"]) <= 1 for r in rows if r["machine"] == pairs[0])
     # lasvm plot draws one curve per machine
-    from lasvm_cli.plot import by_machine, read_trace
+    from lasvm_cli.tools.plot import by_machine, read_trace
 
     split = by_machine(read_trace(str(trace)))
     assert [m for m, _ in split] == pairs
@@ -379,7 +379,7 @@ def _trace(tmp_path):
 def test_plot(tmp_path):
     pytest.importorskip("matplotlib")
     from lasvm_cli.cli.plot import main
-    from lasvm_cli.plot import curve, read_trace
+    from lasvm_cli.tools.plot import curve, read_trace
 
     p, q = _trace(tmp_path)
     assert curve(read_trace(p), "iterations") == ([10, 100, 100], [0.3, 0.2, 0.18], "test error")
@@ -396,7 +396,7 @@ def test_plot_errors(tmp_path, monkeypatch):
     from lasvm_cli.cli.main import _run  # noqa: F401  (the module loads)
     from lasvm_cli.cli.plot import main
     from lasvm_cli.cli.report import UsageExit, run_guarded
-    from lasvm_cli.plot import PlotError
+    from lasvm_cli.tools.plot import PlotError
 
     p, _ = _trace(tmp_path)
     with pytest.raises(ParameterError, match="^Error: Missing option '-o'"):

@@ -1,4 +1,4 @@
-"""The online core's two formulations (solvers/online_core.py) against an independent
+"""The online core's two formulations (qp/online_core.py) against an independent
 converged solver: a float64 numpy coordinate ascent run until its largest violation is below
 1e-10 (the brute-force oracle of the bias-free box QP), to 1e-4 relative in the dual (our rows
 are float32, as LaSVM's).
@@ -9,7 +9,7 @@ are float32, as LaSVM's).
 import numpy as np
 import pytest
 
-from lasvm_cli.solvers import online_core as core
+from lasvm_cli.qp import online_core as core
 from lasvm_cli.solvers.lasvm import LasvmRun, solve_lasvm
 
 from .conftest import box_qp_optimum, dual, heart_rbf_gram

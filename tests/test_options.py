@@ -1,4 +1,4 @@
-"""The training options' declarations (lasvm_cli/options.py, lasvm_cli/solvers OPTIONS):
+"""The training options' declarations (lasvm_cli/base/options.py, lasvm_cli/solvers OPTIONS):
 complete, reaching their solvers, and an option given to a solver that does not take it is an
 error naming the solvers that do. Parametrised over the declarations, so an option added later
 is covered without a new test."""
@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from lasvm_cli.cli.train import ALL_OPTIONS, USAGE, parse_command_line
-from lasvm_cli.errors import ParameterError
-from lasvm_cli.options import ALL_IN_ONE_KEYS, applies, where
-from lasvm_cli.params import TrainParams, check_parameter
+from lasvm_cli.base.errors import ParameterError
+from lasvm_cli.base.options import ALL_IN_ONE_KEYS, applies, where
+from lasvm_cli.training.params import TrainParams, check_parameter
 from lasvm_cli.solvers import C_SVC_SOLVERS, OPTIONS, solver_kwargs
 
 PACKAGE = Path(__file__).resolve().parent.parent / "lasvm_cli"
@@ -197,12 +197,12 @@ def test_usage_starts_with_libsvms_text():
 
 # the solver functions that solver_kwargs feeds, by solver key
 def solver_functions():
-    from lasvm_cli.solvers import allinone, csvc, lasvm, lasvm_nc, s2do_online
+    from lasvm_cli.solvers import csvc, lasvm, lasvm_nc, s2do_batch, s2do_online
 
     return {"smo": csvc.solve_binary, "lasvm": lasvm.LasvmRun,
             **{s: lasvm_nc.solve_lasvm_g for s in ("lasvm-g", "full-svm", "lasvm-nc",
                                                     "lasvm-i")},
-            "s2do": allinone.solve_batch, "online": s2do_online.solve_online}
+            "s2do": s2do_batch.solve_batch, "online": s2do_online.solve_online}
 
 
 def test_every_kwarg_reaches_a_parameter_of_its_solver():
@@ -228,7 +228,7 @@ def test_every_field_is_read_by_the_package():
     reads would be silently ignored)."""
     from lasvm_cli.solvers import tracking_K
 
-    skip = {"options.py", "solvers/__init__.py", "cli/train.py"}
+    skip = {"base/options.py", "solvers/__init__.py", "cli/train.py"}
     text = "\n".join([p.read_text() for p in PACKAGE.rglob("*.py")
                       if str(p.relative_to(PACKAGE)) not in skip]
                      + [inspect.getsource(tracking_K)])  # beside the declarations

@@ -9,10 +9,10 @@ import tempfile
 import numpy as np
 import pytest
 
-from lasvm_cli.data import Problem, kernel_data
+from lasvm_cli.numerics.data import Problem, kernel_data
 from lasvm_cli.io.svmlight import read_svmlight
-from lasvm_cli.params import TrainParams
-from lasvm_cli.train import train
+from lasvm_cli.training.params import TrainParams
+from lasvm_cli.training.train import train
 
 from .conftest import libsvm_or_skip, libsvm_problem, libsvm_x, shared_file
 

@@ -15,9 +15,9 @@ from click.testing import CliRunner
 
 from lasvm_cli.cli import scale as cli_scale
 from lasvm_cli.cli.main import svm_predict, svm_train
-from lasvm_cli.cli.progress import SolverProgress, progress_factory
+from lasvm_cli.base.progress import SolverProgress, progress_factory
 from lasvm_cli.cli.report import run_guarded
-from lasvm_cli.errors import OutputError
+from lasvm_cli.base.errors import OutputError
 from lasvm_cli.io.atomic import atomic_write, output_problem
 
 from .conftest import HEART
@@ -182,11 +182,11 @@ def test_scale_output_on_a_full_disk(tmp_path, monkeypatch, capsys):
 
 
 def test_compile_notice_once_and_only_when_compiling(monkeypatch):
-    """A first run's JIT compilation says so in one line on stderr (cli/progress.py); loading
+    """A first run's JIT compilation says so in one line on stderr (base/progress.py); loading
     from the cache fires no compile event, -q and LASVM_COMPILE_NOTICE=0 silence it."""
     import numba
 
-    from lasvm_cli.cli import progress
+    from lasvm_cli.base import progress
 
     def compile_something(k):
         numba.njit(lambda x: x + k)(1)  # a new function: a real compilation

@@ -3,7 +3,7 @@
 Models are trained by libsvm-official (LIBSVM 3.37) and saved with svm_save_model; LIBSVM's
 svm_predict on the same model and data is the reference: labels identical, decision values and
 probabilities within 1e-9 relative (atol 1e-12 near 0). Shared data come from ``LASVM_DATA``
-(lasvm_cli.datasets.data_dir); tests that need them skip when they are missing.
+(lasvm_cli.tools.datasets.data_dir); tests that need them skip when they are missing.
 """
 
 import lzma
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lasvm_cli.data import kernel_data
+from lasvm_cli.numerics.data import kernel_data
 from lasvm_cli.io.model_file import read_model
 from lasvm_cli.io.svmlight import read_svmlight
 
@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def data_dir():
-    from lasvm_cli.datasets import data_dir as where
+    from lasvm_cli.tools.datasets import data_dir as where
 
     return where()
 
@@ -182,7 +182,7 @@ def test_adult_probability(adult, work):
 
 
 def test_ovo_vote_ties_go_to_earlier_label():
-    from lasvm_cli.model import SVMModel
+    from lasvm_cli.numerics.model import SVMModel
 
     # 3 classes, each pair a 1-SV machine with constant decision values chosen for a 3-way tie
     m = SVMModel("c_svc", 0, 3, 0.0, 0.0, 3, [5, 7, 9], [0.0, 0.0, 0.0], [1, 1, 1],

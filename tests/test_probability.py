@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lasvm_cli import probability as P
+from lasvm_cli.numerics import probability as P
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -115,7 +115,7 @@ def test_one_class_density_marks_match_libsvm(tmp_path):
     heart = REPO / "data" / "heart_scale"
     if not heart.exists():
         pytest.skip("heart_scale not available")
-    from lasvm_cli.data import kernel_data
+    from lasvm_cli.numerics.data import kernel_data
     from lasvm_cli.io.model_file import read_model
     from lasvm_cli.io.svmlight import read_svmlight
 

@@ -1,4 +1,4 @@
-"""Progress bars on a terminal (cli/progress.py): stdout and stderr both on one pseudo-terminal,
+"""Progress bars on a terminal (base/progress.py): stdout and stderr both on one pseudo-terminal,
 as in an interactive shell. The screen the output leaves, replayed by a small terminal model,
 must hold exactly the lines the same command prints without a terminal: every LIBSVM line at
 the start of its own line, no bar left over, no line blanked by a bar's erase sequence."""
@@ -18,9 +18,9 @@ from .test_cli_train import write_four_classes
 
 WIDTH = 100
 # the bars are drawn at once (no 1 s delay), so that short runs show them too
-PRELUDE = "import lasvm_cli.cli.progress as p; p.BAR_DELAY = 0; "
+PRELUDE = "import lasvm_cli.base.progress as p; p.BAR_DELAY = 0; "
 TRAIN = PRELUDE + "from lasvm_cli.cli.entry import svm_train; svm_train()"
-GRID = (PRELUDE + "import lasvm_cli.distributed as d; d.dask_available = lambda: False; "
+GRID = (PRELUDE + "import lasvm_cli.training.distributed as d; d.dask_available = lambda: False; "
         "from lasvm_cli.cli.entry import lasvm; lasvm()")
 
 

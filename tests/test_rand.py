@@ -6,7 +6,7 @@ import platform
 
 import pytest
 
-from lasvm_cli.rand import GlibcRand
+from lasvm_cli.base.rand import GlibcRand
 
 
 def test_known_first_values_for_seed_1():

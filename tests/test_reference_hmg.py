@@ -16,7 +16,7 @@ different (equivalent) formulas, so they differ by rounding only.
 import numpy as np
 import pytest
 
-from lasvm_cli import cache as kc
+from lasvm_cli.numerics import cache as kc
 from lasvm_cli.qp import LAST_KIND, OPTIMAL, PREV_I, PREV_J, WS_HMG
 from lasvm_cli.qp.smo import make_state, objective, smo_init, smo_run
 from lasvm_cli.solvers.csvc import solve_binary

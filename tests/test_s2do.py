@@ -17,12 +17,12 @@ from click.testing import CliRunner
 from scipy.optimize import LinearConstraint, minimize
 
 from lasvm_cli.cli.main import svm_predict, svm_train
-from lasvm_cli.data import kernel_data
+from lasvm_cli.numerics.data import kernel_data
 from lasvm_cli.io.model_file import read_model, write_model
-from lasvm_cli.kernels import make_params
+from lasvm_cli.numerics.kernels import make_params
 from lasvm_cli.qp.s2do import CS, LLW
 from lasvm_cli.qp.s2do_steps import increase, solve_box, solve_triangle
-from lasvm_cli.solvers.allinone import solve_batch
+from lasvm_cli.solvers.s2do_batch import solve_batch
 from lasvm_cli.solvers.s2do_online import solve_online
 
 F64 = dict(cache_dtype=np.float64)
@@ -434,10 +434,10 @@ def test_other_runs_do_not_load_the_s2do_solvers():
     import sys
 
     code = ("import sys, lasvm_cli.cli.main, lasvm_cli.cli.train, lasvm_cli.cli.predict, "
-            "lasvm_cli.fit, lasvm_cli.train, lasvm_cli.params, lasvm_cli.model, "
-            "lasvm_cli.io.model_file\n"
-            "bad = [m for m in sys.modules if m.endswith(('s2do', 's2do_steps', 'allinone', "
-            "'s2do_online', 'train_allinone'))]\n"
+            "lasvm_cli.training.fit, lasvm_cli.training.train, lasvm_cli.training.params, "
+            "lasvm_cli.numerics.model, lasvm_cli.io.model_file\n"
+            "bad = [m for m in sys.modules if m.endswith(('s2do', 's2do_steps', 's2do_batch', "
+            "'s2do_online', 'allinone'))]\n"
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -1,5 +1,5 @@
-"""The long-run options of LASVM (lasvm_cli/online.py) on the online S2DO solver of the
-all-in-one machines, ``--multiclass llw|cs --solver online``: --trace / --trace-every / --test,
+"""The long-run options of LASVM (lasvm_cli/training/run_control.py) on the online S2DO solver of
+the all-in-one machines, ``--multiclass llw|cs --solver online``: --trace / --trace-every / --test,
 --stop-iterations / --stop-sv / --stop-seconds, --snapshots / --snapshot-by, --save-state /
 --resume. Iterations are examples processed (TWO_NEWS steps), sv the support patterns |W|; the
 compiled pass is driven in chunks of examples, which must not change the iterates, and a
@@ -111,7 +111,7 @@ def test_trace_leaves_the_model_unchanged_and_reports_the_run(four_classes, tmp_
 
 def test_trace_plots(four_classes, tmp_path):
     pytest.importorskip("matplotlib")
-    from lasvm_cli.plot import plot_traces, read_trace
+    from lasvm_cli.tools.plot import plot_traces, read_trace
 
     data, test = four_classes
     trace = tmp_path / "t.csv"
@@ -334,9 +334,9 @@ def test_ctrl_c_saves_the_state_then_resume_finishes_the_run(tmp_path):
     import os
     import signal
 
-    from lasvm_cli.data import kernel_data
-    from lasvm_cli.kernels import make_params
-    from lasvm_cli.online import OnlineControl, OnlineOptions
+    from lasvm_cli.numerics.data import kernel_data
+    from lasvm_cli.numerics.kernels import make_params
+    from lasvm_cli.training.run_control import OnlineControl, OnlineOptions
     from lasvm_cli.qp.s2do import CS
     from lasvm_cli.solvers.s2do_online import S2doRun, solve_online
 

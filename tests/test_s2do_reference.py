@@ -22,11 +22,11 @@ import numpy as np
 import pytest
 from numba import _helperlib
 
-from lasvm_cli import cache as kc
-from lasvm_cli.data import kernel_data
-from lasvm_cli.kernels import LINEAR, POLY, RBF, make_params
+from lasvm_cli.numerics import cache as kc
+from lasvm_cli.numerics.data import kernel_data
+from lasvm_cli.numerics.kernels import LINEAR, POLY, RBF, make_params
 from lasvm_cli.qp import s2do as core
-from lasvm_cli.solvers.allinone import diagonal
+from lasvm_cli.solvers.s2do_batch import diagonal
 from lasvm_cli.solvers.s2do_online import STRATEGY_CODES, S2doRun
 
 from . import reference_s2do as ref

@@ -1,4 +1,4 @@
-"""svm-scale: LIBSVM 3.37 behaviour (lasvm_cli.scale, lasvm_cli.cli.scale, io.scale_file)."""
+"""svm-scale: LIBSVM 3.37 behaviour (lasvm_cli.tools.scale, lasvm_cli.cli.scale, io.scale_file)."""
 
 import io
 import lzma
@@ -9,8 +9,8 @@ import pytest
 
 from lasvm_cli.cli import scale as cli_scale
 from lasvm_cli.cli.report import run_guarded
-from lasvm_cli.datasets import data_dir
-from lasvm_cli.io.scale_file import read_range_file
+from lasvm_cli.tools.datasets import data_dir
+from lasvm_cli.io.range_file import read_range_file
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DBL_MAX = np.finfo(np.float64).max
@@ -324,7 +324,7 @@ def test_atof_and_option_spelling(tmp_path, capsys):
 
 
 def test_library_streams(tmp_path):
-    from lasvm_cli.scale import scale_file
+    from lasvm_cli.tools.scale import scale_file
 
     p = tmp_path / "h.svm"
     p.write_text(HAND)
@@ -338,7 +338,7 @@ def test_fast_g_formatter_matches_printf():
     """The Numba %g writer equals C/Python '%g' or asks for the exact path (-1)."""
     import random
 
-    from lasvm_cli.scale import _put_g
+    from lasvm_cli.tools.scale import _put_g
 
     buf = np.empty(64, dtype=np.uint8)
     rng = random.Random(7)

@@ -5,7 +5,7 @@ loops, on states full of ties."""
 import numpy as np
 import pytest
 
-from lasvm_cli import cache as kc
+from lasvm_cli.numerics import cache as kc
 from lasvm_cli.qp import ACTIVE, EPS, FREE, LOWER, UPPER
 from lasvm_cli.qp import select as sel
 from lasvm_cli.qp.smo import make_state

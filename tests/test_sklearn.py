@@ -21,16 +21,15 @@ from sklearn.model_selection import GridSearchCV  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import MaxAbsScaler  # noqa: E402
 
-from lasvm_cli.cache import cache_set_width  # noqa: E402
+from lasvm_cli.numerics.cache import cache_set_width  # noqa: E402
 from lasvm_cli.cli.main import svm_train  # noqa: E402
-from lasvm_cli.data import kernel_data  # noqa: E402
+from lasvm_cli.numerics.data import kernel_data  # noqa: E402
 from lasvm_cli.io.model_file import read_model  # noqa: E402
 from lasvm_cli.io.svmlight import read_svmlight  # noqa: E402
-from lasvm_cli.kernels import make_params  # noqa: E402
+from lasvm_cli.numerics.kernels import make_params  # noqa: E402
 from lasvm_cli.sklearn import SVC, SVR, NuSVC, NuSVR, OneClassSVM, OnlineSVC  # noqa: E402
 from lasvm_cli.solvers.lasvm import LasvmRun, solve_lasvm  # noqa: E402
-from lasvm_cli.solvers.online_core import (CHUNK, I_POOL, MODE_NEW_EPOCH, MODE_SEED,  # noqa: E402
-                                           N_SEED, dual_objective, lasvm_run)
+from lasvm_cli.qp.online_core import (CHUNK, I_POOL, MODE_NEW_EPOCH, MODE_SEED)
 
 from .conftest import HEART, shared_file  # noqa: E402
 
@@ -100,8 +99,8 @@ def test_import_without_sklearn_says_how_to_install():
 
 
 def test_the_core_never_imports_sklearn():
-    code = ("import sys, lasvm_cli.fit, lasvm_cli.train, lasvm_cli.model, lasvm_cli.cli.main, "
-            "lasvm_cli.io.model_file\n"
+    code = ("import sys, lasvm_cli.training.fit, lasvm_cli.training.train, "
+            "lasvm_cli.numerics.model, lasvm_cli.cli.main, lasvm_cli.io.model_file\n"
             "print(sorted(m for m in sys.modules if m.startswith('sklearn') "
             "or m == 'lasvm_cli.sklearn'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lasvm_cli.data import kernel_data
-from lasvm_cli.datasets import data_dir
-from lasvm_cli.kernels import LINEAR, POLY, RBF, make_params
+from lasvm_cli.numerics.data import kernel_data
+from lasvm_cli.tools.datasets import data_dir
+from lasvm_cli.numerics.kernels import LINEAR, POLY, RBF, make_params
 from lasvm_cli.qp import PREV_I, PREV_J, WS_HMG
 from lasvm_cli.qp import select as sel
 from lasvm_cli.qp.smo import make_state, objective, smo_init, smo_run
-from lasvm_cli import cache as kc
+from lasvm_cli.numerics import cache as kc
 from lasvm_cli.solvers.csvc import solve_binary
 
 from .conftest import libsvm_train_stdout, precomputed

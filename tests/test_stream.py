@@ -13,18 +13,18 @@ import lzma
 import numpy as np
 import pytest
 
-from lasvm_cli import kernels
-from lasvm_cli.data import Problem
-from lasvm_cli.errors import InputFormatError, ParameterError
+from lasvm_cli.numerics import kernels
+from lasvm_cli.numerics.data import Problem
+from lasvm_cli.base.errors import InputFormatError, ParameterError
 from lasvm_cli.io.svmlight import read_svmlight
-from lasvm_cli.params import TrainParams
-from lasvm_cli.cache import make_cache
-from lasvm_cli.solvers import online_core as L
+from lasvm_cli.training.params import TrainParams
+from lasvm_cli.numerics.cache import make_cache
+from lasvm_cli.qp import online_core as L
 from lasvm_cli.solvers.finishing import start_finishing
 from lasvm_cli.solvers.lasvm import result_of
 from lasvm_cli.solvers.lasvm_stream import StreamError, train_stream
-from lasvm_cli.classes import group_classes
-from lasvm_cli.train import train
+from lasvm_cli.numerics.classes import group_classes
+from lasvm_cli.training.train import train
 
 from .conftest import shared_file
 
@@ -282,9 +282,9 @@ def in_memory_file_order(path, params, kernel_cost, monkeypatch):
     order instead of the --seed permutation) and its kernel cost (the scheduling's cost of a
     kernel value), on dense float64 rows without the transposed copy (whole rows per example
     would count other kernel values)."""
-    from lasvm_cli.kernels import NO_XT
+    from lasvm_cli.numerics.kernels import NO_XT
     from lasvm_cli.solvers import s2do_online
-    from lasvm_cli.train_allinone import train_allinone
+    from lasvm_cli.training.allinone import train_allinone
 
     d = read_svmlight(str(path))
     pr = Problem.from_svmlight(d, kernel_type=params.kernel_type, x_storage="float64")
@@ -432,11 +432,11 @@ G_SOLVERS = ["lasvm-g", "lasvm-nc", "lasvm-i", "full-svm"]
 
 
 def g_file_order_driver(order):
-    """A driver for train.train (lasvm_cli/driver.py): the in-memory LasvmGRun (lasvm_nc.py)
-    taking its one epoch's examples in ``order`` (grouped index of each file row) instead of
-    random draws."""
-    from lasvm_cli.driver import Direct
-    from lasvm_cli.solvers import lasvm_g_core as G
+    """A driver for train.train (lasvm_cli/training/driver.py): the in-memory LasvmGRun
+    (lasvm_nc.py) taking its one epoch's examples in ``order`` (grouped index of each file row)
+    instead of random draws."""
+    from lasvm_cli.training.driver import Direct
+    from lasvm_cli.qp import lasvm_g_core as G
     from lasvm_cli.solvers.lasvm_nc import LasvmGRun
 
     class FileOrder(Direct):

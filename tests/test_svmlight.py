@@ -12,8 +12,8 @@ import sys
 import numpy as np
 import pytest
 
-from lasvm_cli.datasets import data_dir
-from lasvm_cli.errors import InputFormatError
+from lasvm_cli.tools.datasets import data_dir
+from lasvm_cli.base.errors import InputFormatError
 from lasvm_cli.io.svmlight import SvmlightData, read_svmlight, write_svmlight
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -249,7 +249,7 @@ def test_compressed(tmp_path, ext, opener):
 def test_stdin():
     code = (
         "import sys; from lasvm_cli.io.svmlight import read_svmlight\n"
-        "from lasvm_cli.errors import InputFormatError\n"
+        "from lasvm_cli.base.errors import InputFormatError\n"
         "d = read_svmlight('-'); print(d.n, d.indices.tolist())\n"
     )
     r = subprocess.run([sys.executable, "-c", code], input=b"1 1:2\n-1 3:4\n",

@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from lasvm_cli.cli.main import svm_predict, svm_train
-from lasvm_cli.data import Problem
+from lasvm_cli.numerics.data import Problem
 from lasvm_cli.io.model_file import read_model
 from lasvm_cli.io.svmlight import read_svmlight
-from lasvm_cli.kernels import LINEAR, make_params
-from lasvm_cli.plot import read_trace
+from lasvm_cli.numerics.kernels import LINEAR, make_params
+from lasvm_cli.tools.plot import read_trace
 from lasvm_cli.solvers.tracking import T_NNZ, TrackRun, duality_measures, shuffled
 
 from .conftest import HEART, heart_rbf_gram
@@ -238,7 +238,7 @@ def test_option_errors(tmp_path, args, message):
 
 def test_eps_gives_K():
     """K = ceil(8 C / eps^2): C = 1, eps = 2 -> 2; eps = 4C -> 1 (the largest allowed)."""
-    from lasvm_cli.params import TrainParams
+    from lasvm_cli.training.params import TrainParams
     from lasvm_cli.solvers import tracking_K
 
     assert tracking_K(TrainParams(solver="track1", track_eps=2.0))[0] == 2
@@ -312,7 +312,7 @@ def test_no_average_outputs_the_last_iterate(heart):
 def test_trace_rows_at_their_positions(heart, solver, every, at, positions):
     """trace_run's rows: every ``every`` examples (rcd: every ``every`` x K steps) or at the
     listed positions (deduplicated, past the end ignored), and always one at the end."""
-    from lasvm_cli.track import trace_run
+    from lasvm_cli.training.tracking_control import trace_run
 
     kd, kp, y, _ = heart
     r = TrackRun(kd, kp, y, 1.0, 1.0, algorithm=solver, K=3, order=shuffled(y.size, 1),
@@ -363,8 +363,8 @@ def test_lasvm_plot_draws_the_gap_against_t(tmp_path):
 
 
 def test_other_solvers_never_load_the_tracking_code(tmp_path):
-    """Start-up: svm-train with smo or lasvm imports neither solvers/tracking.py nor track.py
-    (SOLVERS loads modules lazily)."""
+    """Start-up: svm-train with smo or lasvm imports neither solvers/tracking.py nor
+    training/tracking_control.py (SOLVERS loads modules lazily)."""
     import subprocess
     import sys
 

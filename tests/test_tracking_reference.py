@@ -18,8 +18,8 @@ about 1e-8). Tolerances, the same in every test here:
 import numpy as np
 import pytest
 
-from lasvm_cli.data import kernel_data
-from lasvm_cli.kernels import LINEAR, POLY, RBF, make_params
+from lasvm_cli.numerics.data import kernel_data
+from lasvm_cli.numerics.kernels import LINEAR, POLY, RBF, make_params
 from lasvm_cli.solvers.tracking import TrackRun, shuffled
 
 from . import reference_tracking as ref
@@ -175,7 +175,7 @@ def test_reference_gap_is_primal_minus_dual():
 
 def test_splitmix_matches_the_compiled_generator():
     """The reference's SplitMix64 gives the compiled generator's integers (exactly)."""
-    from lasvm_cli.solvers.online_core import RNG_SPLITMIX, make_rng, rand_below
+    from lasvm_cli.qp.online_core import RNG_SPLITMIX, make_rng, rand_below
 
     for seed in (0, 1, 12345):
         rng, mine = make_rng(RNG_SPLITMIX, seed), ref.SplitMix64(seed)

@@ -2,10 +2,10 @@
 
 import pytest
 
-from lasvm_cli.options import atof, atoi
+from lasvm_cli.base.options import atof, atoi
 from lasvm_cli.cli.report import UsageExit
 from lasvm_cli.cli.train import parse_command_line
-from lasvm_cli.params import TrainParams, check_parameter
+from lasvm_cli.training.params import TrainParams, check_parameter
 
 
 @pytest.mark.parametrize("text,value", [("5", 5.0), ("1e-3", 1e-3), ("abc", 0.0), ("2x", 2.0),

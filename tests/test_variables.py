@@ -8,9 +8,9 @@ import re
 import numpy as np
 import pytest
 
-from lasvm_cli import cache as kc
-from lasvm_cli.data import kernel_data
-from lasvm_cli.kernels import PRECOMPUTED, RBF, KernelData, kernel_row_serial, make_params
+from lasvm_cli.numerics import cache as kc
+from lasvm_cli.numerics.data import kernel_data
+from lasvm_cli.numerics.kernels import PRECOMPUTED, RBF, KernelData, kernel_row_serial, make_params
 from lasvm_cli.solvers.svr import solve_epsilon_svr
 from lasvm_cli.solvers.variables import example_class_pairs, one_per_example, svr_pairs
 

@@ -286,9 +286,9 @@ if sys.argv[1] == "warm":
     warm_server._warm_first_calls()
 imported = ["numpy.ma" in sys.modules, "difflib" in sys.modules]
 from numba import typeof
-from lasvm_cli.cache import make_cache
-from lasvm_cli.data import kernel_data
-from lasvm_cli.kernels import RBF, make_params
+from lasvm_cli.numerics.cache import make_cache
+from lasvm_cli.numerics.data import kernel_data
+from lasvm_cli.numerics.kernels import RBF, make_params
 kd = kernel_data(np.array([0, 1, 2]), np.array([0, 1], np.int32), np.array([1.0, 2.0]), width=2,
                  training=True)
 values = [kd, make_params(RBF, 3, 0.5, 0.0), make_cache(4, 1), np.zeros(3), np.zeros(3, np.int8),

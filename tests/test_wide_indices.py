@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lasvm_cli import kernels as K
+from lasvm_cli.numerics import kernels as K
 from lasvm_cli.cli import predict as cli_predict
 from lasvm_cli.cli import scale as cli_scale
 from lasvm_cli.cli import train as cli_train
 from lasvm_cli.cli.report import run_guarded
-from lasvm_cli.data import COMPACT_MIN_WIDTH, Problem, align, kernel_data, n_columns
+from lasvm_cli.numerics.data import COMPACT_MIN_WIDTH, Problem, align, kernel_data, n_columns
 from lasvm_cli.io.svmlight import read_svmlight
 
 REPO = Path(__file__).resolve().parent.parent

@@ -4,10 +4,10 @@ rows over rounded values against brute force, results against float64 storage an
 import numpy as np
 import pytest
 
-from lasvm_cli import data as D
-from lasvm_cli import kernels as K
+from lasvm_cli.numerics import data as D
+from lasvm_cli.numerics import kernels as K
 from lasvm_cli.cli.main import svm_train
-from lasvm_cli.data import Problem, kernel_data, subset
+from lasvm_cli.numerics.data import Problem, kernel_data, subset
 from lasvm_cli.io.model_file import read_model
 from lasvm_cli.io.svmlight import read_svmlight
 from lasvm_cli.solvers.csvc import solve_binary

@@ -51,7 +51,7 @@ def unknown_long_option(name, known, usage):
     (the program: the usage's second word)."""
     import difflib
 
-    from ..errors import ParameterError
+    from ..base.errors import ParameterError
 
     program = usage.split()[1] if len(usage.split()) > 1 else "the command"
     # compared without the "--" that every name shares (it would make --bogus "close" to --runs)

@@ -1,5 +1,5 @@
 """``lasvm data list | fetch | path``: the data sets of the benchmarks, paper reproductions and
-tests (lasvm_cli/datasets.py: the registry, the checks and the downloads; docs/data.md).
+tests (lasvm_cli/tools/datasets.py: the registry, the checks and the downloads; docs/data.md).
 
 Every failure is one line ``lasvm data: ...`` on stderr and exit status 1 (130 for Ctrl-C),
 no traceback; ``fetch`` goes on with the other sets after one fails. ``fetch all`` is every set
@@ -11,14 +11,14 @@ is a terminal."""
 import os
 import sys
 
-from .. import datasets
+from ..tools import datasets
 from .report import write_stdout
 
 PROG = "lasvm data"
 
 
 def _error(text):
-    from .progress import bars_cleared
+    from ..base.progress import bars_cleared
 
     with bars_cleared():
         sys.stderr.write(f"{PROG}: {text}\n")

@@ -1,11 +1,11 @@
 """lasvm grid: LIBSVM's tools/grid.py (options, output lines, .out file, best line) with the
-cells run as cross-validation tasks on Dask (lasvm_cli/grid.py, lasvm_cli/distributed.py)."""
+cells run as cross-validation tasks on Dask (tools/grid.py, training/distributed.py)."""
 
 import sys
 
-from ..errors import ParameterError
-from .progress import bar as progress_bar
-from .progress import close_bar
+from ..base.errors import ParameterError
+from ..base.progress import bar as progress_bar
+from ..base.progress import close_bar
 from .report import UsageExit, write_stdout
 
 USAGE = """\
@@ -44,7 +44,7 @@ NO_DASK = ("lasvm grid: Dask is not installed, so the cells run one after anothe
 
 
 def main(argv):
-    from ..grid import GridError, GridOptions, draw_contour, run_grid
+    from ..tools.grid import GridError, GridOptions, draw_contour, run_grid
 
     if len(argv) < 1:
         raise UsageExit(USAGE)
@@ -56,7 +56,7 @@ def main(argv):
     runner = make_runner(options)
     bar = None
     if _isatty(sys.stderr):
-        from ..grid import calculate_jobs
+        from ..tools.grid import calculate_jobs
 
         jobs, resumed = calculate_jobs(options)
         total = sum(1 for line in jobs for cg in line if cg not in resumed)
@@ -83,9 +83,9 @@ def main(argv):
 def load(options):
     """Read the data once and check svm-train's options on the first cell's command line
     (grid.py's ``svm-train -c C -g G -v n [svm_options] dataset``)."""
-    from ..data import Problem
+    from ..numerics.data import Problem
     from ..io.svmlight import read_svmlight
-    from ..params import check_parameter
+    from ..training.params import check_parameter
     from .train import check_data, check_kernel_range, parse_command_line
 
     argv = []
@@ -122,7 +122,7 @@ def load(options):
 
 
 def make_runner(options):
-    from ..distributed import DaskRunner, SerialRunner, dask_available
+    from ..training.distributed import DaskRunner, SerialRunner, dask_available
 
     if not dask_available():
         if options.scheduler or options.workers:

@@ -151,7 +151,7 @@ def lasvm_data_list():
 @click.option("-q", "--quiet", is_flag=True, help="no status lines, no progress bar")
 def lasvm_data_fetch(names, mirror, timeout, quiet):
     """Download the named sets into the data folder, each file checked against the sha256
-    recorded in lasvm_cli/datasets.py; sets already there and intact are not downloaded again.
+    recorded in tools/datasets.py; sets already there and intact are not downloaded again.
     'all': every set (without a mirror, every set that has a public source)."""
     from .data import fetch
 

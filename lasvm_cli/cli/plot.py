@@ -2,7 +2,7 @@
 objective / the tracking solvers' gap when the trace has no test error, against time,
 iterations, support vectors, kernel evaluations or examples seen)."""
 
-from ..errors import ParameterError
+from ..base.errors import ParameterError
 from .report import UsageExit
 
 USAGE = """\
@@ -64,7 +64,7 @@ def parse_command_line(argv):
 
 
 def main(argv):
-    from ..plot import X_AXES, PlotError, plot_traces
+    from ..tools.plot import X_AXES, PlotError, plot_traces
 
     o = parse_command_line(argv)
     if o["x"] not in X_AXES:

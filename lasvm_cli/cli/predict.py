@@ -10,9 +10,9 @@ refused; extension options ``--decision-values FILE`` and ``--zero-based``.
 
 import sys
 
-from ..options import atoi
+from ..base.options import atoi
 from .argv import read_options
-from .measures import cdiv, cfmt_g, regression_measures, summary
+from ..numerics.measures import cdiv, cfmt_g, regression_measures, summary
 from .report import UsageExit, write_stdout
 
 USAGE = """\
@@ -64,7 +64,7 @@ def parse_command_line(argv):
 
 def main(argv):
     o = parse_command_line(argv)
-    from .progress import announce_compilation
+    from ..base.progress import announce_compilation
 
     announce_compilation("svm-predict", o.quiet)
 
@@ -89,7 +89,7 @@ def main(argv):
         if problem:
             return fail(f"can't open output file {path}: {problem}")
 
-    from ..errors import ModelFormatError
+    from ..base.errors import ModelFormatError
     from ..io.model_file import read_model
 
     try:
@@ -108,10 +108,10 @@ def main(argv):
 
     import numpy as np
 
-    from ..data import kernel_data
+    from ..numerics.data import kernel_data
     from ..io.atomic import atomic_write
     from ..io.svmlight import read_svmlight
-    from ..probability import SVR_NOTE, predict_probability
+    from ..numerics.probability import SVR_NOTE, predict_probability
 
     data = read_svmlight(o.test_file, zero_based=o.zero_based,
                          precomputed=model.kernel_type == 4,

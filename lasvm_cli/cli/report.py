@@ -11,8 +11,8 @@ import errno
 import os
 import sys
 
-from ..errors import LasvmError, OutputError, ReportedInterrupt
-from .progress import bars_cleared
+from ..base.errors import LasvmError, OutputError, ReportedInterrupt
+from ..base.progress import bars_cleared
 
 
 STDOUT_NAME = "standard output"  # OutputError.path when stdout itself failed

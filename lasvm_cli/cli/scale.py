@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import OutputError, ParameterError
-from ..options import atof
+from ..base.errors import OutputError, ParameterError
+from ..base.options import atof
 from .report import STDOUT_NAME, UsageExit
 
 USAGE = (
@@ -67,8 +67,8 @@ def parse_args(argv):
 
 def main(argv: list[str]) -> int:
     opts, data_path = parse_args(argv)
-    from ..scale import scale_file
-    from .progress import announce_compilation
+    from ..tools.scale import scale_file
+    from ..base.progress import announce_compilation
 
     announce_compilation("svm-scale")
 

@@ -11,10 +11,10 @@ model whose rho or coefficients came out non-finite anyway is an error, never a 
 import os
 import sys
 
-from ..errors import InputFormatError, LasvmError, OutputError, ParameterError
-from ..options import Option, atoi
+from ..base.errors import InputFormatError, LasvmError, OutputError, ParameterError
+from ..base.options import Option, atoi
 from .argv import read_options
-from .progress import bars_cleared
+from ..base.progress import bars_cleared
 from .report import UsageExit, write_stdout
 
 from ..solvers import OPTIONS, TRACKING_SOLVERS
@@ -80,7 +80,7 @@ _SHORT = {f[1]: o for o in ALL_OPTIONS for f in o.flags if f.startswith("-") and
 
 class Options:
     def __init__(self):
-        from ..params import TrainParams
+        from ..training.params import TrainParams
 
         self.params = TrainParams()
         self.quiet = False
@@ -88,7 +88,7 @@ class Options:
         self.zero_based = False
         self.counters = False
         self.stream = False
-        self.workers = None  # --workers n: a local Dask cluster (lasvm_cli/distributed.py)
+        self.workers = None  # --workers n: a local Dask cluster (training/distributed.py)
         self.scheduler = None  # --scheduler address: an existing one
         self.input_file = None
         self.model_file = None
@@ -123,7 +123,7 @@ def parse_command_line(argv):
     else:
         o.model_file = os.path.basename(o.input_file) + ".model"
     p.model_file = o.model_file  # LASVM snapshots are named model_file.<value>
-    from ..online import OPTION_NAMES, online_requested
+    from ..training.run_control import OPTION_NAMES, online_requested
     from ..solvers import ONLINE, TRACKING_SOLVERS
 
     if p.solver in TRACKING_SOLVERS:
@@ -146,7 +146,7 @@ def parse_command_line(argv):
 def _check_tracking_options(o):
     """The tracking solvers take --trace, --trace-every and --test of the online options, and
     train models (no -v, --stream, --workers)."""
-    from ..online import OPTION_NAMES
+    from ..training.run_control import OPTION_NAMES
 
     p = o.params
     used = [n for f, n in OPTION_NAMES.items() if getattr(p, f, None)
@@ -209,7 +209,7 @@ def check_outputs(o):
     """Every file the run will write must be writable before training starts (a bad
     --save-state path used to fail after the whole run, losing the model)."""
     from ..io.atomic import output_problem
-    from ..online import parse_snapshots, snapshot_path
+    from ..training.run_control import parse_snapshots, snapshot_path
 
     p = o.params
     if not o.nr_fold:
@@ -268,7 +268,7 @@ def check_kernel_range(data, p):
         return
     import numpy as np
 
-    from ..data import squared_norms
+    from ..numerics.data import squared_norms
 
     with np.errstate(over="ignore"):
         largest = float(squared_norms(data.indptr, data.values).max())
@@ -319,9 +319,9 @@ def _main_stream(o):
     """--stream: one sequential pass, the file never read into memory as a whole: LASVM for
     two classes (solvers/lasvm_stream.py), the online all-in-one machines for any number
     (solvers/s2do_stream.py)."""
-    from ..params import check_parameter
+    from ..training.params import check_parameter
     from ..solvers.lasvm_stream import StreamError, train_stream
-    from .progress import progress_factory
+    from ..base.progress import progress_factory
 
     p = o.params
     supported = ("--stream trains --solver lasvm|lasvm-g|lasvm-nc|lasvm-i|full-svm (two "
@@ -363,7 +363,7 @@ def _main_stream(o):
 
 def regression_cv_lines(y, target):
     """svm-train.c's do_cross_validation for regression (sums in row order, as LIBSVM)."""
-    from .measures import cfmt_g, regression_measures
+    from ..numerics.measures import cfmt_g, regression_measures
 
     mse, scc = regression_measures(target, y)
     return [f"Cross Validation Mean squared error = {cfmt_g(mse)}",
@@ -388,13 +388,13 @@ def save_model(model, o):
 
 def main(argv):
     o = parse_command_line(argv)
-    from .progress import announce_compilation
+    from ..base.progress import announce_compilation
 
     announce_compilation("svm-train", o.quiet)
-    from ..data import Problem
+    from ..numerics.data import Problem
     from ..io.svmlight import read_svmlight
-    from ..params import check_parameter
-    from .progress import progress_factory
+    from ..training.params import check_parameter
+    from ..base.progress import progress_factory
 
     p = o.params
     if o.stream:
@@ -419,7 +419,7 @@ def main(argv):
         p.gamma = 1.0 / data.max_index
     counts = None
     if p.svm_type == 1:  # nu-SVC's feasibility check counts the rows of each class
-        from ..classes import group_classes
+        from ..numerics.classes import group_classes
 
         counts = group_classes(data.y)[2]
     err = check_parameter(p, counts, given=o.given)
@@ -441,10 +441,10 @@ def main(argv):
 
 
 def make_runner(o):
-    """A Dask runner for --workers / --scheduler (lasvm_cli/distributed.py), else None."""
+    """A Dask runner for --workers / --scheduler (lasvm_cli/training/distributed.py), else None."""
     if not (o.workers or o.scheduler):
         return None
-    from ..distributed import DaskRunner, dask_available
+    from ..training.distributed import DaskRunner, dask_available
 
     if not dask_available():
         _error("--workers and --scheduler need Dask: pip install 'lasvm-cli[dask]'")
@@ -452,8 +452,8 @@ def make_runner(o):
 
 
 def _train_or_validate(o, problem, info, progress, runner):
-    from ..fit import fit
-    from ..train import cross_validation
+    from ..training.fit import fit
+    from ..training.train import cross_validation
 
     p = o.params
     if runner is not None:

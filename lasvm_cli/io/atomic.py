@@ -11,7 +11,7 @@ and ``mkfifo out; svm-predict test model out`` work. ``/dev/stdout`` and ``/dev/
 their ``/dev/fd``/``/proc/self/fd`` spellings) write through the process's own streams, in
 order with what else the command prints there.
 
-Every failure is an :class:`~lasvm_cli.errors.OutputError` (``can't write FILE: reason``),
+Every failure is an :class:`~lasvm_cli.base.errors.OutputError` (``can't write FILE: reason``),
 which is also an OSError; :func:`output_problem` says before long work whether a path can be
 written at all.
 """
@@ -23,7 +23,7 @@ import stat
 import sys
 import tempfile
 
-from ..errors import OutputError
+from ..base.errors import OutputError
 
 _STD_STREAMS = {"/dev/stdout": 1, "/dev/fd/1": 1, "/proc/self/fd/1": 1,
                 "/dev/stderr": 2, "/dev/fd/2": 2, "/proc/self/fd/2": 2}

@@ -14,10 +14,10 @@ import os
 
 import numpy as np
 
-from ..errors import InputFormatError, ModelFormatError
-from ..kernels import KERNEL_NAMES, PRECOMPUTED
-from ..model import SVMModel
-from ..options import SVM_TYPES
+from ..base.errors import InputFormatError, ModelFormatError
+from ..numerics.kernels import KERNEL_NAMES, PRECOMPUTED
+from ..numerics.model import SVMModel
+from ..base.options import SVM_TYPES
 from .atomic import atomic_write
 from .svmlight import parse_block
 

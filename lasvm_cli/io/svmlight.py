@@ -16,7 +16,7 @@ so CRLF files work), leading/trailing blanks, no final newline, label-only rows 
 row), a trailing ``# comment``. Also accepted (LIBSVM rejects them): full-line ``#`` comments
 (skipped but counted for line numbers) and ``qid:N`` tokens (ignored).
 
-Rejected with :class:`~lasvm_cli.errors.InputFormatError` (1-based line numbers): empty or
+Rejected with :class:`~lasvm_cli.base.errors.InputFormatError` (1-based line numbers): empty or
 blank lines, bad labels, bad or empty values, NaN and infinity, numbers out of the float64
 range, negative indices, indices that do not ascend strictly, tokens that are not
 ``index:value``, and index 0 unless ``zero_based`` or ``precomputed``; with ``check_norms``,
@@ -38,9 +38,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
-from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
+from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 
-from ..errors import InputFormatError
+from ..base.errors import InputFormatError
 
 __all__ = ["SvmlightData", "iter_svmlight", "read_svmlight", "write_svmlight"]
 

@@ -4,8 +4,8 @@ The QP (LIBSVM's ``Solver`` header, Fan, Chen & Lin 2005), over positions 0..l-1
 
     min_a  0.5 a'Qa + p'a   s.t.  y'a = Delta,  0 <= a_t <= C_t,   Q_st = y_s y_t K(x_s, x_t)
 
-K comes from the shared row cache (:mod:`lasvm_cli.cache`, rows of K, not Q); the core forms
-y_s y_t K_st on the fly, which is exact in floating point, so its arithmetic is LIBSVM's.
+K comes from the shared row cache (:mod:`lasvm_cli.numerics.cache`, rows of K, not Q); the core
+forms y_s y_t K_st on the fly, which is exact in floating point, so its arithmetic is LIBSVM's.
 Internally the core keeps LIBSVM's unsigned variables ``a`` and gradient ``G = Qa + p``. The
 signed form of Bordes et al. 2005 eq. 9 (alpha = y a, g = -y G for p = -1) is what the solver adapters hand
 back (sv_coef = alpha) and what :mod:`lasvm_cli.qp.steps` offers to LASVM.

@@ -35,11 +35,11 @@ maximises the unconstrained two-variable gain (Algorithm 4) among the variables 
 from collections import namedtuple
 
 import numba
-from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
+from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
-from ..cache import cache_get, cache_swap, cache_swap_keep_prefix
-from ..index import at, idx
+from ..numerics.cache import cache_get, cache_swap, cache_swap_keep_prefix
+from ..numerics.index import at, idx
 from .s2do_steps import edge, gain2, increase, solve_box, solve_triangle
 from .select import first_argmax_above
 

@@ -11,7 +11,7 @@ when a curvature or determinant counts as zero (corrections 004-7).
 """
 
 import numba
-from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
+from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 
 _NJIT = dict(cache=True, nogil=True)
 TINY = 1e-12

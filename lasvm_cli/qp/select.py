@@ -28,13 +28,13 @@ m = max_{I_up} -y_t G_t, M = min_{I_low} -y_t G_t; the pair is violating when m 
 """
 
 import numba
-from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
+from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
-from ..cache import cache_row_at, held
-from ..index import at
-from . import (ACTIVE, ETA, EPS, FINAL_KKT, FREE, LAST_KIND, N_FALLBACK, N_KKT_CONT, N_MG,
-               PREV_I, PREV_J)
+from ..numerics.cache import cache_row_at, held
+from ..numerics.index import at
+from . import (ACTIVE, ETA, EPS, FINAL_KKT, FREE, LAST_KIND, N_FALLBACK, N_KKT_CONT, N_MG, PREV_I,
+               PREV_J)
 from .so_lanes import max_violator, mvp_pair, so_partner
 from .steps import pair_gain
 

@@ -15,14 +15,15 @@ Ctrl-C run between chunks; the chunking does not change the iterates.
 """
 
 import numba
-from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
+from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
-from ..cache import WIDTH, cache_get, cache_row_at, cache_row_into, cache_set_width, cache_swap
-from ..index import at
-from ..kernels import kernel_diagonal, n_rows
-from . import (ACTIVE, ADAPT_WIDTH, COUNTER, EPS, ETA, FINAL_KKT, FREE, ITER, LAST_KIND, LOWER, MAX_ITER,
-               MAX_ITER_REACHED, N_FST, N_IST, N_MG_EXTRA_ROWS, N_RECON, N_SHRINK,
+from ..numerics.cache import (WIDTH, cache_get, cache_row_at, cache_row_into, cache_set_width,
+                              cache_swap)
+from ..numerics.index import at
+from ..numerics.kernels import kernel_diagonal, n_rows
+from . import (ACTIVE, ADAPT_WIDTH, COUNTER, EPS, ETA, FINAL_KKT, FREE, ITER, LAST_KIND, LOWER,
+               MAX_ITER, MAX_ITER_REACHED, N_FST, N_IST, N_MG_EXTRA_ROWS, N_RECON, N_SHRINK,
                N_SHRUNK_VARS, N_WARN_H0, OPTIMAL, PREV_I, PREV_J, RUNNING, SHRINKING, UNSHRINK,
                UPPER, VIOL, WS, WS_HMG, WS_MVP, WS_SO, SmoState)
 from .select import select_hmg, select_mvp, select_so

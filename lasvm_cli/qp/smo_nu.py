@@ -18,12 +18,11 @@ LIBSVM's second-order rule here (``--wss`` does not apply).
 """
 
 import numba
-from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
+from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
-from ..cache import WIDTH, cache_row_at, cache_set_width, held
-from . import (ACTIVE, ADAPT_WIDTH, EPS, LAST_KIND, LOWER, N_SHRINK, N_SHRUNK_VARS, UNSHRINK,
-               UPPER)
+from ..numerics.cache import WIDTH, cache_row_at, cache_set_width, held
+from . import ACTIVE, ADAPT_WIDTH, EPS, LAST_KIND, LOWER, N_SHRINK, N_SHRUNK_VARS, UNSHRINK, UPPER
 from .smo import reconstruct_gradient, smo_loop, swap_positions
 from .so_lanes import nu_max_violators, nu_partner
 

@@ -25,8 +25,8 @@ from numba import types
 from numba.extending import intrinsic
 import numpy as np
 
-from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
-from ..ordered import counted_loop, splat
+from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
+from ..numerics.ordered import counted_loop, splat
 from . import LOWER, UPPER
 from .steps import TAU
 

@@ -16,7 +16,7 @@ for kappa <= 0 too, where the step goes to the bound the slope points at).
 """
 
 import numba
-from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
+from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 
 _NJIT = dict(cache=True, nogil=True)
 

@@ -18,7 +18,7 @@ except ImportError as e:  # pragma: no cover - exercised without scikit-learn on
         "lasvm_cli.sklearn needs scikit-learn, an optional dependency: "
         "pip install 'lasvm-cli[sklearn]'") from e
 
-from .online import OnlineSVC
+from .online_svc import OnlineSVC
 from .svm import SVC, SVR, NuSVC, NuSVR, OneClassSVM
 
 __all__ = ["SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM", "OnlineSVC"]

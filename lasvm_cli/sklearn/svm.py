@@ -1,9 +1,11 @@
 """Batch estimators: :class:`SVC` and the thin subclasses that set LIBSVM's svm_type.
 
 One base class, :class:`LibSVMEstimator`, turns scikit-learn's parameters into
-:class:`~lasvm_cli.params.TrainParams`, the input into a :class:`~lasvm_cli.data.Problem`
-(feature column j is LIBSVM index j + 1), trains with :func:`lasvm_cli.fit.fit` and keeps the
-:class:`~lasvm_cli.model.SVMModel` (``model_``), from which the scikit-learn attributes come.
+:class:`~lasvm_cli.training.params.TrainParams`, the input into a
+:class:`~lasvm_cli.numerics.data.Problem` (feature column j is LIBSVM index j + 1), trains with
+:func:`lasvm_cli.training.fit.fit` and keeps the
+:class:`~lasvm_cli.numerics.model.SVMModel` (``model_``), from which the scikit-learn attributes
+come.
 
 Class order. The classifiers train as scikit-learn's SVC does: its libsvm gets the labels
 encoded as positions in ``classes_`` (ascending) and groups the rows by class in that order
@@ -42,11 +44,11 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
-from ..data import Problem, kernel_data
-from ..fit import fit as fit_model
+from ..numerics.data import Problem, kernel_data
+from ..training.fit import fit as fit_model
 from ..io.model_file import read_model, write_model
-from ..options import LIBSVM_OPTIONS, applies
-from ..params import SVM_TYPES, TrainParams, check_parameter
+from ..base.options import LIBSVM_OPTIONS, applies
+from ..training.params import SVM_TYPES, TrainParams, check_parameter
 from ..solvers import OPTIONS
 
 # parameters of scikit-learn's own, with no svm-train option: the kernel by name (-t), the
@@ -199,8 +201,8 @@ def pair_index(i, j, k):
 
 class LibSVMEstimator(BaseEstimator):
     """What every estimator here shares: parameters -> TrainParams, input -> Problem, training
-    through lasvm_cli.fit, the model's attributes, model files. Subclasses set ``svm_type``
-    (LIBSVM's -s) and their kind (classifier, regressor, outlier detector)."""
+    through lasvm_cli.training.fit, the model's attributes, model files. Subclasses set
+    ``svm_type`` (LIBSVM's -s) and their kind (classifier, regressor, outlier detector)."""
 
     svm_type = 0
 

@@ -1,14 +1,14 @@
 """Solvers: formulation adapters over the shared cores (LIBSVM's solve_c_svc & co.).
 
 Each adapter builds its problem (linear term, boxes, variables), runs a core (the SMO loop of
-lasvm_cli/qp, or the online core of solvers/online_core.py) and returns a
+lasvm_cli/qp, or the online core of qp/online_core.py) and returns a
 :class:`~lasvm_cli.solvers.result.SolverResult`.
 
 ``SOLVERS`` is the one dispatch table: solver key -> :class:`Solver`, the module and function
 that train one machine, all with one signature, ``function(machine, params, progress=None)``
 (``machine``: a :class:`Machine`), and for the solvers that run in steps the function that
 starts their run, ``start(machine, params)``: an object of the run protocol
-(solvers/run.py) that the training layer's driver steps (lasvm_cli/online.py). The keys: the
+(solvers/run.py) that the training layer's driver steps (training/run_control.py). The keys: the
 ``--solver`` names of C-SVC, the svm types -s 1..4 by name, and the all-in-one machines'
 batch ("s2do") and online ("online") solvers; :func:`dispatch_key` picks one from svm-train's
 parameters. Adding a solver adds a row here and its options (an ``Option`` tuple next to the
@@ -23,9 +23,9 @@ import importlib
 import math
 from typing import NamedTuple
 
-from ..options import LIBSVM_OPTIONS, SVM_TYPES, Option, atoi, below
+from ..base.options import LIBSVM_OPTIONS, SVM_TYPES, Option, atoi, below
 from ..qp import REPROCESS_STEPS, SELECTIONS, WSS
-from ..options import solver_kwargs as _kwargs
+from ..base.options import solver_kwargs as _kwargs
 
 
 class Machine(NamedTuple):
@@ -73,7 +73,7 @@ SOLVERS = {
 }
 C_SVC_SOLVERS = tuple(k for k, v in SOLVERS.items() if v.kind == "c_svc")  # --solver names
 TRACKING_SOLVERS = ("track1", "track2", "track2-lasvm", "rcd")
-ONLINE = ("lasvm", "lasvm-g", "full-svm", "lasvm-nc", "lasvm-i")  # driven by lasvm_cli/online.py
+ONLINE = ("lasvm", "lasvm-g", "full-svm", "lasvm-nc", "lasvm-i")  # training/run_control.py
 RAMP = ("lasvm-g", "full-svm", "lasvm-nc", "lasvm-i")  # their options: --ramp-s, --clean-*
 ALL_IN_ONE = ("s2do", "online")  # keys of --multiclass llw|cs --solver smo|online
 
@@ -94,7 +94,7 @@ def _function(key, name):
 
 
 def kernel_params_for(params):
-    from ..kernels import make_params
+    from ..numerics.kernels import make_params
 
     return make_params(params.kernel_type, params.degree, params.gamma, params.coef0)
 
@@ -122,7 +122,7 @@ def start(machine, params, **overrides):
 
 
 # ---------------------------------------------------------------------------------------------
-# Options (lasvm_cli/options.py's Option rows): every training option is declared once, here
+# Options (lasvm_cli/base/options.py's Option rows): every training option is declared once, here
 # or in options.py (LIBSVM's), with the solvers that take it; svm-train's tables, usage text,
 # checks and the solvers' keyword arguments come from these rows.
 
@@ -232,7 +232,7 @@ LASVM_G_OPTIONS = (
 	exact two-variable step"""),
 )
 
-# the all-in-one machines (--multiclass llw|cs): batch S2DO (solvers/allinone.py, key "s2do")
+# the all-in-one machines (--multiclass llw|cs): batch S2DO (solvers/s2do_batch.py, key "s2do")
 # and the online S2DO solver (solvers/s2do_online.py, --solver online)
 ALL_IN_ONE_OPTIONS = (
     Option("strategy", ("--strategy",), str, default=None,
@@ -247,7 +247,7 @@ ALL_IN_ONE_OPTIONS = (
 --llw-target x : --multiclass llw target margin (default 1; the thesis's dual prints 1/(k-1))"""),
 )
 
-# the online driver's options (lasvm_cli/online.py: long runs of LASVM, its family and
+# the online driver's options (training/run_control.py: long runs of LASVM, its family and
 # --solver online; --trace, --trace-every and --test also drive the tracking solvers' traces)
 ONLINE_DRIVEN = ONLINE + ("online",)
 TRACED = ONLINE_DRIVEN + TRACKING_SOLVERS
@@ -283,7 +283,7 @@ DRIVER_OPTIONS = (
 	examples processed; sv: support patterns)"""),
 )
 
-# the tracking solvers (solvers/tracking.py: run_options; lasvm_cli/track.py)
+# the tracking solvers (solvers/tracking.py: run_options; lasvm_cli/training/tracking_control.py)
 TRACKING_OPTIONS = (
     Option("K", ("-K",), atoi, default=None, solvers=TRACKING_SOLVERS, section="tracking",
            usage="-K n : coordinate steps per example (default 10)"),

@@ -1,9 +1,9 @@
 """LASVM in memory (Bordes, Ertekin, Weston & Bottou 2005): the driver of the online core
-(solvers/online_core.py) over the training rows, with the shared kernel-row cache.
+(qp/online_core.py) over the training rows, with the shared kernel-row cache.
 
 :class:`LasvmRun` is a resumable phase machine (seeding, epochs of PROCESS + REPROCESS over
 examples chosen by the selection rule, finishing) over the core's state arrays; the compiled
-entry point :func:`~lasvm_cli.solvers.online_core.lasvm_run` is called in chunks of CHUNK
+entry point :func:`~lasvm_cli.qp.online_core.lasvm_run` is called in chunks of CHUNK
 iterations (progress callback, Ctrl-C, state saving between chunks).
 
 Example order: each epoch draws the unseen examples uniformly (``pool`` with swap-removal,
@@ -18,14 +18,14 @@ and the 2 x 5 seeds.
 
 import numpy as np
 
-from ..cache import (FILL, HITS, KERNEL_EVALS, MISSES, cache_positions_loaded, cache_set_width,
-                     fill_pays, make_cache)
+from ..numerics.cache import (FILL, HITS, KERNEL_EVALS, MISSES, cache_positions_loaded,
+                              cache_set_width, fill_pays, make_cache)
 from .finishing import FINISHINGS, start_finishing
-from .online_core import (CHUNK, F_DELTA, I_EPOCH, I_FINISH_STEPS,
-                          I_INSERTED, I_LABELS, I_NS, I_POOL, I_PROCESSED, I_REPROCESS,
-                          I_STEPS, MODE_DELTA, MODE_NEW_EPOCH, MODE_ONLINE,
-                          MODE_SEED, N_SEED, RNGS, SELECTION_CODES, bias, dual_objective, fit_width,
-                          lasvm_run, make_state, svc_boxes, sv_counts)
+from ..qp.online_core import (CHUNK, F_DELTA, I_EPOCH, I_FINISH_STEPS, I_INSERTED, I_LABELS, I_NS,
+                              I_POOL, I_PROCESSED, I_REPROCESS, I_STEPS, MODE_DELTA,
+                              MODE_NEW_EPOCH, MODE_ONLINE, MODE_SEED, N_SEED, RNGS,
+                              SELECTION_CODES, bias, dual_objective, fit_width, lasvm_run,
+                              make_state, svc_boxes, sv_counts)
 from .result import SolverResult
 from .saved import load_into
 
@@ -61,7 +61,7 @@ class LasvmRun:
     of :func:`lasvm_run`). ``begin()`` seeds; each ``step(n)`` runs at most ``n`` online
     iterations (PROCESS calls) or ``n`` finishing steps, ends epochs and switches phases:
     online -> finish (or done with ``finish=False``) -> done. Between steps the whole run is
-    ``state_arrays()`` + ``phase``, so it can be saved and resumed (lasvm_cli/online.py), and
+    ``state_arrays()`` + ``phase``, so it can be saved and resumed (training/run_control.py), and
     ``fork()`` gives an independent copy (finishing a snapshot without disturbing the run).
     Chunk sizes do not change the result: every decision depends on the state arrays only."""
 

@@ -25,17 +25,17 @@ third label is an input error naming its line.
 """
 
 import numba
-from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
+from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
-from .. import kernels
-from ..classes import weighted_C
-from ..data import squared_norms
+from ..numerics import kernels
+from ..numerics.classes import weighted_C
+from ..numerics.data import squared_norms
 from ..io.svmlight import iter_svmlight
-from ..kernels import KernelData
+from ..numerics.kernels import KernelData
 from ..qp import REPROCESS_STEPS
-from . import lasvm_g_core as G
-from . import online_core as core
+from ..qp import lasvm_g_core as G
+from ..qp import online_core as core
 from .lasvm_nc import DEFAULTS
 from .lasvm_stream import (S_NFREE, SEED_ROWS_MAX, Labels, Store, StreamError, check_one_pass,
                            csr_concat, load_slot, model_from_store, release)

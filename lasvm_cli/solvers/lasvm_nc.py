@@ -1,6 +1,6 @@
 """LASVM-G, LASVM-NC, LASVM-I and FULL SVM in memory (Ertekin, Bottou & Giles 2011): the
-driver of their compiled iteration (solvers/lasvm_g_core.py) over the training rows, as a
-:class:`~lasvm_cli.solvers.lasvm.LasvmRun` (so lasvm_cli/online.py's save/resume, stopping,
+driver of their compiled iteration (qp/lasvm_g_core.py) over the training rows, as a
+:class:`~lasvm_cli.solvers.lasvm.LasvmRun` (so training/run_control.py's save/resume, stopping,
 snapshots and traces drive it unchanged).
 
 All four are bias-free (rho 0), start from alpha = 0 without seeding and have no finishing step
@@ -24,16 +24,15 @@ LASVM-G, -NC and -I; FULL SVM keeps its expansion whole.
 
 import numpy as np
 
-from ..cache import KERNEL_EVALS, cache_positions_loaded, cache_set_width
+from ..numerics.cache import KERNEL_EVALS, cache_positions_loaded, cache_set_width
 from ..qp import REPROCESS_STEPS
-from .lasvm import (PH_DONE, PH_FINISH, PH_ONLINE, SAVED_FIELDS, LasvmRun, result_of,
-                    run_to_end)
-from .lasvm_g_core import (F_GAP, F_TARGET, G_ADMIT_L, G_ADMIT_M, G_ADMIT_R, G_BAILED,
-                           G_CAPPED, G_CLEAN_L, G_CLEAN_M, G_CLEAN_R, G_FLAGGED, G_IN_S,
-                           G_SEEN, G_SKIP_L, G_SKIP_R, M_FINISH, M_GAP, M_NEW_EPOCH, M_ONLINE,
-                           M_PURGE, N_GFS, N_GST, V_FULL, VARIANTS, g_run)
-from .online_core import (CHUNK, I_EPOCH, I_NS, I_POOL, MODE_DELTA, MODE_NEW_EPOCH,
-                          MODE_ONLINE, fit_width)
+from .lasvm import PH_DONE, PH_FINISH, PH_ONLINE, SAVED_FIELDS, LasvmRun, result_of, run_to_end
+from ..qp.lasvm_g_core import (F_GAP, F_TARGET, G_ADMIT_L, G_ADMIT_M, G_ADMIT_R, G_BAILED,
+                               G_CAPPED, G_CLEAN_L, G_CLEAN_M, G_CLEAN_R, G_FLAGGED, G_IN_S,
+                               G_SEEN, G_SKIP_L, G_SKIP_R, M_FINISH, M_GAP, M_NEW_EPOCH, M_ONLINE,
+                               M_PURGE, N_GFS, N_GST, V_FULL, VARIANTS, g_run)
+from ..qp.online_core import (CHUNK, I_EPOCH, I_NS, I_POOL, MODE_DELTA, MODE_NEW_EPOCH,
+                              MODE_ONLINE, fit_width)
 
 DEFAULTS = dict(ramp_s=-1.0, sv_threshold=10, clean_every=50, clean_keep=100)
 _MODES = {MODE_NEW_EPOCH: M_NEW_EPOCH, MODE_ONLINE: M_ONLINE, MODE_DELTA: M_GAP}

@@ -1,8 +1,8 @@
 """Streaming LASVM: one sequential pass over a training file larger than memory
 (``svm-train --solver lasvm --stream``).
 
-The algorithm is the online core's (solvers/online_core.py: PROCESS, REPROCESS, eviction,
-finishing, the selection criteria), over the one kernel-row cache (lasvm_cli/cache.py). What
+The algorithm is the online core's (qp/online_core.py: PROCESS, REPROCESS, eviction,
+finishing, the selection criteria), over the one kernel-row cache (numerics/cache.py). What
 this module adds is where the examples live and in which order they come:
 
 * **Slot store.** The core's "examples" are the *slots* of a growable dense store
@@ -43,22 +43,22 @@ Deviations from the in-memory solver:
 from collections import namedtuple
 
 import numba
-from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
+from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
-from .. import kernels
-from ..cache import FILL, HITS, KERNEL_EVALS, MISSES, N_SLOTS, WIDTH, cache_discard, \
-    cache_forget_from, fill_pays, make_cache
-from ..classes import weighted_C
-from ..data import squared_norms
-from ..errors import InputFormatError
+from ..numerics import kernels
+from ..numerics.cache import (FILL, HITS, KERNEL_EVALS, MISSES, N_SLOTS, WIDTH, cache_discard,
+                              cache_forget_from, fill_pays, make_cache)
+from ..numerics.classes import weighted_C
+from ..numerics.data import squared_norms
+from ..base.errors import InputFormatError
 from ..io.svmlight import iter_svmlight, open_binary
-from ..kernels import KernelData
-from ..model import SVMModel
-from . import online_core as core
+from ..numerics.kernels import KernelData
+from ..numerics.model import SVMModel
+from ..qp import online_core as core
 from .finishing import start_finishing
-from .online_core import (AUTO_MAX, CHUNK, I_INSERTED, I_NS, N_SEED, SEL_AUTOACTIVE,
-                          SEL_RANDOM, SELECTION_CODES)
+from ..qp.online_core import (AUTO_MAX, CHUNK, I_INSERTED, I_NS, N_SEED, SEL_AUTOACTIVE,
+                              SEL_RANDOM, SELECTION_CODES)
 
 _NJIT = dict(cache=True, nogil=True)
 

@@ -1,5 +1,5 @@
 """nu-SVC and nu-SVR (LIBSVM's ``solve_nu_svc``, ``solve_nu_svr``) on Solver_NU
-(qp/smo_nu.py), through csvc.solve_qp(nu=True).
+(qp/smo_nu.py), through qp/solve.py's solve_qp(nu=True).
 
 * nu-SVC: min 0.5 a'Qa, y'a = 0, e'a = nu l, 0 <= a <= 1, from LIBSVM's start (per sign, the
   first examples at 1 until nu l / 2 is spent, one fractional); then with r from Solver_NU:
@@ -12,7 +12,7 @@
 import numpy as np
 
 from ..qp import MAX_ITER_REACHED
-from .csvc import solve_qp
+from ..qp.solve import solve_qp
 from .result import SolverResult
 from .variables import one_per_example, svr_pairs
 

@@ -10,7 +10,7 @@ coef = a; LIBSVM's rho and obj; no line between "optimization finished" and "obj
 import numpy as np
 
 from ..qp import MAX_ITER_REACHED
-from .csvc import solve_qp
+from ..qp.solve import solve_qp
 from .nu import nu_total
 from .result import SolverResult
 from .variables import one_per_example

@@ -1,5 +1,5 @@
 """The run protocol: a solver that trains in steps offers its training as a run object, which
-the training layer's driver (lasvm_cli/online.py) begins, steps between its checks (traces,
+the training layer's driver (training/run_control.py) begins, steps between its checks (traces,
 stopping limits, snapshots, state files, Ctrl-C) and asks for its result. The solver knows
 nothing of the driver; the driver knows runs only through these protocols.
 

@@ -28,14 +28,14 @@ import json
 import math
 
 import numba
-from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
+from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
-from .. import cache as kc
-from ..clock import Clock
+from ..numerics import cache as kc
+from ..base.clock import Clock
 from ..qp import s2do as core
-from ..kernels import row_work
-from .allinone import coefficients, diagonal, result_from_state
+from ..numerics.kernels import row_work
+from .s2do_batch import coefficients, diagonal, result_from_state
 from .saved import load_into
 
 _NJIT = dict(cache=True, nogil=True)
@@ -190,7 +190,7 @@ class S2doRun:
     (:func:`run_epoch` on a slice of the epoch's order) and ends epochs. The compiled pass keeps
     every decision in the state (the step gains, the counts, numba's RNG, the epoch's order),
     so cutting an epoch into slices does not change the iterates: a run driven in chunks by
-    lasvm_cli/online.py (traces, early stopping, snapshots) gives the same model as a whole
+    training/run_control.py (traces, early stopping, snapshots) gives the same model as a whole
     pass. The measures it offers that driver:
 
     * ``processed``: examples processed (TWO_NEWS steps, one per example and epoch) -- the
@@ -320,7 +320,7 @@ class S2doRun:
     def trace_extra(self):
         return (int(self.st.ist[core.ITER]), self.epoch_fraction)
 
-    # -- save / restore (lasvm_cli/online.py's state files) ----------------------------------
+    # -- save / restore (training/run_control.py's state files) ----------------------------------
 
     def state_arrays(self):
         """Copies of everything the rest of the run depends on: the S2DO state (position
@@ -373,7 +373,7 @@ class S2doRun:
 
     def class_expansion(self):
         """W in example order (as the model's SVs) and each class's coefficients over it:
-        f_c(x) = sum_w coef[c, w] K(x, x_w) (for lasvm_cli/online.TestSet.error_argmax)."""
+        f_c(x) = sum_w coef[c, w] K(x, x_w) (for training/run_control.py TestSet.error_argmax)."""
         nW = self.n_expansion
         order = np.argsort(self.c.perm[:nW])
         ex = self.c.perm[:nW][order]

@@ -45,19 +45,19 @@ computed per example). There is no finishing step in either run.
 """
 
 import numba
-from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
+from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
-from .. import kernels
-from ..cache import N_SLOTS, cache_copy_rows, cache_discard, cache_forget_from, cache_stats, \
-    make_cache
-from ..data import squared_norms
+from ..numerics import kernels
+from ..numerics.cache import (N_SLOTS, cache_copy_rows, cache_discard, cache_forget_from,
+                              cache_stats, make_cache)
+from ..numerics.data import squared_norms
 from ..io.svmlight import iter_svmlight
-from ..kernels import KernelData, kernel_diagonal
-from ..model import SVMModel
+from ..numerics.kernels import KernelData, kernel_diagonal
+from ..numerics.model import SVMModel
 from ..qp import s2do as core
 from . import s2do_online as so
-from .allinone import result_from_state
+from .s2do_batch import result_from_state
 from .lasvm_stream import StreamError, check_one_pass, label_order, line_of_row, sv_rows
 
 _NJIT = dict(cache=True, nogil=True)
@@ -329,7 +329,7 @@ def train_stream_allinone(source, params, *, zero_based=False, info=None, warn=N
 
 
 def _model(store, p, kind, strategy, classes, counts, kcost, n_rows, late, info):
-    from .allinone import report
+    from .s2do_batch import report
 
     st, c = store.st, store.c
     nW = int(st.ist[core.ACTIVE])

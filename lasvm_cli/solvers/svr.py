@@ -12,7 +12,7 @@ svm-train -s 3 reaches it through solvers.SOLVERS (``from_params``); --wss appli
 import numpy as np
 
 from ..qp import MAX_ITER_REACHED
-from .csvc import solve_qp
+from ..qp.solve import solve_qp
 from .result import SolverResult
 from .variables import svr_pairs
 

@@ -11,14 +11,15 @@ solvers, positions, averaging, teachers and counting: docs/solvers.md#tracking-s
 from collections import namedtuple
 
 import numba
-from .. import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
+from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
-from ..cache import FILL, KERNEL_EVALS, WIDTH, cache_set_width, fill_pays, held, make_cache
-from ..kernels import expansion_values, kernel_row
+from ..numerics.cache import (FILL, KERNEL_EVALS, WIDTH, cache_set_width, fill_pays, held,
+                              make_cache)
+from ..numerics.kernels import expansion_values, kernel_row
 from . import DEFAULT_K, tracking_K
-from .online_core import (I_NS, I_POOL, RNG_SPLITMIX, draw, make_state, newton_step, process,
-                          rand_below, svc_boxes, swap_positions)
+from ..qp.online_core import (I_NS, I_POOL, RNG_SPLITMIX, draw, make_state, newton_step, process,
+                              rand_below, svc_boxes, swap_positions)
 from .result import SolverResult
 
 _NJIT = dict(cache=True, nogil=True)
@@ -582,7 +583,7 @@ def start(machine, params, order="rows"):
     """The TrackRun of svm-train's parameters (the SOLVERS table's entry): ``order``: the
     fixed-order teacher's order in the machine's rows ("rows": the rows' order, shuffled
     with --seed for the shuffle teacher); the training layer passes the order in the
-    training file's terms (lasvm_cli/track.py)."""
+    training file's terms (lasvm_cli/training/tracking_control.py)."""
     kd, kp, y, Cp, Cn = machine[:5]
     if isinstance(order, str):
         order = shuffled(len(y), params.seed) if params.teacher == "shuffle" else None

@@ -1,0 +1,3 @@
+"""Numerics: kernels, the kernel-row cache, training data in memory, class grouping, probability
+calibration, measures and the model with its prediction.
+"""

@@ -1,0 +1,2 @@
+"""Tools over training and data: grid search, svm-scale, plots, data sets.
+"""

@@ -1,0 +1,215 @@
+"""Training with the tracking solvers (solvers/tracking.py: track1, track2, track2-lasvm, rcd;
+Usunier, Bordes & Bottou 2010): the teacher's order in terms of the training file, repeated
+runs, and the gap traces of ``--trace``.
+
+svm-train trains the binary machines of one-vs-one (LIBSVM's pairs) or one-vs-rest through
+train.train, whose driver (training/driver.py) hands each machine to :class:`TrackControl`;
+each machine's rows are grouped by class there, so the fixed-order teachers are built here,
+from the file rows of every machine the trainer lists:
+
+* ``sequential``: file order (the machine's rows, in their order in the training file);
+* ``shuffle``: a fresh permutation of them for each run (numpy, seed ``--seed`` + run);
+* ``order-file``: ``--order FILE`` lists 1-based training rows (whitespace separated; ``#``
+  starts a comment); each machine takes the listed rows that belong to it, in that order;
+* ``active`` / ``adversarial``: pools drawn in the solver (its random stream: seed + run).
+
+``--runs R`` repeats the run with seeds ``--seed`` .. ``--seed`` + R - 1 (fresh shuffles and
+directions); the trace rows are the mean over the runs, row by row (same checkpoints); the
+model is the first run's. Without ``--trace`` only the first run is made.
+
+Trace (``--trace FILE``, every ``--trace-every`` examples and at the end; rcd: every
+``--trace-every`` x K steps): CSV columns ``TRACE_COLUMNS``, measured on the output classifier
+(w(abar), or w(alpha) with ``--no-average``) over the examples seen so far S_t: P_t, D_t and
+the normalised gap (P_t - D_t) / (C t) of eq. (4) (C t = the sum of the seen examples' C), the
+test error of ``--test FILE``; kernel evaluations and seconds are the training's only (the
+measures are computed apart and not counted; the teacher's kernel values are counted, and also
+given alone).
+"""
+
+import time
+
+import numpy as np
+
+from ..base.errors import ParameterError
+
+TRACE_COLUMNS = ("t", "iterations", "updates", "sv", "primal", "dual", "gap", "test_error",
+                 "kernel_evals", "teacher_kernel_evals", "seconds")
+
+
+def _error(msg):
+    raise ParameterError(f"ERROR: {msg}")
+
+
+def read_order(path, n):
+    """1-based training rows from an order file -> int64 array of 0-based rows."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        _error(f"can't open order file {path}: {e.strerror}")
+    rows = []
+    for number, line in enumerate(lines, start=1):
+        for word in line.split("#", 1)[0].split():
+            try:
+                v = int(word)
+            except ValueError:
+                _error(f"{path}:{number}: '{word}' is not a row number")
+            if not 1 <= v <= n:
+                _error(f"{path}:{number}: row {v} out of range (the training file has {n} rows)")
+            rows.append(v - 1)
+    order = np.asarray(rows, np.int64)
+    counts = np.bincount(order, minlength=n)
+    if (counts > 1).any():
+        _error(f"{path}: row {int(np.flatnonzero(counts > 1)[0]) + 1} is listed more than once")
+    if order.size == 0:
+        _error(f"{path}: no row numbers")
+    return order
+
+
+class TrackControl:
+    """Runs each binary machine (the driver calls :meth:`solve` once per machine, in the
+    trainer's order; ``machines``: the trainer's list of (file rows, labels)) and writes the
+    trace."""
+
+    def __init__(self, params, machines, order=None, test=None, trace=None, trace_every=1000,
+                 info=None):
+        self.params = params
+        self.machines = machines
+        self.order = order  # file rows of the order-file teacher
+        self.test = test
+        self.trace = trace
+        self.trace_every = int(trace_every)
+        self.info = info or (lambda _m: None)
+        self.index = -1
+        self._f = None
+
+    @property
+    def multi(self):
+        return len(self.machines) > 1
+
+    def _order(self, file_rows, run):
+        """The machine's fixed order (binary positions) for run ``run``, or None."""
+        from ..solvers.tracking import shuffled
+
+        teacher = self.params.teacher
+        if self.params.solver == "rcd" or teacher in ("active", "adversarial"):
+            return None
+        if teacher == "order-file":
+            position = np.full(int(max(file_rows.max(), self.order.max())) + 1, -1, np.int64)
+            position[file_rows] = np.arange(file_rows.size)
+            order = position[self.order]
+            return order[order >= 0]
+        order = np.argsort(file_rows, kind="stable").astype(np.int64)
+        if teacher == "shuffle":
+            order = order[shuffled(order.size, self.params.seed + run)]
+        return order
+
+    def solve(self, machine, params, progress=None):
+        import dataclasses
+
+        from ..solvers import start
+
+        self.index += 1
+        file_rows, classes = self.machines[self.index]
+        n_runs = params.runs if self.trace else 1
+        result, traces = None, []
+        for r in range(n_runs):
+            run = start(machine, dataclasses.replace(params, seed=params.seed + r),
+                        order=self._order(file_rows, r))
+            rows = self._run(run, classes, progress if r == 0 else None)
+            traces.append(rows)
+            if r == 0:
+                result = run.result()
+                result.counters["seconds"] = rows[-1]["seconds"] if rows else 0.0
+        if self.trace:
+            self._write(traces)
+        return result
+
+    def _run(self, run, classes, progress):
+        error = (lambda r: self.test.error(r, *classes)) if self.test is not None else None
+        return trace_run(run, self.trace_every if self.trace else None, error, progress)
+
+    def _write(self, traces):
+        """The mean of the runs' rows, row by row, appended to the trace file."""
+        if self._f is None:
+            self._f = open(self.trace, "w", encoding="ascii", newline="\n")
+            self._f.write(",".join(TRACE_COLUMNS + (("machine",) if self.multi else ()))
+                          + "\n")
+        n_rows = min(len(rows) for rows in traces)
+        name = None
+        if self.multi:
+            pos, neg = self.machines[self.index][1]
+            name = f"{pos:g}-{'rest' if neg is None else format(neg, 'g')}"
+        for i in range(n_rows):
+            cells = []
+            for c in TRACE_COLUMNS:
+                v = float(np.mean([rows[i][c] for rows in traces]))
+                if c in ("t", "iterations", "updates", "sv", "kernel_evals",
+                         "teacher_kernel_evals") and len(traces) == 1:
+                    cells.append(str(int(v)))
+                elif c == "test_error" and self.test is None:
+                    cells.append("")
+                else:
+                    cells.append(f"{v:.10g}")
+            if name is not None:
+                cells.append(name)
+            self._f.write(",".join(cells) + "\n")
+        self._f.flush()
+
+    def close(self):
+        if self._f is not None:
+            self._f.close()
+            self._f = None
+
+
+def trace_row(run, seconds, error=None):
+    """One trace row of ``run`` (TRACE_COLUMNS): measures of the output classifier on S_t;
+    ``error(run)`` gives the test error (NaN without it)."""
+    m = run.measures()
+    return dict(t=m["t"], iterations=run.iterations, updates=run.updates,
+                sv=int(np.count_nonzero(run.output_alpha())), primal=m["primal"],
+                dual=m["dual"], gap=m["gap"],
+                test_error=float("nan") if error is None else error(run),
+                kernel_evals=run.kernel_evals, teacher_kernel_evals=run.teacher_kernel_evals,
+                seconds=seconds)
+
+
+def trace_run(run, every=None, error=None, progress=None, at=None):
+    """Run a TrackRun to its end; with ``every``, a trace row every ``every`` examples (rcd:
+    every ``every`` x K steps) and at the end; with ``at`` instead, a row at each of those
+    positions (examples; rcd: steps) and at the end. Training seconds exclude the rows'
+    measures (and the loading of the compiled code). Returns the rows (the last one alone,
+    measured at the end, without ``every`` or ``at``)."""
+    next_stop = _next_stop(every * (run.K if run.is_rcd else 1) if every else None, at)
+    seconds, rows = 0.0, []
+    run.begin()  # loads (or compiles) the jitted code outside the clock
+    while not run.done:
+        n = run.CHUNK
+        stop = next_stop(run.processed) if next_stop else None
+        if stop is not None:
+            n = min(n, stop - run.processed)
+        t0 = time.perf_counter()
+        run.step(n)
+        seconds += time.perf_counter() - t0
+        if progress is not None:
+            progress(run.processed, run.n_expansion)
+        if next_stop and (run.processed == stop or run.done):
+            rows.append(trace_row(run, seconds, error))
+    if not rows:
+        rows.append(trace_row(run, seconds, error))
+    return rows
+
+
+def _next_stop(step, at):
+    """position -> the next trace position after it (None: no more), or None for no trace."""
+    if at is not None:
+        at = np.unique(np.asarray(at, np.int64))
+
+        def next_of(p):
+            i = int(np.searchsorted(at, p, "right"))
+            return int(at[i]) if i < at.size else None
+
+        return next_of
+    if step:
+        return lambda p: (p // step + 1) * step
+    return None
