@@ -56,8 +56,8 @@ def test_each_run_implements_its_protocol_and_ends_as_the_solver(heart, key):
     machine, params = _machine(heart, key)
     assert isinstance(machine, Machine)
     run = start(machine, params)
-    assert isinstance(run, STEPPED[key]), key
     run.begin()
+    assert isinstance(run, STEPPED[key]), key  # its counters are there once it has begun
     while not run.done:  # small steps, as a driver cutting at trace rows
         run.step(7)
     assert run.processed > 0 and run.kernel_evals > 0

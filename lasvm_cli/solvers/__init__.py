@@ -68,7 +68,7 @@ SOLVERS = {
     "epsilon_svr": Solver("svr", kind="svm_type"),                      # 2l variables
     "nu_svr": Solver("nu", "nu_svr_from_params", kind="svm_type"),      # Solver_NU, 2l
     # the all-in-one machines (--multiclass llw|cs): batch S2DO and the online S2DO solver
-    "s2do": Solver("allinone", kind="all_in_one"),
+    "s2do": Solver("s2do_batch", kind="all_in_one"),
     "online": Solver("s2do_online", start="start", kind="all_in_one"),
 }
 C_SVC_SOLVERS = tuple(k for k, v in SOLVERS.items() if v.kind == "c_svc")  # --solver names

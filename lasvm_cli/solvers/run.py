@@ -9,7 +9,8 @@ nothing of the driver; the driver knows runs only through these protocols.
   its measures for the trace, a finished copy for snapshots and stops, and its state as arrays
   for ``--save-state`` / ``--resume`` (LasvmRun, LasvmGRun, S2doRun).
 
-tests/test_run_protocol.py checks that each run class implements its protocol.
+A run's counters and measures are there once it has begun. tests/test_run_protocol.py checks
+that each run class implements its protocol.
 """
 
 from typing import Protocol, runtime_checkable
