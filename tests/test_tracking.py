@@ -375,3 +375,63 @@ def test_other_solvers_never_load_the_tracking_code(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+def _binary_rbf_problem(n=300, d=150, seed=11):
+    """Bit-set data (binary rows, 3 words) and labels of a planted rule, RBF."""
+    from lasvm_cli.numerics.data import kernel_data
+    from lasvm_cli.numerics.kernels import RBF
+
+    rng = np.random.default_rng(seed)
+    M = rng.random((n, d)) < 0.06
+    indptr = np.concatenate([[0], np.cumsum(M.sum(1))]).astype(np.int64)
+    idx = np.concatenate([np.flatnonzero(r) for r in M]).astype(np.int32)
+    kd = kernel_data(indptr, idx, np.ones(idx.size), width=d)
+    assert kd.bits.shape[0] == n
+    y = np.where(M[:, :20].sum(1) + 0.3 * rng.standard_normal(n) > 1.0, 1.0, -1.0)
+    return kd, make_params(RBF, 3, 0.1, 0.0), y
+
+
+@pytest.mark.parametrize("solver", ["track1", "track2", "track2-lasvm"])
+@pytest.mark.parametrize("data", ["bits", "heart"])
+def test_run_in_the_teachers_order_is_the_same_run(heart, solver, data):
+    """A fixed-order run on the data renumbered in the teacher's order (by_position, the default
+    for bit-set data) takes the same steps as the run on the data as given: the same picks,
+    alphas, averaged output, measures, kernel evaluations and result, exactly, in the caller's
+    ids; also with max_examples (examples outside the order)."""
+    if data == "bits":
+        kd, kp, y = _binary_rbf_problem()
+    else:
+        kd, kp, y, _ = heart
+    order = shuffled(y.size, 3)
+    runs = [TrackRun(kd, kp, y, 1.0, 1.0, algorithm=solver, K=3, order=order, seed=2,
+                     max_examples=y.size - 40, literal=True, by_position=flag)
+            for flag in (False, True)]
+    assert runs[0].perm is None and runs[1].perm is not None
+    while not runs[0].done:
+        for r in runs:
+            r.step(7)
+        plain, renumbered = runs
+        np.testing.assert_array_equal(plain.picks(), renumbered.picks())
+        np.testing.assert_array_equal(plain.alpha(), renumbered.alpha())
+        np.testing.assert_array_equal(plain.output_alpha(), renumbered.output_alpha())
+        np.testing.assert_array_equal(plain.literal_average(), renumbered.literal_average())
+        np.testing.assert_array_equal(plain.seen(), renumbered.seen())
+        assert plain.measures() == renumbered.measures()
+        assert plain.kernel_evals == renumbered.kernel_evals
+    a, b = (r.result() for r in runs)
+    np.testing.assert_array_equal(a.coef, b.coef)
+    assert (a.obj, a.n_sv, a.n_bsv, a.counters) == (b.obj, b.n_sv, b.n_bsv, b.counters)
+
+
+def test_renumbering_is_the_default_for_bit_sets_only(heart):
+    kd, kp, y = _binary_rbf_problem()
+    order = shuffled(y.size, 3)
+    assert TrackRun(kd, kp, y, 1.0, 1.0, algorithm="track2", order=order).perm is not None
+    for kwargs in (dict(order=np.arange(y.size)), dict(teacher="active"),
+                   dict(order=np.concatenate([order, order[:3]]))):
+        assert TrackRun(kd, kp, y, 1.0, 1.0, algorithm="track2", **kwargs).perm is None
+    assert TrackRun(kd, kp, y, 1.0, 1.0, algorithm="rcd").perm is None
+    hkd, hkp, hy, _ = heart
+    assert TrackRun(hkd, hkp, hy, 1.0, 1.0, algorithm="track2",
+                    order=shuffled(hy.size, 3)).perm is None

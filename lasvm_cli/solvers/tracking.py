@@ -16,6 +16,7 @@ import numpy as np
 
 from ..numerics.cache import (FILL, KERNEL_EVALS, WIDTH, cache_set_width, fill_pays, held,
                               make_cache)
+from ..numerics.data import subset
 from ..numerics.kernels import expansion_values, kernel_row
 from . import DEFAULT_K, tracking_K
 from ..qp.online_core import (I_NS, I_POOL, RNG_SPLITMIX, draw, make_state, newton_step, process,
@@ -350,28 +351,36 @@ class TrackRun:
     literal    keep the literal running mean of line 8 and the examples of the steps (tests)
     cache_dtype  the kernel rows' type (float32 as LIBSVM; tests comparing the steps with a
                float64 reference use float64)
+    by_position  run on a copy of the data whose rows are in the fixed order's order (None:
+               for bit-set data), see :meth:`_by_position`; ids in and out of the methods stay
+               the caller's
     """
 
     def __init__(self, kd, kp, y, Cp, Cn, *, algorithm="track1", K=DEFAULT_K, average=True,
                  teacher="shuffle", order=None, pool=50, max_examples=None, batch_iters=None,
-                 seed=1, cache_mb=100.0, literal=False, cache_dtype=np.float32):
+                 seed=1, cache_mb=100.0, literal=False, cache_dtype=np.float32,
+                 by_position=None):
         y = np.where(np.asarray(y) > 0, 1.0, -1.0)
         self.l = l = y.shape[0]
-        self.kd, self.kp = kd, kp
         self.algorithm = algorithm
         self.K = int(K)
-        self.kc = make_cache(l, cache_mb, dtype=cache_dtype)
-        self.kc.meta[FILL] = int(fill_pays(kd, kp))
-        A, B = svc_boxes(y, Cp, Cn)
-        self.Ci = B - A
-        self.st = make_state(self.kc, y, A, B, seed, RNG_SPLITMIX, bias=False)
-        self.st.ist[I_POOL] = l  # the unseen examples: pool[:l] (pool teachers)
         alg = ALGORITHMS[algorithm]
         code = TEACHER_CODES[teacher]
         if code == TEACH_ORDER:
             order = np.arange(l) if order is None else np.asarray(order, np.int64)
         else:
             order = np.zeros(0, np.int64)
+        A, B = svc_boxes(y, Cp, Cn)
+        self.Ci = B - A
+        self.kd, self.kp = kd, kp  # the caller's rows (test errors, measures)
+        self.perm = self.inv = None
+        if code == TEACH_ORDER and alg != ALG_RCD and self._by_position(kd, order, by_position):
+            kd, y, A, B, order = self._renumber(kd, y, A, B, order)
+        self.kd_run = kd  # the rows the compiled run reads (renumbered or the caller's)
+        self.kc = make_cache(l, cache_mb, dtype=cache_dtype)
+        self.kc.meta[FILL] = int(fill_pays(kd, kp))
+        self.st = make_state(self.kc, y, A, B, seed, RNG_SPLITMIX, bias=False)
+        self.st.ist[I_POOL] = l  # the unseen examples: pool[:l] (pool teachers)
         limit = l if code != TEACH_ORDER else order.size
         if max_examples is not None:
             limit = min(limit, int(max_examples))
@@ -394,6 +403,49 @@ class TrackRun:
         elif l:
             cache_set_width(self.kc, np.int64(min(l, 2 * CHUNK + 2)))
 
+    @staticmethod
+    def _by_position(kd, order, by_position):
+        """Whether to run on the data renumbered in the teacher's order. A fixed order
+        inserts example order[t] at position t and never moves it, so with example ids equal
+        to positions a kernel row over the seen positions [0, t) reads the targets' rows in
+        storage order instead of scattered over the data set: bit-set rows are a few words
+        each, and reading them scattered, a cache miss per target, is most of their cost. The
+        steps, the draws and every kernel value are the same: only the ids change. The order
+        must name distinct examples (an identity order needs nothing)."""
+        if by_position is None:
+            by_position = kd.bits.shape[0] > 0
+        if not by_position or order.size == 0:
+            return False
+        if np.array_equal(order, np.arange(order.size)):
+            return False
+        return np.unique(order).size == order.size
+
+    def _renumber(self, kd, y, A, B, order):
+        """The data, labels and boxes renumbered so that example t is order[t] (the examples
+        outside the order after them, in their own order); self.perm maps the run's ids to
+        the caller's, self.inv back."""
+        l = self.l
+        rest = np.ones(l, bool)
+        rest[order] = False
+        perm = np.concatenate([order, np.flatnonzero(rest)]).astype(np.int64)
+        self.perm = perm
+        self.inv = np.empty(l, np.int64)
+        self.inv[perm] = np.arange(l)
+        return (subset(kd, perm), y[perm], A[perm], B[perm],
+                np.arange(order.size, dtype=np.int64))
+
+    def _ids(self, ex):
+        """The caller's example ids -> the run's."""
+        return ex if self.inv is None else self.inv[ex]
+
+    def _by_example(self, v):
+        """Values by the run's example id -> by the caller's."""
+        if self.perm is None:
+            return v
+        out = np.empty_like(v)
+        out[self.perm] = v
+        return out
+
     def _steps_bound(self, limit, batch_iters):
         """Coordinate steps of a whole run (PROCESS included): the size of the picks log."""
         if self.algorithm == "rcd":
@@ -402,7 +454,8 @@ class TrackRun:
 
     def picks(self):
         """The example of every coordinate step so far (``literal=True`` runs)."""
-        return self.tr.picks[:self.iterations].copy()
+        picks = self.tr.picks[:self.iterations].copy()
+        return picks if self.perm is None else self.perm[picks]
 
     # -- running ------------------------------------------------------------------------------
 
@@ -448,7 +501,7 @@ class TrackRun:
         """At most n time indices (rcd: n coordinate steps); returns how many ran."""
         if not self.is_rcd:
             self._fit_width(n)
-        return int(track_run(self.st, self.kc, self.kd, self.kp, self.tr, np.int64(n)))
+        return int(track_run(self.st, self.kc, self.kd_run, self.kp, self.tr, np.int64(n)))
 
     # -- measures -----------------------------------------------------------------------------
 
@@ -486,13 +539,13 @@ class TrackRun:
         st = self.st
         a = np.zeros(self.l)
         a[st.pos2ex] = st.alpha
-        return a
+        return self._by_example(a)
 
     def output_alpha(self, averaged=None):
         """The output's coefficients by example: abar = alpha - S / k (or alpha)."""
         a = self.alpha()
         if (self.averaged if averaged is None else averaged) and self.tr.tis[T_KCOUNT] > 0:
-            a -= self.tr.S / float(self.tr.tis[T_KCOUNT])
+            a -= self._by_example(self.tr.S) / float(self.tr.tis[T_KCOUNT])
         return a
 
     def coef_rho(self):
@@ -500,17 +553,20 @@ class TrackRun:
 
     def seen(self):
         """Example ids of the seen set S_t."""
-        return self.st.pos2ex[:self.t].copy()
+        seen = self.st.pos2ex[:self.t].copy()
+        return seen if self.perm is None else self.perm[seen]
 
     def gradient(self, a, rows):
         """g = y - K a on ``rows`` (float64 kernel values; monitoring: not counted). Uses the
         maintained gradient when it is exact enough for the purpose (full-gradient variants:
-        g(alpha) on every seen example, corrected on the <= K examples where abar differs)."""
+        g(alpha) on every seen example, corrected on the <= K examples where abar differs).
+        ``a`` and ``rows`` by the caller's ids, as the kernel values (self.kd)."""
         st = self.st
+        rows_run = self._ids(np.asarray(rows, np.int64))
         full = self.algorithm != "track2-lasvm" and (not self.averaged or not self.is_rcd)
         if full:
             g = np.empty(rows.size)
-            g[:] = st.g[st.ex2pos[rows]]
+            g[:] = st.g[st.ex2pos[rows_run]]
             diff = a - self.alpha()
             extra = np.flatnonzero(diff)
             if extra.size:
@@ -524,7 +580,7 @@ class TrackRun:
         if sv.size:
             expansion_values(self.kd, rows.astype(np.int64), self.kd, sv.astype(np.int64),
                              a[sv], self.kp, out)
-        return st.y[rows] - out
+        return st.y[rows_run] - out
 
     def measures(self):
         """dict: t, P_t, D_t and the normalised gap (P_t - D_t) / (C t) (eq. 4, C t = sum of
@@ -533,7 +589,7 @@ class TrackRun:
         a_all = self.output_alpha()
         a = a_all[rows]
         g = self.gradient(a_all, rows)
-        primal, dual, gap = duality_measures(a, g, self.st.y[rows], self.Ci[rows])
+        primal, dual, gap = duality_measures(a, g, self.st.y[self._ids(rows)], self.Ci[rows])
         norm = float(self.Ci[rows].sum())
         return dict(t=self.t, primal=primal, dual=dual,
                     gap=gap / norm if norm > 0 else 0.0)
@@ -545,7 +601,7 @@ class TrackRun:
         dual = 0.0
         if rows.size:
             g = self.gradient(a, rows)
-            dual = 0.5 * float(np.dot(a[rows], self.st.y[rows] + g))
+            dual = 0.5 * float(np.dot(a[rows], self.st.y[self._ids(rows)] + g))
         n_sv = int(rows.size)
         n_bsv = int(np.sum(np.abs(a[rows]) >= self.Ci[rows]))
         counters = dict(examples=self.t, iterations=self.iterations, updates=self.updates,
@@ -558,7 +614,7 @@ class TrackRun:
 
     def literal_average(self):
         """The literal running mean of line 8 by example (``literal=True`` runs)."""
-        return self.tr.abar.copy()
+        return self._by_example(self.tr.abar.copy())
 
 
 def run_options(params):
