@@ -215,42 +215,67 @@ def select_second(st, K1, lo, hi, m, p, supports_only):
     col = np.empty(d)
     for c in range(d):
         col[c] = (1.0 if c == p else 0.0) - (1.0 if kind == CS and c == ym else 0.0)
-    _second_gains(st, K1, lo, hi, m, p, supports_only, col, st.W)
+    _second_gains(st, K1, lo, hi, m, p, supports_only, col, st.W,
+                  np.empty(3 * SECOND_CHUNK * d))
     i, _ = first_argmax_above(st.W, (hi - lo) * d, -1.0)
     return (lo + i // d, i % d) if i >= 0 else (-1, -1)
 
 
+# Examples per chunk of _second_gains: its per-variable terms (a few KB) stay in L1
+SECOND_CHUNK = 64
+
+
 @numba.njit(error_model="numpy", **_NJIT)
-def _second_gains(st, K1, lo, hi, m, p, supports_only, col, W):
+def _second_gains(st, K1, lo, hi, m, p, supports_only, col, W, X):
     """W[(t - lo) d + c] = gain2 of (m, p) with (t, c) where (t, c) may move, else -1.0, with no
     branch per variable, so the loop vectorises. (error_model numpy: no zero test per
-    division: the ridge keeps every divisor positive.)"""
+    division: the ridge keeps every divisor positive.)
+
+    Chunk by chunk of SECOND_CHUNK examples: first the terms of each example (its kernel value,
+    Q's diagonal, its upper bound) are spread over its d variables (scratch X: q12, q22, cap),
+    then the gains run as one flat loop over the chunk's variables, whose A and G are
+    contiguous. A loop over one example's d variables vectorises only when d is at least the
+    vector width (eight doubles): with d = 6 it ran wholly scalar, and with d = 10 its
+    remainder of two did. The values, so the choice, are the same as the loop per example's."""
     d = st.ist[D]
     kind = st.ist[KIND]
     C = st.fst[C_]
     A, G, S, yc, KD = st.A, st.G, st.S, st.yc, st.KD
+    Af = A.reshape(A.size)
+    Gf = G.reshape(G.size)
+    size = SECOND_CHUNK * d
+    X12, X22, XC = X[:size], X[size:2 * size], X[2 * size:3 * size]
     diag = (1.0 - 1.0 / d) if kind == LLW else 2.0
     g1 = G[m, p]
     q11 = diag * KD[m]
     ym = yc[m]
-    for t in range(lo, hi):
-        u = idx(t)  # unsigned: no negative-index test per access (index.py)
-        yt = yc[u]
-        q22 = diag * KD[u]
-        k = np.float64(K1[u])
-        row = (-1.0 / d if kind == LLW
-               else (1.0 if yt == ym else 0.0) - (1.0 if yt == p else 0.0))
-        # may grow below: LLW a < C; CS every variable of an example with S_t < C (and m's)
-        cap = C if kind == LLW else (np.inf if S[u] < C or t == m else -1.0)
-        base = (t - lo) * d
-        for c in range(d):
-            a = A[u, c]
-            g = G[u, c]
-            v = gain2(g1, g, q11, (row + col[c]) * k, q22)
-            moves = ((g > 0.0) & (a < cap)) | ((g < 0.0) & (a > 0.0))
+    for t0 in range(lo, hi, SECOND_CHUNK):
+        t1 = min(t0 + SECOND_CHUNK, hi)
+        for t in range(t0, t1):
+            u = idx(t)  # unsigned: no negative-index test per access (index.py)
+            yt = yc[u]
+            q22 = diag * KD[u]
+            k = np.float64(K1[u])
+            row = (-1.0 / d if kind == LLW
+                   else (1.0 if yt == ym else 0.0) - (1.0 if yt == p else 0.0))
+            # may grow below: LLW a < C; CS every variable of an example with S_t < C (and m's)
+            cap = C if kind == LLW else (np.inf if S[u] < C or t == m else -1.0)
+            base = (t - t0) * d
+            for c in range(d):
+                X12[at(base, c)] = (row + col[c]) * k
+                X22[at(base, c)] = q22
+                XC[at(base, c)] = cap
+        src = idx(t0 * d)
+        dst = (t0 - lo) * d
+        for i in range((t1 - t0) * d):
+            a = Af[src + idx(i)]
+            g = Gf[src + idx(i)]
+            v = gain2(g1, g, q11, X12[i], X22[i])
+            moves = ((g > 0.0) & (a < XC[i])) | ((g < 0.0) & (a > 0.0))
             moves = moves & (v == v) & ((not supports_only) | (a != 0.0))
-            W[at(base, c)] = v + 0.0 if moves else -1.0  # + 0.0: -0.0 keys below +0.0
-        W[at(base, yt)] = -1.0
+            W[at(dst, i)] = v + 0.0 if moves else -1.0  # + 0.0: -0.0 keys below +0.0
+        for t in range(t0, t1):
+            W[at((t - lo) * d, yc[idx(t)])] = -1.0
     if lo <= m < hi:
         W[at((m - lo) * d, p)] = -1.0
 
