@@ -11,8 +11,8 @@ refused; extension options ``--decision-values FILE`` and ``--zero-based``.
 import sys
 
 from ..base.options import atoi
-from .argv import read_options
 from ..numerics.measures import cdiv, cfmt_g, regression_measures, summary
+from .argv import read_options
 from .report import UsageExit, write_stdout
 
 USAGE = """\

@@ -13,8 +13,8 @@ import sys
 
 from ..base.errors import InputFormatError, LasvmError, OutputError, ParameterError
 from ..base.options import Option, atoi
-from .argv import read_options
 from ..base.progress import bars_cleared
+from .argv import read_options
 from .report import UsageExit, write_stdout
 
 from ..solvers import OPTIONS, TRACKING_SOLVERS

@@ -15,9 +15,9 @@ import os
 import numpy as np
 
 from ..base.errors import InputFormatError, ModelFormatError
+from ..base.options import SVM_TYPES
 from ..numerics.kernels import KERNEL_NAMES, PRECOMPUTED
 from ..numerics.model import SVMModel
-from ..base.options import SVM_TYPES
 from .atomic import atomic_write
 from .svmlight import parse_block
 

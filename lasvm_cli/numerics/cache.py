@@ -14,8 +14,8 @@ import numba
 from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
-from .kernels import kernel_row, kernel_row_all, row_work
 from .index import at, idx
+from .kernels import kernel_row, kernel_row_all, row_work
 
 KernelCache = namedtuple(
     "KernelCache", "buf perm pos vex pex slot_of key length prev nxt free meta stats scratch")

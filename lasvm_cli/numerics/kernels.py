@@ -31,8 +31,8 @@ import numpy as np
 from numba import prange, types
 from numba.extending import intrinsic
 from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
-from .ordered import EXP_COEFFS, LN2_HI, LN2_LO, LOG2E, dense_dots, exp_lanes, fma
 from .index import at, idx
+from .ordered import EXP_COEFFS, LN2_HI, LN2_LO, LOG2E, dense_dots, exp_lanes, fma
 
 LINEAR, POLY, RBF, SIGMOID, PRECOMPUTED = 0, 1, 2, 3, 4
 KERNEL_NAMES = ("linear", "polynomial", "rbf", "sigmoid", "precomputed")

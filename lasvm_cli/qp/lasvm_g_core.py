@@ -52,11 +52,11 @@ import numpy as np
 from ..numerics.cache import N_SLOTS, cache_discard, cache_symmetric_at, held
 from ..numerics.index import at, idx
 from ..numerics.ordered import gap_pass, gap_pass_pair
-from .s2do_steps import solve_box
-from .select import first_argmax_above
 from .online_core import (F_DELTA, I_INSERTED, I_LABELS, I_NS, I_POOL, I_PROCESSED, I_REPROCESS,
                           I_STEPS, clipped_newton, expansion_at, land, max_violator, new_epoch,
                           newton_step, rand_below, subtract_row, swap_positions, take_from_pool)
+from .s2do_steps import solve_box
+from .select import first_argmax_above
 
 _NJIT = dict(cache=True, nogil=True)
 

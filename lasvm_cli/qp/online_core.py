@@ -51,13 +51,13 @@ from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's st
 import numpy as np
 
 from .. import qp
+from ..base.rand import glibc_table
 from ..numerics.cache import WIDTH, cache_discard, cache_set_width, held
 from ..numerics.cache import cache_symmetric_at as _row_at  # LaSVM 1.1's rows: symmetric fill
 from ..numerics.cache import cache_swap_keep_prefix as _swap_keep_prefix
 from ..numerics.index import at
 from ..numerics.ordered import violation
 from .steps import TAU, step_pair  # the pure two-variable step shared with SMO
-from ..base.rand import glibc_table
 
 _NJIT = dict(cache=True, nogil=True)
 

@@ -25,13 +25,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ..numerics.data import kernel_data
 from ..io.model_file import read_model, write_model
+from ..numerics.data import kernel_data
 from ..numerics.kernels import make_params
 from ..numerics.model import SVMModel
 from ..qp import SELECTIONS
-from ..solvers.lasvm import PH_ONLINE, LasvmRun
 from ..qp.online_core import I_EPOCH, I_LABELS, I_NS, I_POOL, bias, dual_objective
+from ..solvers.lasvm import PH_ONLINE, LasvmRun
 from .svm import (KERNEL_NAMES, KERNELS, gamma_value, integer_labels, ovo_pairs,
                   ovr_decision_function, seed_of, to_csr, validate)
 

@@ -44,12 +44,12 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
 
-from ..numerics.data import Problem, kernel_data
-from ..training.fit import fit as fit_model
-from ..io.model_file import read_model, write_model
 from ..base.options import LIBSVM_OPTIONS, applies
-from ..training.params import SVM_TYPES, TrainParams, check_parameter
+from ..io.model_file import read_model, write_model
+from ..numerics.data import Problem, kernel_data
 from ..solvers import OPTIONS
+from ..training.fit import fit as fit_model
+from ..training.params import SVM_TYPES, TrainParams, check_parameter
 
 # parameters of scikit-learn's own, with no svm-train option: the kernel by name (-t), the
 # output's shape and tie-breaking, verbosity

@@ -24,8 +24,8 @@ import math
 from typing import NamedTuple
 
 from ..base.options import LIBSVM_OPTIONS, SVM_TYPES, Option, atoi, below
-from ..qp import REPROCESS_STEPS, SELECTIONS, WSS
 from ..base.options import solver_kwargs as _kwargs
+from ..qp import REPROCESS_STEPS, SELECTIONS, WSS
 
 
 class Machine(NamedTuple):

@@ -20,12 +20,12 @@ import numpy as np
 
 from ..numerics.cache import (FILL, HITS, KERNEL_EVALS, MISSES, cache_positions_loaded,
                               cache_set_width, fill_pays, make_cache)
-from .finishing import FINISHINGS, start_finishing
 from ..qp.online_core import (CHUNK, F_DELTA, I_EPOCH, I_FINISH_STEPS, I_INSERTED, I_LABELS, I_NS,
                               I_POOL, I_PROCESSED, I_REPROCESS, I_STEPS, MODE_DELTA,
                               MODE_NEW_EPOCH, MODE_ONLINE, MODE_SEED, N_SEED, RNGS,
                               SELECTION_CODES, bias, dual_objective, fit_width, lasvm_run,
                               make_state, svc_boxes, sv_counts)
+from .finishing import FINISHINGS, start_finishing
 from .result import SolverResult
 from .saved import load_into
 

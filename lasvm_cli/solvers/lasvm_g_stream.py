@@ -28,10 +28,10 @@ import numba
 from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
+from ..io.svmlight import iter_svmlight
 from ..numerics import kernels
 from ..numerics.classes import weighted_C
 from ..numerics.data import squared_norms
-from ..io.svmlight import iter_svmlight
 from ..numerics.kernels import KernelData
 from ..qp import REPROCESS_STEPS
 from ..qp import lasvm_g_core as G

@@ -46,19 +46,19 @@ import numba
 from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
+from ..base.errors import InputFormatError
+from ..io.svmlight import iter_svmlight, open_binary
 from ..numerics import kernels
 from ..numerics.cache import (FILL, HITS, KERNEL_EVALS, MISSES, N_SLOTS, WIDTH, cache_discard,
                               cache_forget_from, fill_pays, make_cache)
 from ..numerics.classes import weighted_C
 from ..numerics.data import squared_norms
-from ..base.errors import InputFormatError
-from ..io.svmlight import iter_svmlight, open_binary
 from ..numerics.kernels import KernelData
 from ..numerics.model import SVMModel
 from ..qp import online_core as core
-from .finishing import start_finishing
 from ..qp.online_core import (AUTO_MAX, CHUNK, I_INSERTED, I_NS, N_SEED, SEL_AUTOACTIVE,
                               SEL_RANDOM, SELECTION_CODES)
+from .finishing import start_finishing
 
 _NJIT = dict(cache=True, nogil=True)
 

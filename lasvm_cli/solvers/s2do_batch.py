@@ -17,8 +17,8 @@ dual D itself.
 
 import numpy as np
 
-from ..numerics import cache as kc
 from ..base.clock import Clock
+from ..numerics import cache as kc
 from ..numerics.kernels import kernel_diagonal
 from ..qp import s2do as core
 from .result import SolverResult

@@ -31,10 +31,10 @@ import numba
 from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
-from ..numerics import cache as kc
 from ..base.clock import Clock
-from ..qp import s2do as core
+from ..numerics import cache as kc
 from ..numerics.kernels import row_work
+from ..qp import s2do as core
 from .s2do_batch import coefficients, diagonal, result_from_state
 from .saved import load_into
 

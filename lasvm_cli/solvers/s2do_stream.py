@@ -48,17 +48,17 @@ import numba
 from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
+from ..io.svmlight import iter_svmlight
 from ..numerics import kernels
 from ..numerics.cache import (N_SLOTS, cache_copy_rows, cache_discard, cache_forget_from,
                               cache_stats, make_cache)
 from ..numerics.data import squared_norms
-from ..io.svmlight import iter_svmlight
 from ..numerics.kernels import KernelData, kernel_diagonal
 from ..numerics.model import SVMModel
 from ..qp import s2do as core
 from . import s2do_online as so
-from .s2do_batch import result_from_state
 from .lasvm_stream import StreamError, check_one_pass, label_order, line_of_row, sv_rows
+from .s2do_batch import result_from_state
 
 _NJIT = dict(cache=True, nogil=True)
 

@@ -18,9 +18,9 @@ from ..numerics.cache import (FILL, KERNEL_EVALS, WIDTH, cache_set_width, fill_p
                               make_cache)
 from ..numerics.data import subset
 from ..numerics.kernels import expansion_values, kernel_row
-from . import DEFAULT_K, tracking_K
 from ..qp.online_core import (I_NS, I_POOL, RNG_SPLITMIX, draw, make_state, newton_step, process,
                               rand_below, svc_boxes, swap_positions)
+from . import DEFAULT_K, tracking_K
 from .result import SolverResult
 
 _NJIT = dict(cache=True, nogil=True)

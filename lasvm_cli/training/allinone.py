@@ -7,13 +7,13 @@ rho 0, prediction by the arg-max of f_c). ``--solver smo`` trains with batch S2D
 
 import numpy as np
 
+from ..base.errors import ParameterError
 from ..numerics.classes import group_classes
 from ..numerics.data import subset, sv_arrays
-from .driver import DIRECT
-from ..base.errors import ParameterError
 from ..numerics.model import SVMModel
 from ..solvers import machine_of
 from ..solvers.s2do_batch import report
+from .driver import DIRECT
 
 
 def train_allinone(problem, params, rows, info, warn, progress, rng, driver=DIRECT):

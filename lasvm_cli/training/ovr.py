@@ -4,14 +4,14 @@ SV list, decision value c = sum_s sv_coef[c][s] K(x, s) - rho[c], prediction by 
 
 import numpy as np
 
+from ..base.errors import ParameterError
 from ..numerics.classes import group_classes, weighted_C
 from ..numerics.data import subset
-from .driver import DIRECT
-from ..base.errors import ParameterError
 from ..numerics.model import SVMModel
-from .params import TrainParams
 from ..solvers import machine_of
 from ..solvers.result import report_binary
+from .driver import DIRECT
+from .params import TrainParams
 
 
 def train_ovr(problem, params: TrainParams, rows, info, warn, progress, rng, driver=DIRECT):

@@ -14,16 +14,16 @@ import copy
 
 import numpy as np
 
+from ..base.rand import GlibcRand
 from ..numerics import kernels
 from ..numerics.classes import class_labels, group_classes, weighted_C, cross_validation_folds
 from ..numerics.data import subset, sv_arrays
 from ..numerics.model import SVMModel
-from .params import CLASSIFICATION_TYPES, SVM_TYPES, TrainParams
-from ..base.rand import GlibcRand
-from .driver import DIRECT
 from ..solvers import kernel_params_for, machine_of, solve
 from ..solvers.result import report_binary
+from .driver import DIRECT
 from .ovr import train_ovr
+from .params import CLASSIFICATION_TYPES, SVM_TYPES, TrainParams
 
 
 def _quiet(_msg):
