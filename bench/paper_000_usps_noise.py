@@ -32,7 +32,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from paper_000 import clock, kernel_sets, labels, read_shared, test_error  # noqa: E402 unit_rows)
+from paper_000 import (clock, kernel_sets, labels, read_shared, test_error,  # noqa: E402
+                       unit_rows)
 
 CACHE_MB = 40
 TAU = 0.001

@@ -43,7 +43,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from bench_lasvm import decision  # noqa: E402
-from paper_001 import (DATASETS, ONLINE, PAPER, PAPER_NAMES, SETTINGS, _ORDER, load)
+from paper_001 import (DATASETS, ONLINE, PAPER, PAPER_NAMES, SETTINGS, _ORDER, load,  # noqa: E402
+                       measures, warm)
 from paper_tables import pyplot  # noqa: E402
 
 from lasvm_cli.numerics.data import kernel_data  # noqa: E402

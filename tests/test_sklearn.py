@@ -29,7 +29,8 @@ from lasvm_cli.io.svmlight import read_svmlight  # noqa: E402
 from lasvm_cli.numerics.kernels import make_params  # noqa: E402
 from lasvm_cli.sklearn import SVC, SVR, NuSVC, NuSVR, OneClassSVM, OnlineSVC  # noqa: E402
 from lasvm_cli.solvers.lasvm import LasvmRun, solve_lasvm  # noqa: E402
-from lasvm_cli.qp.online_core import (CHUNK, I_POOL, MODE_NEW_EPOCH, MODE_SEED)
+from lasvm_cli.qp.online_core import (CHUNK, I_POOL, MODE_NEW_EPOCH, MODE_SEED,  # noqa: E402
+                                       N_SEED, dual_objective, lasvm_run)
 
 from .conftest import HEART, shared_file  # noqa: E402
 
