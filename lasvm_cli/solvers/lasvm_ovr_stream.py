@@ -41,8 +41,9 @@ only), so ``-m`` is shared: each machine's cache gets ``-m / k`` of the machines
 it is made.
 
 Memory: the store (cap x width x 8 bytes, cap <= 1.5 (|union of the k S| + GROUP) + 64), k
-states over the slots (~ 60 bytes per slot each), the caches (``-m`` in all) and one block of
-text with its parsed rows. Nothing grows with the file. Only random selection (file order)
+states and cache indexes over the slots (about 150 bytes a slot each), the caches' rows (``-m``
+in all) and one block of text with its parsed rows. Nothing grows with the file, only with the
+union of the expansions. Only random selection (file order)
 streams here: a candidate window would be a different one for each machine.
 """
 
@@ -336,10 +337,10 @@ def train_stream_ovr(source, params, *, zero_based=False, info=None, warn=None, 
     label = label_order([m.label for m in store.machines])
     weighted_C(p, label, warn)  # its warnings for weights of labels not in the file
     for v, row, start in late:
-        if isinstance(source, str):
-            line, sline = line_of_row(source, row), line_of_row(source, start)
-        else:
-            line, sline = row + 1, start + 1
+        # rows are lines when the file cannot be read again (a stream) or has no comments
+        line = line_of_row(source, row) if isinstance(source, str) else None
+        sline = line_of_row(source, start) if line else None
+        line, sline = line or row + 1, sline or start + 1
         info(f"class {v} first appears at line {line}, after the first block: its machine "
              f"starts at line {sline} (that block's first row) and never saw the rows before")
     return _model(store, p, label, n_rows, late, max_live, info, warn)
