@@ -395,7 +395,10 @@ def test_allinone_stream_one_class_is_an_error(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--solver", "lasvm", "--multiclass", "ovr"], "not --solver lasvm --multiclass ovr"),
+    (["--solver", "lasvm", "--multiclass", "ovr", "--selection", "active"],
+     "(--selection random)"),
+    (["--solver", "lasvm", "--multiclass", "ovr", "--epochs", "2"], "--epochs must be 1"),
+    (["--solver", "smo", "--multiclass", "ovr"], "not --solver smo --multiclass ovr"),
     (["--solver", "lasvm-g", "--multiclass", "ovr"], "not --solver lasvm-g --multiclass ovr"),
     (["--solver", "lasvm-nc"], "two classes: third label"),  # an input error (FILE:LINE)
     (["--solver", "track1"], "--solver track1"),
@@ -497,3 +500,175 @@ def test_g_family_stream_cli(heart_path, tmp_path):
     assert "rho 0\n" in out.read_text()
     model = read_model(out)
     assert list(model.label) == [1, -1] and accuracy(model, heart_path) > 75
+
+
+# ---------------------------------------------------------------------------------------------
+# one-vs-rest LASVM: --multiclass ovr --solver lasvm --stream (solvers/lasvm_ovr_stream.py)
+
+
+def ovr_file_order_driver(path, starts):
+    """A driver for training/ovr.py's train_ovr: each machine (class c against the rest) runs
+    the online core in memory on the file's rows from row ``starts[label]`` on, in file order,
+    PROCESS alone for the first N_SEED examples of each side, PROCESS + REPROCESS for the
+    others, then the finishing step: the stream's rule, one machine after the other."""
+    from lasvm_cli.training.driver import Direct
+
+    y_file = read_svmlight(str(path)).y
+    label, _, _, perm = group_classes(y_file)
+    grouped_of_row = np.argsort(perm)
+
+    class FileOrder(Direct):
+        def begin(self, machines, assemble):
+            self.labels = [lab[0] for _, lab in machines]
+            self.c = 0
+
+        def solve(self, machine, p, progress=None):
+            v = int(self.labels[self.c])
+            self.c += 1
+            kd, kp, y, Cp, Cn = machine[:5]
+            kc = make_cache(y.size, 100.0)
+            st = L.make_state(kc, y, *L.svc_boxes(y, Cp, Cn))
+            seeds = [0, 0]
+            for row in range(starts[v], y_file.size):
+                ex = int(grouped_of_row[row])
+                side = 0 if y[ex] > 0 else 1
+                if seeds[side] < L.N_SEED:
+                    seeds[side] += 1
+                    L.process(st, kc, kd, kp, ex, float(p.eps))
+                else:
+                    L.online_step(st, kc, kd, kp, ex, float(p.eps), np.inf)
+            if p.finish:
+                start_finishing(st, kc, kd, kp, float(p.eps)).run()
+            else:
+                L.lasvm_run(st, kc, kd, kp, np.int64(L.MODE_DELTA), np.int64(0), np.int64(0),
+                            np.int64(1), 0.0, np.inf, np.int64(1))
+            return result_of(st, kc)
+
+    return FileOrder()
+
+
+def ovr_stream(path, chunk_bytes=1 << 22, **kw):
+    from lasvm_cli.solvers.lasvm_ovr_stream import train_stream_ovr
+
+    p = TrainParams(solver="lasvm", multiclass="ovr", gamma=kw.pop("gamma", 0.5),
+                    C=kw.pop("C", 2.0), **kw)
+    return p, train_stream_ovr(str(path), p, chunk_bytes=chunk_bytes)
+
+
+def ovr_in_memory(path, p, m):
+    from lasvm_cli.training.ovr import train_ovr
+
+    d = read_svmlight(str(path))
+    pr = Problem.from_svmlight(d, kernel_type=p.kernel_type)
+    starts = dict(zip((int(v) for v in m.label), m.counters["start_rows"]))
+    quiet = lambda _m: None  # noqa: E731
+    return train_ovr(pr, p, None, quiet, quiet, None, None,
+                     driver=ovr_file_order_driver(path, starts))
+
+
+@pytest.mark.parametrize("finish", [True, False])
+@pytest.mark.parametrize("chunk", [1 << 22, 700])
+def test_ovr_stream_is_the_in_memory_pass_in_file_order(tmp_path, chunk, finish):
+    """Same order, same seeds: the same model file as training/ovr.py's, byte for byte (one
+    block, or blocks of about 700 bytes: the rows cross block boundaries, the store grows)."""
+    path = write_classes(tmp_path / "four.svm", [7, -1, 3, 2], n=400)
+    first = open(path).read(chunk).splitlines()[:-1] if chunk < 1 << 22 else None
+    if first is not None:  # every class in the first block
+        assert {ln.split()[0] for ln in first} == {"7", "-1", "3", "2"}
+    p, m = ovr_stream(path, chunk, finish=finish)
+    assert m.counters["store_slots"] > 64 and m.counters["classes_late"] == 0
+    assert m.counters["start_rows"] == [0, 0, 0, 0]
+    mem = ovr_in_memory(path, p, m)
+    assert model_text(m, tmp_path / "s.model") == model_text(mem, tmp_path / "m.model")
+    y = read_svmlight(str(path)).y
+    first = [int(v) for v in y[np.sort(np.unique(y, return_index=True)[1])]]
+    assert m.multiclass == "ovr" and list(m.label) == first  # order of first appearance
+    assert m.total_sv == int(m.nSV.sum()) and accuracy(m, path) > 80
+
+
+@pytest.fixture(scope="module")
+def usps600(tmp_path_factory):
+    """The first 600 rows of usps train (LASVM_DATA): 10 classes, 256 dense features."""
+    src = shared_file("usps", "train")
+    dst = tmp_path_factory.mktemp("usps") / "train600.svm"
+    with lzma.open(src, "rb") as f, open(dst, "wb") as g:
+        for _ in range(600):
+            g.write(f.readline())
+    return dst
+
+
+def test_ovr_stream_usps_small_blocks(usps600, tmp_path):
+    """Ten classes, blocks of about 50 rows (class 9 first in the second block), weights on
+    two classes: the in-memory machines in file order, with the same start rows, write the
+    same model file."""
+    d = read_svmlight(str(usps600))
+    chunk = 100_000
+    p, m = ovr_stream(usps600, chunk, gamma=1 / 256, C=10.0, weights={1: 2.0, 7: 0.5})
+    head = tmp_path / "first_block.svm"
+    head.write_bytes(open(usps600, "rb").read(chunk).rsplit(b"\n", 1)[0] + b"\n")
+    first_block = read_svmlight(str(head))
+    assert np.unique(d.y).size == 10 and first_block.n < d.n
+    # class 9 first appears after the first block: its machine starts later
+    assert m.counters["classes_late"] == 10 - np.unique(first_block.y).size == 1
+    mem = ovr_in_memory(usps600, p, m)
+    assert model_text(m, tmp_path / "s.model") == model_text(mem, tmp_path / "m.model")
+    assert m.counters["store_slots"] > 64 and m.counters["max_live_slots"] < d.n
+    assert accuracy(m, usps600) > 95
+
+
+def test_ovr_stream_class_first_appearing_late(tmp_path, capsys):
+    """A class first seen in a later block starts its machine at that block's first row: the
+    in-memory machines with the same start rows write the same model file; the late machine
+    still predicts its class. With one block every machine starts at row 0."""
+    path = write_classes(tmp_path / "late.svm", [-1, 1, 4], n=400, seed=3, late=(4, 250))
+    d = read_svmlight(str(path))
+    assert int(np.flatnonzero(d.y == 4)[0]) == 250
+    p, m = ovr_stream(path, 2000)
+    starts = dict(zip((int(v) for v in m.label), m.counters["start_rows"]))
+    assert m.counters["classes_late"] == 1 and starts[-1] == starts[1] == 0
+    assert 0 < starts[4] <= 250
+    assert list(m.label) == [-1, 1, 4]  # order of first appearance (three labels: no swap)
+    mem = ovr_in_memory(path, p, m)
+    assert model_text(m, tmp_path / "s.model") == model_text(mem, tmp_path / "m.model")
+    pred = m.predict(Problem.from_svmlight(d).kd)
+    assert set(np.unique(pred)) == {-1, 1, 4} and 100 * float((pred == d.y).mean()) > 75
+    _, one = ovr_stream(path)
+    assert one.counters["classes_late"] == 0 and one.counters["start_rows"] == [0, 0, 0]
+
+
+def test_ovr_stream_two_classes(tmp_path):
+    """Two classes, -1 first: LIBSVM's order puts +1 first; the same file as in memory."""
+    path = write_classes(tmp_path / "pm.svm", [-1, 1], n=150, seed=4)
+    assert open(path).readline().startswith("-1 ")
+    p, m = ovr_stream(path, 900)
+    assert list(m.label) == [1, -1] and m.nr_class == 2
+    mem = ovr_in_memory(path, p, m)
+    assert model_text(m, tmp_path / "s.model") == model_text(mem, tmp_path / "m.model")
+
+
+def test_ovr_stream_one_class_is_an_error(tmp_path):
+    path = tmp_path / "one.svm"
+    path.write_text("3 1:1\n3 1:-1\n")
+    with pytest.raises(StreamError, match="at least two classes"):
+        ovr_stream(path)
+
+
+def test_ovr_stream_cli_and_predict(tmp_path, capsys):
+    """svm-train --stream --solver lasvm --multiclass ovr, then svm-predict."""
+    from lasvm_cli.cli.predict import main as predict
+    from lasvm_cli.cli.train import main
+    from lasvm_cli.io.model_file import read_model
+
+    path = write_classes(tmp_path / "late.svm", [2, 1, 3], n=300, seed=5, late=(3, 200))
+    test = write_classes(tmp_path / "test.svm", [2, 1, 3], n=300, seed=5)
+    out = tmp_path / "m"
+    assert main(["--solver", "lasvm", "--multiclass", "ovr", "--stream", "-g", "0.5",
+                 str(path), str(out)]) == 0
+    text = capsys.readouterr().out
+    for key in ("optimization finished, #iter =", "obj =", "Total nSV ="):
+        assert key in text
+    model = read_model(out)
+    assert model.multiclass == "ovr" and list(model.label) == [2, 1, 3]
+    assert predict([str(test), str(out), str(tmp_path / "pred")]) == 0
+    acc = float(capsys.readouterr().out.split("Accuracy = ")[1].split("%")[0])
+    assert acc > 75

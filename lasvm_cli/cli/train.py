@@ -30,8 +30,9 @@ COMMAND_OPTIONS = (
     Option("stream", ("--stream",), None, True, default=False, command=True, section="command",
            usage="""\
 --stream : one sequential pass over the training file, holding only the expansion:
-	--solver lasvm|lasvm-g|lasvm-nc|lasvm-i|full-svm (two classes) or --multiclass llw|cs
-	--solver online (any number of classes); -g required for -t 1/2/3; --epochs 1"""),
+	--solver lasvm|lasvm-g|lasvm-nc|lasvm-i|full-svm (two classes), --multiclass ovr
+	--solver lasvm or --multiclass llw|cs --solver online (any number of classes); -g
+	required for -t 1/2/3; --epochs 1"""),
     Option("workers", ("--workers",), int, default=None, command=True, section="command",
            usage="""\
 --workers n : run the -v folds, or the one-vs-one pairs, as tasks on a local Dask cluster
@@ -317,18 +318,21 @@ def _training(run, p):
 
 def _main_stream(o):
     """--stream: one sequential pass, the file never read into memory as a whole: LASVM for
-    two classes (solvers/lasvm_stream.py), the online all-in-one machines for any number
-    (solvers/s2do_stream.py)."""
+    two classes (solvers/lasvm_stream.py), one-vs-rest LASVM (solvers/lasvm_ovr_stream.py) and
+    the online all-in-one machines (solvers/s2do_stream.py) for any number."""
     from ..training.params import check_parameter
     from ..solvers.lasvm_stream import StreamError, train_stream
     from ..base.progress import progress_factory
 
     p = o.params
     supported = ("--stream trains --solver lasvm|lasvm-g|lasvm-nc|lasvm-i|full-svm (two "
-                 "classes) or --multiclass llw|cs --solver online (any number of classes)")
+                 "classes), --multiclass ovr --solver lasvm or --multiclass llw|cs --solver "
+                 "online (any number of classes)")
     g_family = ("lasvm-g", "lasvm-nc", "lasvm-i", "full-svm")
     if p.multiclass in ("llw", "cs") and p.solver == "online":
         from ..solvers.s2do_stream import train_stream_allinone as train_stream
+    elif p.multiclass == "ovr" and p.solver == "lasvm":
+        from ..solvers.lasvm_ovr_stream import train_stream_ovr as train_stream
     elif p.solver in g_family and p.multiclass == "ovo":
         from ..solvers.lasvm_g_stream import train_stream_g as train_stream
     elif p.solver != "lasvm" or p.multiclass != "ovo":

@@ -346,7 +346,8 @@ class _Labels:
                     self.source if isinstance(self.source, str) else str(self.source), line,
                     f"--stream supports two classes: third label {v} after "
                     f"{self.seen[0]} and {self.seen[1]} (more classes stream with "
-                    "--multiclass llw|cs --solver online)", None)
+                    "--multiclass ovr --solver lasvm or --multiclass llw|cs --solver online)",
+                    None)
             self.seen.append(v)
         return lab
 
