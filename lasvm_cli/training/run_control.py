@@ -79,37 +79,36 @@ import numpy as np
 
 from ..base.clock import Clock
 from ..base.errors import ParameterError, ReportedInterrupt
+from ..solvers import DRIVER_OPTIONS
 
 STATE_VERSION = 2  # 2: the online core's scalar block gained I_NOBIAS
 # the all-in-one machines' online solver (--multiclass llw|cs --solver online): one machine
 # over every class, driven as one run (solvers/s2do_online.py's S2doRun)
 ALL_IN_ONE_ONLINE = ("llw", "cs")
-SNAPSHOT_BY = ("iterations", "sv", "seconds")
 GRAIN = 100  # online iterations between checks of sv / seconds criteria
 TRACE_COLUMNS = ("iterations", "seconds", "kernel_evals", "sv", "delta", "dual_objective",
                  "test_error", "phase")
 
-# TrainParams field -> command-line option (for messages)
-OPTION_NAMES = {
-    "save_state": "--save-state", "resume": "--resume", "stop_iterations": "--stop-iterations",
-    "stop_sv": "--stop-sv", "stop_seconds": "--stop-seconds", "snapshots": "--snapshots",
-    "trace": "--trace", "test_file": "--test",
-}
+# TrainParams field -> command-line option (for messages), from the driver options' rows: those
+# without a default, whose presence asks for the driver (the others only tune it)
+OPTION_NAMES = {o.field: o.flags[0] for o in DRIVER_OPTIONS if o.default is None}
+_DEFAULTS = {o.field: o.default for o in DRIVER_OPTIONS}
+SNAPSHOT_BY = next(o.choices for o in DRIVER_OPTIONS if o.field == "snapshot_by")
 
 
 @dataclasses.dataclass
 class OnlineOptions:
     save_state: str | None = None
     resume: str | None = None
-    save_every: float = 60.0
+    save_every: float = _DEFAULTS["save_every"]
     stop_iterations: int | None = None
     stop_sv: int | None = None
     stop_seconds: float | None = None
     snapshots: tuple = ()
-    snapshot_by: str = "iterations"
+    snapshot_by: str = _DEFAULTS["snapshot_by"]
     model_file: str | None = None
     trace: str | None = None
-    trace_every: int = 1000
+    trace_every: int = _DEFAULTS["trace_every"]
     test_file: str | None = None
 
     @classmethod
