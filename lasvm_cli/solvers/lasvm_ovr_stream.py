@@ -63,7 +63,8 @@ from ..qp import online_core as core
 from ..qp.online_core import I_INSERTED, I_NS, N_SEED
 from .finishing import start_finishing
 from .lasvm import result_of
-from .lasvm_stream import StreamError, check_one_pass, label_order, line_of_row, sv_rows
+from .lasvm_stream import (StreamError, check_one_pass, dense_kd, fill_slot, grown,
+                           grown_free, label_order, line_of_row, sv_rows, widen)
 from .result import report_binary
 
 _NJIT = dict(cache=True, nogil=True)
@@ -83,15 +84,7 @@ N_SIST = 2
 def load_rows(X, xsq, rowid, free, sist, ckd, crowid, lo, hi, slots):
     """Rows [lo, hi) of the block into free slots (slots[t] for row lo + t)."""
     for a in range(lo, hi):
-        sist[S_NFREE] -= 1
-        q = free[sist[S_NFREE]]
-        xq = X[q]
-        xq[:] = 0.0
-        for t in range(ckd.indptr[a], ckd.indptr[a + 1]):
-            xq[ckd.indices[t]] = ckd.values[t]
-        xsq[q] = ckd.x_sq[a]
-        rowid[q] = crowid[a]
-        slots[a - lo] = q
+        slots[a - lo] = fill_slot(X, xsq, rowid, free, sist, ckd, a, crowid[a])
 
 
 @numba.njit(**_NJIT)
@@ -202,22 +195,15 @@ class _OvrStore:
         return self.X.shape[0]
 
     def kd(self):
-        return KernelData(self.X, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0),
-                          self.xsq)
+        return dense_kd(self.X, self.xsq)
 
     def machine_mb(self):
         return self.cache_mb / max(len(self.machines), 1)
 
     def columns(self, indices):
-        """Columns of X for these feature indices (new ones inserted in order: every dot
-        product keeps its terms and their order)."""
-        seen = np.union1d(self.features, indices)
-        if seen.size > self.features.size:
-            X = np.zeros((self.cap, seen.size))
-            X[:, np.searchsorted(seen, self.features)] = self.X[:, :self.features.size]
-            self.X = X
-            self.features = seen
-        return np.searchsorted(self.features, indices).astype(np.int32)
+        """Columns of X for these feature indices (lasvm_stream.widen)."""
+        self.X, self.features, cols = widen(self.X, self.features, indices)
+        return cols
 
     def add_machine(self, label, Cp, Cn, start_row, kp):
         if self.fill is None:  # decided once, on the first block's columns
@@ -230,21 +216,10 @@ class _OvrStore:
         cap = old_cap + max(old_cap // 2 + 64, free_needed)
         for m in self.machines:
             m.grow(cap, self.machine_mb(), self.fill)
-        X = np.zeros((cap, self.X.shape[1]))
-        X[:old_cap] = self.X
-        self.X = X
-        for name, fillv in (("xsq", 0.0), ("rowid", -1), ("cls", 0), ("refs", 0)):
-            old = getattr(self, name)
-            new = np.full(cap, fillv, old.dtype)
-            new[:old_cap] = old
-            setattr(self, name, new)
-        nf = int(self.sist[S_NFREE])
-        extra = np.arange(cap - 1, old_cap - 1, -1, dtype=np.int64)
-        free = np.zeros(cap, np.int64)
-        free[:extra.size] = extra  # the old free slots are used first
-        free[extra.size:extra.size + nf] = self.free[:nf]
-        self.free = free
-        self.sist[S_NFREE] = nf + extra.size
+        for name, fillv in (("X", 0.0), ("xsq", 0.0), ("rowid", -1), ("cls", 0), ("refs", 0)):
+            setattr(self, name, grown(getattr(self, name), cap, fillv))
+        self.free, self.sist[S_NFREE] = grown_free(self.free, int(self.sist[S_NFREE]), old_cap,
+                                                   cap)
 
 
 def check_params(p):

@@ -90,8 +90,43 @@ def _new_store(kc, cap, width, Cp, Cn):
                      sist)
 
 
+def dense_kd(X, xsq):
+    """KernelData over a dense slot store: its rows X and their squared norms."""
+    return KernelData(X, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0), xsq)
+
+
+def widen(X, features, indices):
+    """(X, features, the columns of ``indices``): the feature indices not seen before inserted
+    as columns of X, in order (old columns move right; cached rows stay valid: every dot
+    product keeps its terms and their order, the new columns hold zeros). ``features``: the
+    feature index of each column."""
+    seen = np.union1d(features, indices)
+    if seen.size > features.size:
+        wider = np.zeros((X.shape[0], seen.size))
+        wider[:, np.searchsorted(seen, features)] = X[:, :features.size]
+        X, features = wider, seen
+    return X, features, np.searchsorted(features, indices).astype(np.int32)
+
+
+def grown(a, cap, fill=0):
+    """``a`` (rows first) grown to ``cap`` rows, the new ones set to ``fill``."""
+    out = np.full((cap,) + a.shape[1:], fill, a.dtype)
+    out[:a.shape[0]] = a
+    return out
+
+
+def grown_free(free, nfree, old_cap, cap):
+    """(free list, count) of a store grown from old_cap to cap slots: the new slots go under
+    the old free ones, so the old are used first."""
+    extra = np.arange(cap - 1, old_cap - 1, -1, dtype=np.int64)
+    out = np.zeros(cap, np.int64)
+    out[:extra.size] = extra
+    out[extra.size:extra.size + nfree] = free[:nfree]
+    return out, nfree + extra.size
+
+
 def _store_kd(ss):
-    return KernelData(ss.X, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0), ss.xsq)
+    return dense_kd(ss.X, ss.xsq)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -99,16 +134,25 @@ def _store_kd(ss):
 
 
 @numba.njit(**_NJIT)
-def _load_slot(ss, kc, ckd, a, ya, rowid, Cp, Cn):
-    """Write row ``a`` of the block (label ya = +-1) into a free slot; returns the slot."""
-    ss.sist[S_NFREE] -= 1
-    q = ss.free[ss.sist[S_NFREE]]
-    xq = ss.X[q]
+def fill_slot(X, xsq, rowid, free, sist, ckd, a, rid):
+    """Row ``a`` of the block (CSR, its columns already X's) into a free slot of a dense slot
+    store, with its squared norm and file row ``rid``; returns the slot. ``sist[S_NFREE]``
+    counts the free slots (index 0 of every stream's scalar block)."""
+    sist[S_NFREE] -= 1
+    q = free[sist[S_NFREE]]
+    xq = X[q]
     xq[:] = 0.0
     for t in range(ckd.indptr[a], ckd.indptr[a + 1]):
         xq[ckd.indices[t]] = ckd.values[t]
-    ss.xsq[q] = ckd.x_sq[a]
-    ss.rowid[q] = rowid
+    xsq[q] = ckd.x_sq[a]
+    rowid[q] = rid
+    return q
+
+
+@numba.njit(**_NJIT)
+def _load_slot(ss, kc, ckd, a, ya, rowid, Cp, Cn):
+    """Write row ``a`` of the block (label ya = +-1) into a free slot; returns the slot."""
+    q = fill_slot(ss.X, ss.xsq, ss.rowid, ss.free, ss.sist, ckd, a, rowid)
     st = ss.core
     st.y[q] = ya
     st.labeled[q] = 0
@@ -257,17 +301,11 @@ class _Store:
         core.fit_width(self.kc, self.ss.core, finishing)
 
     def columns(self, indices):
-        """The columns of X holding these feature indices, after inserting the indices not
-        seen before in order (old columns move right; cached rows stay valid: every dot
-        product keeps its terms and their order, the new columns hold zeros)."""
-        seen = np.union1d(self.features, indices)
-        if seen.size > self.features.size:
-            ss = self.ss
-            X = np.zeros((self.cap, seen.size))
-            X[:, np.searchsorted(seen, self.features)] = ss.X[:, :self.features.size]
-            self.ss = ss._replace(X=X)
-            self.features = seen
-        return np.searchsorted(self.features, indices).astype(np.int32)
+        """The columns of X holding these feature indices (:func:`widen`)."""
+        X, self.features, cols = widen(self.ss.X, self.features, indices)
+        if X is not self.ss.X:
+            self.ss = self.ss._replace(X=X)
+        return cols
 
     def grow(self, free_needed=1):
         """More slots (x1.5 + 64): positions and slot contents kept, a new empty cache (the
@@ -284,21 +322,11 @@ class _Store:
             getattr(new, name)[:old_cap] = getattr(old, name)
         new.ist[:] = old.ist
         new.fst[:] = old.fst
-        X = np.zeros((cap, ss.X.shape[1]))
-        X[:old_cap] = ss.X
-        extra = np.arange(cap - 1, old_cap - 1, -1, dtype=np.int64)
-        nf = int(ss.sist[S_NFREE])
-        free = np.zeros(cap, np.int64)
-        free[:extra.size] = extra  # new slots under the old free ones: the old are used first
-        free[extra.size:extra.size + nf] = ss.free[:nf]
         sist = ss.sist.copy()
-        sist[S_NFREE] = nf + extra.size
-        xsq = np.zeros(cap)
-        xsq[:old_cap] = ss.xsq
-        rowid = np.full(cap, -1, np.int64)
-        rowid[:old_cap] = ss.rowid
+        free, sist[S_NFREE] = grown_free(ss.free, int(ss.sist[S_NFREE]), old_cap, cap)
         self.kc = kc
-        self.ss = SlotStore(new, X, xsq, rowid, free, sist)
+        self.ss = SlotStore(new, grown(ss.X, cap), grown(ss.xsq, cap), grown(ss.rowid, cap, -1),
+                            free, sist)
         if self.fill is not None:
             kc.meta[FILL] = int(self.fill)
 

@@ -57,7 +57,8 @@ from ..numerics.kernels import KernelData, kernel_diagonal
 from ..numerics.model import SVMModel
 from ..qp import s2do as core
 from . import s2do_online as so
-from .lasvm_stream import StreamError, check_one_pass, label_order, line_of_row, sv_rows
+from .lasvm_stream import (StreamError, check_one_pass, dense_kd, fill_slot, grown,
+                           grown_free, label_order, line_of_row, sv_rows, widen)
 from .s2do_batch import result_from_state
 
 _NJIT = dict(cache=True, nogil=True)
@@ -95,14 +96,7 @@ def stream_rows(st, c, kd, rowid, free, sist, ckd, cyc, cdiag, crowid, kp, strat
         a = sist[S_NEXT]
         if sist[S_NFREE] == 0:
             return ST_GROW
-        sist[S_NFREE] -= 1
-        q = free[sist[S_NFREE]]
-        xq = X[q]
-        xq[:] = 0.0
-        for t in range(ckd.indptr[a], ckd.indptr[a + 1]):
-            xq[ckd.indices[t]] = ckd.values[t]
-        xsq[q] = ckd.x_sq[a]
-        rowid[q] = crowid[a]
+        q = fill_slot(X, xsq, rowid, free, sist, ckd, a, crowid[a])
         p = c.pos[q]
         for k in range(d):
             st.A[p, k] = 0.0
@@ -155,19 +149,12 @@ class _Store:
         return int(self.st.ist[core.D])
 
     def kd(self):
-        return KernelData(self.X, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0),
-                          self.xsq)
+        return dense_kd(self.X, self.xsq)
 
     def columns(self, indices):
-        """Columns of X for these feature indices (new ones inserted in order: every dot
-        product keeps its terms and their order)."""
-        seen = np.union1d(self.features, indices)
-        if seen.size > self.features.size:
-            X = np.zeros((self.cap, seen.size))
-            X[:, np.searchsorted(seen, self.features)] = self.X[:, :self.features.size]
-            self.X = X
-            self.features = seen
-        return np.searchsorted(self.features, indices).astype(np.int32)
+        """Columns of X for these feature indices (lasvm_stream.widen)."""
+        self.X, self.features, cols = widen(self.X, self.features, indices)
+        return cols
 
     def _state(self, cap, d):
         """A new state of cap positions and d classes holding the old one's positions."""
@@ -198,22 +185,10 @@ class _Store:
         cache_copy_rows(c0, c)
         self.c = c
         self.st = self._state(cap, self.d)
-        X = np.zeros((cap, self.X.shape[1]))
-        X[:old_cap] = self.X
-        self.X = X
-        xsq = np.zeros(cap)
-        xsq[:old_cap] = self.xsq
-        self.xsq = xsq
-        rowid = np.full(cap, -1, np.int64)
-        rowid[:old_cap] = self.rowid
-        self.rowid = rowid
-        nf = int(self.sist[S_NFREE])
-        extra = np.arange(cap - 1, old_cap - 1, -1, dtype=np.int64)
-        free = np.zeros(cap, np.int64)
-        free[:extra.size] = extra  # the old free slots are used first
-        free[extra.size:extra.size + nf] = self.free[:nf]
-        self.free = free
-        self.sist[S_NFREE] = nf + extra.size
+        self.X, self.xsq, self.rowid = (grown(self.X, cap), grown(self.xsq, cap),
+                                        grown(self.rowid, cap, -1))
+        self.free, self.sist[S_NFREE] = grown_free(self.free, int(self.sist[S_NFREE]), old_cap,
+                                                   cap)
 
     def add_class(self, kd, kp):
         """One more class: a zero column of alphas, W's gradients recomputed exactly."""
