@@ -1,6 +1,7 @@
 #!/bin/bash
 # Train a matrix of svm-train models (every --solver, -s 0..4, --multiclass ovo/ovr/llw/cs,
-# -b 1, -v, --stream, --save-state/--resume) into OUT, with the package at PYTHONPATH; stdout
+# -b 1, -v, --stream (two classes, one-vs-rest, all-in-one), --save-state/--resume, snapshots,
+# traces) into OUT, with the package at PYTHONPATH; stdout
 # of -v runs is kept. Used to check that a refactor keeps every model byte-identical:
 #   PYTHONPATH=old bench/model_matrix.sh /tmp/a; PYTHONPATH=new bench/model_matrix.sh /tmp/b
 #   diff -r /tmp/a /tmp/b
@@ -91,6 +92,8 @@ done
 for t in 1 2; do train a-s$t -q -s $t -g 0.05 "$A" "$OUT/a-s$t.model"; done
 train a-stream -q --stream --solver lasvm -g 0.05 "$A" "$OUT/a-stream.model"
 train a-stream-g -q --stream --solver lasvm-g -g 0.05 "$A" "$OUT/a-stream-g.model"
+train u-stream-ovr -q --stream --solver lasvm --multiclass ovr -g 0.01 "$U" "$OUT/u-stream-ovr.model"
+train u-stream-cs -q --stream --multiclass cs --solver online -g 0.01 "$U" "$OUT/u-stream-cs.model"
 train a-b1 -q -b 1 -g 0.05 "$A" "$OUT/a-b1.model"
 train a-v4 -q -v 4 --solver lasvm -g 0.05 "$A"
 train a-ovr -q --multiclass ovr --solver lasvm-g -g 0.05 "$A" "$OUT/a-ovr.model"
