@@ -41,7 +41,7 @@ CLASSIFICATION = ("c_svc", "nu_svc")
 REGRESSION = ("epsilon_svr", "nu_svr")
 MULTICLASS_SCHEMES = ("ovo", "ovr", "binary_nobias", "llw", "cs")
 # schemes with one decision function per class (k coefficient rows, k rho values, arg-max)
-ALL_IN_ONE = ("ovr", "llw", "cs")
+PER_CLASS_ROWS = ("ovr", "llw", "cs")
 
 _NJIT = dict(cache=True, nogil=True)
 _ROW_BLOCK = 64  # test rows per parallel work item (one kernel-row buffer per block)
@@ -191,7 +191,7 @@ class SVMModel:
         if not self.is_classification:
             return 1
         k = self.nr_class
-        if self.multiclass in ALL_IN_ONE:
+        if self.multiclass in PER_CLASS_ROWS:
             return k
         return k * (k - 1) // 2
 
@@ -237,7 +237,7 @@ class SVMModel:
         SV = self.sv_data()
         kd = align(kd, SV, self.kernel_type)  # test rows in the SVs' feature columns
         kp = self.kernel_params()
-        if self.is_classification and self.multiclass not in ALL_IN_ONE:
+        if self.is_classification and self.multiclass not in PER_CLASS_ROWS:
             # 'ovo' (LIBSVM) and 'binary_nobias' (a binary ovo machine with rho 0)
             if self.nr_class < 2:
                 return out
@@ -256,7 +256,7 @@ class SVMModel:
         labels = self.label.astype(np.float64)
         if self.nr_class == 1:
             return np.full(n, labels[0])
-        if self.multiclass in ALL_IN_ONE:
+        if self.multiclass in PER_CLASS_ROWS:
             return labels[np.argmax(dec, axis=1)] if n else np.zeros(0)
         out = np.empty(n, np.float64)
         _ovo_vote(dec, self.nr_class, labels, out)

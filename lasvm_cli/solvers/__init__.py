@@ -23,7 +23,7 @@ import importlib
 import math
 from typing import NamedTuple
 
-from ..base.options import LIBSVM_OPTIONS, SVM_TYPES, Option, atoi, below
+from ..base.options import ALL_IN_ONE_KEYS, LIBSVM_OPTIONS, SVM_TYPES, Option, atoi, below
 from ..base.options import solver_kwargs as _kwargs
 from ..qp import REPROCESS_STEPS, SELECTIONS, WSS
 
@@ -75,7 +75,6 @@ C_SVC_SOLVERS = tuple(k for k, v in SOLVERS.items() if v.kind == "c_svc")  # --s
 TRACKING_SOLVERS = ("track1", "track2", "track2-lasvm", "rcd")
 ONLINE = ("lasvm", "lasvm-g", "full-svm", "lasvm-nc", "lasvm-i")  # training/run_control.py
 RAMP = ("lasvm-g", "full-svm", "lasvm-nc", "lasvm-i")  # their options: --ramp-s, --clean-*
-ALL_IN_ONE = ("s2do", "online")  # keys of --multiclass llw|cs --solver smo|online
 
 
 def dispatch_key(params):
@@ -240,7 +239,7 @@ ALL_IN_ONE_OPTIONS = (
            what="strategy", solvers=("online",), usage="""\
 --strategy {choices} : --solver online
 	working sets (default s2do-all for llw, random-pattern-s2do-all for cs)"""),
-    Option("llw_target", ("--llw-target",), float, default=1.0, solvers=ALL_IN_ONE,
+    Option("llw_target", ("--llw-target",), float, default=1.0, solvers=ALL_IN_ONE_KEYS,
            when=(("multiclass", ("llw",)),), kwarg="target",
            check=lambda v: None if math.isfinite(v) and v > 0 else
            "--llw-target must be a positive number", usage="""\
