@@ -101,7 +101,7 @@ def solve_batch(kd, kp, yc, d, C, kind, *, eps=1e-3, shrinking=True, cache_mb=10
                              hit_max_iter=status == core.MAX_ITER_REACHED)
 
 
-def report(res, info):
+def report_allinone(res, info):
     """What svm-train prints of an all-in-one machine's training (LIBSVM's lines and the
     dual, the KKT violation and the support patterns)."""
     c = res.counters

@@ -304,7 +304,7 @@ def train_stream_allinone(source, params, *, zero_based=False, info=None, warn=N
 
 
 def _model(store, p, kind, strategy, classes, counts, kcost, n_rows, late, info):
-    from .s2do_batch import report
+    from .s2do_batch import report_allinone
 
     st, c = store.st, store.c
     nW = int(st.ist[core.ACTIVE])
@@ -316,7 +316,7 @@ def _model(store, p, kind, strategy, classes, counts, kcost, n_rows, late, info)
     counters.update(cache_stats(c))
     counters["kernel_evals"] += n_rows  # the diagonal, as in memory
     res = result_from_state(st, c.perm, kind, counters, kkt_hi=nW)
-    report(res, info)
+    report_allinone(res, info)
     label = classes.final()
     k = label.size
     internal = np.array([classes.index[int(v)] for v in label], np.int64)  # final -> internal

@@ -12,7 +12,7 @@ from ..numerics.classes import group_classes
 from ..numerics.data import subset, sv_arrays
 from ..numerics.model import SVMModel
 from ..solvers import machine_of
-from ..solvers.s2do_batch import report
+from ..solvers.s2do_batch import report_allinone
 from .driver import DIRECT
 
 
@@ -59,7 +59,7 @@ def train_allinone(problem, params, rows, info, warn, progress, rng, driver=DIRE
     driver.end()
     if res.hit_max_iter:
         warn("\nWARNING: reaching max number of iterations")
-    report(res, info)
+    report_allinone(res, info)
     model = assemble([res])
     info(f"Total nSV = {int(np.sum(model.nSV))}")
     return model
