@@ -109,11 +109,6 @@ def solve(machine, params, progress=None):
     return _function(dispatch_key(params), "function")(machine, params, progress)
 
 
-def runs_in_steps(params):
-    """True when the solver of ``params`` has a run for the driver (SOLVERS' ``start``)."""
-    return SOLVERS[dispatch_key(params)].start is not None
-
-
 def start(machine, params, **overrides):
     """The run of the solver of ``params`` on ``machine`` (solvers/run.py), not yet begun;
     ``overrides``: the solver's own run arguments (the tracking teacher's order)."""

@@ -125,10 +125,6 @@ def grown_free(free, nfree, old_cap, cap):
     return out, nfree + extra.size
 
 
-def _store_kd(ss):
-    return dense_kd(ss.X, ss.xsq)
-
-
 # ---------------------------------------------------------------------------------------------
 # slots
 
@@ -289,7 +285,7 @@ class _Store:
         return self.ss.X.shape[0]
 
     def kd(self):
-        return _store_kd(self.ss)
+        return dense_kd(self.ss.X, self.ss.xsq)
 
     def set_fill(self, kp):
         """The cache's symmetric fill where it pays (cache.fill_pays), decided once."""
