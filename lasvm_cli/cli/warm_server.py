@@ -855,9 +855,6 @@ def _take_over_process(request, fds, ioprio):
     import resource
 
     os.setsid()  # out of the server's session; the client forwards its signals
-    for target, fd in enumerate(fds):
-        os.dup2(fd, target)
-        os.close(fd)
     ignored = set(request["ignored"])
     for signum in signal.valid_signals():
         if signum in (signal.SIGKILL, signal.SIGSTOP):
@@ -883,6 +880,11 @@ def _take_over_process(request, fds, ioprio):
     for r, soft, hard in request["limits"]:
         if resource.getrlimit(r) != (soft, hard):
             resource.setrlimit(r, (soft, hard))
+    # The streams last: whoever finds the process by its standard input (ps, /proc, a
+    # supervisor) sees it already under all of the caller's settings.
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
     _fresh_stdio()
     sys.argv = list(request["argv"])
 
