@@ -1,7 +1,7 @@
 """track2 -K 10 against our SMO on a sparse binary problem (issue 36 §3, first bullet).
 
     python bench/bench_track2_sparse.py [--rows 30000] [--repeat 1]
-                                        [--solvers smo,track2,rcd,track2@plain]
+                                        [--solvers smo,track2,rcd,track2@plain] [-m MB]
 
 The problem is generated (fixed seed): 30,000 rows of 300 binary features, about 12 stored a
 row (feature frequencies falling off with the feature's rank), a third positive, each class
@@ -97,9 +97,10 @@ def main():
     ap.add_argument("--rows", type=int, default=30000)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--solvers", default="smo,track2,rcd")
+    ap.add_argument("-m", dest="cache_mb", default="100", help="svm-train's -m for every solver")
     a = ap.parse_args()
     solvers = a.solvers.split(",")
-    kernel_args = ["-c", "1", "-g", "0.05"]
+    kernel_args = ["-c", "1", "-g", "0.05", "-m", a.cache_mb]
     rows, y = make_problem(a.rows)
     tmp = Path(tempfile.mkdtemp(prefix="track2-sparse-"))
     try:

@@ -132,3 +132,95 @@ for name, module in list(sys.modules.items()):
             if any(isinstance(t, types.Literal) for t in sig):
                 print(f"{value.py_func.__qualname__}{sig}")
 """
+
+
+# by_symbol: three modules in a folder of their own, numba's cache in another
+BY_SYMBOL_MODULES = {
+    "bs_leaf.py": """
+import numba
+import numpy as np
+from lasvm_cli.base.jit_cache import by_symbol
+
+@by_symbol
+@numba.njit(cache=True)
+def leaf(x, out):
+    for i in range(x.shape[0]):
+        out[i] = np.exp(-0.5 * x[i]) + np.sqrt(abs(x[i]))
+    return out.sum()
+""",
+    "bs_mid.py": """
+import numba
+from bs_leaf import leaf
+
+@numba.njit(cache=True)
+def mid(x, out):
+    return leaf(x, out) + 2.0 * leaf(x[::-1].copy(), out)
+""",
+    "bs_top.py": """
+import numba
+from bs_mid import mid
+
+@numba.njit(cache=True)
+def top(x, out):
+    s = 0.0
+    for k in range(3):
+        s += (k + 1) * mid(x, out)
+    return s
+""",
+}
+
+BY_SYMBOL_RUN = """
+import sys
+import numba
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+if sys.argv[2] == "shifted":  # other functions first: numba numbers this run's names otherwise
+    for k in range(7):
+        numba.njit(lambda v: v + 1)(k)
+from bs_top import top
+from bs_mid import mid
+from bs_leaf import leaf
+x = np.linspace(-2.0, 2.0, 1001)
+value = (mid if sys.argv[2] == "mid" else top)(x, np.empty_like(x))
+linked = [cres.library.get_llvm_str() for d in (top, mid) for sig, cres in d.overloads.items()
+          if d.stats.cache_misses.get(sig)]  # compiled here (a library from the cache has no IR)
+leaf_name = next(iter(leaf.overloads.values())).fndesc.llvm_func_name
+renamed = any(getattr(f, "symbol", leaf_name) != leaf_name
+              for cres in top.overloads.values() for f in cres.reload_init)
+print(repr(value), len(top.stats.cache_hits), len(leaf.stats.cache_hits),
+      sum("define" in line and "bs_leaf" in line and "leaf" in line.split("(")[0]
+          for ir in linked for line in ir.splitlines() if line.startswith("define")),
+      int(renamed))
+"""
+
+
+def test_by_symbol_callers_call_the_one_copy_and_load_it_from_the_cache(tmp_path):
+    """A by_symbol function's code stays out of its callers' libraries; a caller loaded from
+    the cache loads it first: also a caller that linked in a callee loaded from the cache, and
+    also when the function is compiled anew in a process that numbers it differently (its
+    cache entry gone)."""
+    for name, text in BY_SYMBOL_MODULES.items():
+        (tmp_path / name).write_text(text)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+
+    def run(mode):
+        r = subprocess.run([sys.executable, "-c", BY_SYMBOL_RUN, str(tmp_path), mode],
+                           env=env, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr
+        value, top_hits, leaf_hits, leaf_bodies, renamed = r.stdout.split()
+        return float(value), int(top_hits), int(leaf_hits), int(leaf_bodies), int(renamed)
+
+    x = __import__("numpy").linspace(-2.0, 2.0, 1001)
+    leaf = __import__("numpy").exp(-0.5 * x) + __import__("numpy").sqrt(abs(x))
+    expected_mid = leaf.sum() + 2.0 * leaf[::-1].sum()
+    expected = 6.0 * expected_mid
+    value, _, _, bodies, _ = run("mid")  # mid and leaf compiled, cached
+    assert abs(value - expected_mid) <= 1e-9 * abs(expected_mid) and bodies == 0
+    # top compiled, linking in mid loaded from the cache: it must inherit mid's loader of leaf
+    value, top_hits, _, bodies, _ = run("plain")
+    assert abs(value - expected) <= 1e-9 * abs(expected) and top_hits == 0 and bodies == 0
+    assert run("plain") == (value, 1, 1, 0, 0)  # top and leaf from the cache
+    for f in (tmp_path / "cache").rglob("*leaf*"):
+        f.unlink()
+    # top from the cache, leaf compiled anew under another name, reached under top's
+    assert run("shifted") == (value, 1, 0, 0, 1)

@@ -19,9 +19,13 @@ Every module with cached jitted functions imports this module before its first d
 
 import functools
 import hashlib
+import importlib
 import os
 
-from numba.core import caching
+from llvmlite import binding as llvm
+from numba.core import caching, cgutils
+from numba.core.compiler import CompileResult
+from numba.core.imputils import fix_returning_optional, impl_ret_new_ref
 from . import exception_exits  # noqa: F401 (before any function compiles: see the module)
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # lasvm_cli/
@@ -79,7 +83,103 @@ def _tolerant_index(load_index):
     return load
 
 
+def by_symbol(dispatcher):
+    """Callers of this jitted function call it by its symbol instead of linking in its code.
+
+    Numba links the code of every callee into each caller's library, and LLVM then optimises
+    and emits it again there: a kernel row called from fifteen libraries up the solver's call
+    chain is compiled fifteen times. Code reached by symbol is compiled once; callers lose
+    only the inlining, so this is for functions large enough that LLVM would not inline them.
+
+    A caller's cached object code then refers to this function's symbol, which must be loaded
+    before it: each caller records a loader (its ``reload_init``, kept in its cache entry) that
+    compiles or loads this function first. The symbol's name carries a number that numba
+    counts per process; when the loaded function has another name than the one the caller
+    was compiled against, the loader registers the address under the caller's name.
+    """
+    add_overload = dispatcher.add_overload
+
+    def add_overload_by_symbol(cres):
+        add_overload(cres)
+        loader = _SymbolLoader(dispatcher.py_func.__module__, dispatcher.py_func.__qualname__,
+                               tuple(cres.signature.args), cres.fndesc.llvm_func_name)
+        impl = _call_by_symbol(cres.fndesc, loader)
+        selector = dispatcher.targetctx._defns[cres.entry_point]
+        selector.versions = [(sig, impl if sig == impl.signature else f)
+                             for sig, f in selector.versions]
+        selector._cache.clear()
+
+    dispatcher.add_overload = add_overload_by_symbol
+    return dispatcher
+
+
+def _call_by_symbol(fndesc, loader):
+    """numba's call of a user function (imputils.user_function) without its library."""
+
+    def imp(context, builder, sig, args):
+        context.active_code_library._reload_init.add(loader)
+        func = context.declare_function(builder.module, fndesc)
+        status, retval = context.call_conv.call_function(
+            builder, func, fndesc.restype, fndesc.argtypes, args)
+        with cgutils.if_unlikely(builder, status.is_error):
+            context.call_conv.return_status_propagate(builder, status)
+        retval = fix_returning_optional(context, builder, sig, status, retval)
+        return impl_ret_new_ref(context, builder, fndesc.restype, retval)
+
+    imp.signature = fndesc.argtypes
+    imp.libs = ()
+    return imp
+
+
+class _SymbolLoader:
+    """Picklable (a cached caller keeps it): load ``module.qualname`` for ``args`` and make
+    its code answer to ``symbol``."""
+
+    def __init__(self, module, qualname, args, symbol):
+        self.module, self.qualname, self.args, self.symbol = module, qualname, args, symbol
+
+    def _key(self):
+        return (self.module, self.qualname, str(self.args), self.symbol)
+
+    def __eq__(self, other):
+        return isinstance(other, _SymbolLoader) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __call__(self):
+        dispatcher = importlib.import_module(self.module)
+        for part in self.qualname.split("."):
+            dispatcher = getattr(dispatcher, part)
+        dispatcher.compile(self.args)
+        cres = dispatcher.overloads[self.args]
+        name = cres.fndesc.llvm_func_name
+        if name != self.symbol:
+            llvm.add_symbol(self.symbol, cres.library.get_pointer_to_function(name))
+
+
+def _keep_reload_init(rebuild):
+    """numba's CompileResult._rebuild, keeping the loaded library's reload_init.
+
+    A caller compiled later links in a callee's library and inherits its reload_init from
+    the library; numba rebuilds a library loaded from the cache without it, so a caller of a
+    callee that calls a by_symbol function would not load that function first."""
+
+    @functools.wraps(rebuild.__func__)
+    def _rebuild(cls, target_context, libdata, fndesc, env, signature, objectmode, lifted,
+                 typeann, reload_init, referenced_envs):
+        cres = rebuild.__func__(cls, target_context, libdata, fndesc, env, signature,
+                                objectmode, lifted, typeann, reload_init, referenced_envs)
+        cres.library._reload_init.update(reload_init or ())
+        return cres
+
+    _rebuild.keeps_reload_init = True
+    return classmethod(_rebuild)
+
+
 def _install():
+    if not getattr(CompileResult._rebuild, "keeps_reload_init", False):
+        CompileResult._rebuild = _keep_reload_init(CompileResult._rebuild)
     index_file = caching.IndexDataCacheFile
     if not getattr(index_file._load_index, "tolerant", False):
         index_file._load_index = _tolerant_index(index_file._load_index)

@@ -12,6 +12,7 @@ from collections import namedtuple
 
 import numba
 from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
+from ..base.jit_cache import by_symbol
 import numpy as np
 
 from .index import at, idx
@@ -227,6 +228,7 @@ def _by_example(c, kd, m):
     return m > n_ex or (2 * m > n_ex and (kd.XT.shape[0] > 0 or kd.csc.shape[0] > 0))
 
 
+@by_symbol
 @numba.njit(**_NJIT)
 def _copy_by_example(c, kd, kp, k, dest, base, have, length):
     """dest[base + t] = K(x_k, x_pex[t]) for t in [have, length), each example's value computed
@@ -253,6 +255,7 @@ def _hit(c, k, length):
     return s
 
 
+@by_symbol
 @numba.njit(**_NJIT)
 def _fill(c, kd, kp, k, length):
     """Slot of k's row, computed (or its tail) over [0, length): the miss path, after _hit
@@ -268,6 +271,7 @@ def held(a, b):
     """A last use of a and b where a function's branches join (see cache_row_at)."""
 
 
+@by_symbol
 @numba.njit(**_NJIT)
 def cache_row_at(c, kd, kp, k, length):
     """Offset in ``c.buf`` of example k's row over positions [0, length) (a hit, or computed):
@@ -294,6 +298,7 @@ def cache_get(c, kd, kp, k, length):
     return c.buf[base:base + min(length, c.meta[WIDTH])]
 
 
+@by_symbol
 @numba.njit(**_NJIT)
 def cache_row_into(c, kd, kp, k, length, out):
     """out[:length] = row of example k (values rounded to the cache's dtype), without storing it.
@@ -396,6 +401,7 @@ def _move_rows(buf, old, length, w_old, width):
                 buf[a + t] = buf[b + t]
 
 
+@by_symbol
 @numba.njit(**_NJIT)
 def cache_set_width(c, width):
     """Re-cut the storage into rows of ``width`` entries; returns the new number of slots.

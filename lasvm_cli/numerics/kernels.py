@@ -31,6 +31,7 @@ import numpy as np
 from numba import prange, types
 from numba.extending import intrinsic
 from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
+from ..base.jit_cache import by_symbol
 from .index import at, idx
 from .ordered import EXP_COEFFS, LN2_HI, LN2_LO, LOG2E, dense_dots, exp_lanes, fma
 
@@ -263,6 +264,7 @@ def _bits_table(kp, n_bits):
     return table
 
 
+@by_symbol
 @numba.njit(**_NJIT)
 def _bits_row(A, a, B, targets, kp, table, out, lo_t, hi_t):
     """out[t] = table[count of x_a against y_targets[t]] for lo_t <= t < hi_t. Rows of one to
@@ -307,6 +309,7 @@ def _bits_words(a_bits, a, b_bits, targets, table, out, lo_t, hi_t, words, xor):
 # once and gathers per target (faster than merging the two sorted index lists)
 
 
+@by_symbol
 @numba.njit(**_NJIT)
 def _row_pre_exp(A, a, B, targets, kp, scatter, out, lo_t, hi_t):
     kind = kp.kind
@@ -359,6 +362,7 @@ def _scatter_width(A, a):
     return A.indices[hi - 1] + 1 if hi > lo else 0
 
 
+@by_symbol
 @numba.njit(**_NJIT)
 def kernel_row_serial(A, a, B, targets, kp, out):
     if both_bits(A, B, kp):
@@ -371,6 +375,7 @@ def kernel_row_serial(A, a, B, targets, kp, out):
         exp_inplace(out[: targets.shape[0]])
 
 
+@by_symbol
 @numba.njit(parallel=True, **_NJIT)
 def kernel_row_parallel(A, a, B, targets, kp, out):
     """kernel_row_serial over all cores, for dense and CSR rows (bit-set rows stay serial)."""
@@ -418,6 +423,7 @@ def kernel_row(A, a, B, targets, kp, out):
 ROW_ALL_BLOCK = 2048
 
 
+@by_symbol
 @numba.njit(**_NJIT)
 def _row_all_block(A, a, kp, out, lo, hi):
     """out[b] = K(x_a, x_b) for lo <= b < hi from X transposed: a vectorised multiply-add down
@@ -443,6 +449,7 @@ def _row_all_block(A, a, kp, out, lo, hi):
         exp_inplace(out[lo:hi])
 
 
+@by_symbol
 @numba.njit(**_NJIT)
 def _row_all_csc(A, a, kp, out):
     """out[b] = K(x_a, x_b) for b < len(out) from the rows by column: for each feature of x_a,
