@@ -225,25 +225,3 @@ def test_by_symbol_callers_call_the_one_copy_and_load_it_from_the_cache(tmp_path
     # top from the cache, leaf compiled anew under another name, reached under top's
     assert run("shifted") == (value, 1, 0, 0, 1)
 
-
-def test_an_internal_function_refuses_a_call_from_python():
-    """internal() drops the CPython wrapper: a call from Python raises instead of jumping to
-    the missing wrapper, jitted callers still reach it, and it refuses a function already
-    compiled with its wrapper."""
-    import pytest
-
-    from lasvm_cli.numerics import kernels
-
-    kp = kernels.make_params(kernels.RBF, gamma=0.5)
-    with pytest.raises(TypeError, match="internal to the compiled code"):
-        kernels._finish(kp.kind, kp, 1.0, 2.0, 3.0)
-
-    @numba.njit
-    def caller(kp):
-        return kernels._finish(kp.kind, kp, 1.0, 2.0, 3.0)
-
-    assert caller(kp) == -0.5 * (2.0 + 3.0 - 2.0 * 1.0)  # RBF: -gamma d, exponentiated later
-    compiled = numba.njit(lambda v: v + 1)
-    compiled(1)
-    with pytest.raises(RuntimeError, match="after a compilation"):
-        jit_cache.internal(compiled)

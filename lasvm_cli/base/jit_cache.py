@@ -25,7 +25,6 @@ import os
 from llvmlite import binding as llvm
 from numba.core import caching, cgutils
 from numba.core.compiler import CompileResult
-from numba.core.registry import CPUDispatcher
 from numba.core.imputils import fix_returning_optional, impl_ret_new_ref
 from . import exception_exits  # noqa: F401 (before any function compiles: see the module)
 
@@ -82,26 +81,6 @@ def _tolerant_index(load_index):
 
     load.tolerant = True
     return load
-
-
-class _InternalDispatcher(CPUDispatcher):
-    """A dispatcher compiled without a CPython wrapper: calling it from Python raises here
-    instead of jumping to the wrapper that is not there."""
-
-    def __call__(self, *args, **kws):
-        raise TypeError(f"{self.py_func.__module__}.{self.py_func.__qualname__} is internal to "
-                        "the compiled code: call it from a jitted function")
-
-
-def internal(dispatcher):
-    """A jitted function that only jitted functions call: compiled without the CPython wrapper
-    (the code that unboxes each argument from Python objects; for the namedtuples of arrays
-    that the solvers pass around, a large part of a small function's compile time)."""
-    if dispatcher.overloads:
-        raise RuntimeError(f"{dispatcher.py_func.__qualname__}: internal() after a compilation")
-    dispatcher.targetoptions["no_cpython_wrapper"] = True
-    dispatcher.__class__ = _InternalDispatcher
-    return dispatcher
 
 
 def by_symbol(dispatcher):

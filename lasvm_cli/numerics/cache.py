@@ -12,7 +12,7 @@ from collections import namedtuple
 
 import numba
 from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
-from ..base.jit_cache import by_symbol, internal
+from ..base.jit_cache import by_symbol
 import numpy as np
 
 from .index import at, idx
@@ -88,7 +88,6 @@ def cache_stats(c):
 # Slots never move while in use (returned views stay valid); free slots sit on a stack.
 
 
-@internal
 @numba.njit(**_NJIT)
 def _lru_unlink(c, s):
     p = c.prev[s]
@@ -97,7 +96,6 @@ def _lru_unlink(c, s):
     c.prev[q] = p
 
 
-@internal
 @numba.njit(**_NJIT)
 def _lru_append(c, s):
     S = c.key.shape[0]
@@ -108,7 +106,6 @@ def _lru_append(c, s):
     c.prev[S] = s
 
 
-@internal
 @numba.njit(**_NJIT)
 def _drop_slot(c, s):
     """Free slot s: unlink it, forget its key, push it on the free stack."""
@@ -175,7 +172,6 @@ def cache_copy_rows(old, new):
         s = old.nxt[s]
 
 
-@internal
 @numba.njit(**_NJIT)
 def _lookup(c, k):
     """Slot of example k's row, made the most recent; a fresh empty slot (the least recent
@@ -233,7 +229,6 @@ def _by_example(c, kd, m):
 
 
 @by_symbol
-@internal
 @numba.njit(**_NJIT)
 def _copy_by_example(c, kd, kp, k, dest, base, have, length):
     """dest[base + t] = K(x_k, x_pex[t]) for t in [have, length), each example's value computed
@@ -248,7 +243,6 @@ def _copy_by_example(c, kd, kp, k, dest, base, have, length):
         dest[at(base, t)] = by_example[idx(pex[idx(t)])]
 
 
-@internal
 @numba.njit(**_NJIT)
 def _hit(c, k, length):
     """Slot holding k's row over [0, length) (made the most recent, counted as a hit), or -1."""
@@ -262,7 +256,6 @@ def _hit(c, k, length):
 
 
 @by_symbol
-@internal
 @numba.njit(**_NJIT)
 def _fill(c, kd, kp, k, length):
     """Slot of k's row, computed (or its tail) over [0, length): the miss path, after _hit
@@ -306,7 +299,6 @@ def cache_get(c, kd, kp, k, length):
 
 
 @by_symbol
-@internal
 @numba.njit(**_NJIT)
 def cache_row_into(c, kd, kp, k, length, out):
     """out[:length] = row of example k (values rounded to the cache's dtype), without storing it.
@@ -384,7 +376,6 @@ def cache_swap(c, i, j):
         s = nx
 
 
-@internal
 @numba.njit(**_NJIT)
 def _move_rows(buf, old, length, w_old, width):
     """Row r (slot old[r], old[r] increasing) moves from old[r] * w_old to r * width, in place.

@@ -31,7 +31,7 @@ import numpy as np
 from numba import prange, types
 from numba.extending import intrinsic
 from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
-from ..base.jit_cache import by_symbol, internal
+from ..base.jit_cache import by_symbol
 from .index import at, idx
 from .ordered import EXP_COEFFS, LN2_HI, LN2_LO, LOG2E, dense_dots, exp_lanes, fma
 
@@ -148,7 +148,6 @@ def exp_inplace(x):
 # dot products and squared distances between one row a of A and one row b of B
 
 
-@internal
 @numba.njit(**_NJIT)
 def _dot_dense(xa, xb):
     s = 0.0
@@ -157,7 +156,6 @@ def _dot_dense(xa, xb):
     return s
 
 
-@internal
 @numba.njit(**_NJIT)
 def _dot_sparse(ia, va, ib, vb):
     """Two-pointer merge of two sorted sparse rows."""
@@ -176,7 +174,6 @@ def _dot_sparse(ia, va, ib, vb):
     return s
 
 
-@internal
 @numba.njit(**_NJIT)
 def _dot_dense_sparse(xa, ib, vb):
     s = 0.0
@@ -202,7 +199,6 @@ def dot(A, a, B, b):
     return _dot_sparse(A.indices[lo:hi], A.values[lo:hi], B.indices[lo2:hi2], B.values[lo2:hi2])
 
 
-@internal
 @numba.njit(**_NJIT)
 def _feature(A, a, index):
     """Value of feature ``index`` in row a of A (0 when absent)."""
@@ -215,7 +211,6 @@ def _feature(A, a, index):
     return 0.0
 
 
-@internal
 @numba.njit(**_NJIT)
 def _finish(kind, kp, s, sq_a, sq_b):
     """Turn the dot product s into the kernel value (RBF is exponentiated by the caller)."""
@@ -250,7 +245,6 @@ def popcount(typingctx, x):
     return types.uint64(types.uint64), codegen
 
 
-@internal
 @numba.njit(**_NJIT)
 def both_bits(A, B, kp):
     """Whether rows of A against rows of B can use the bit-set path."""
@@ -258,7 +252,6 @@ def both_bits(A, B, kp):
             and kp.kind != PRECOMPUTED)
 
 
-@internal
 @numba.njit(**_NJIT)
 def _bits_table(kp, n_bits):
     """table[d] = the kernel of the integer count d: |u-v|^2 for RBF, u'v otherwise."""
@@ -272,7 +265,6 @@ def _bits_table(kp, n_bits):
 
 
 @by_symbol
-@internal
 @numba.njit(**_NJIT)
 def _bits_row(A, a, B, targets, kp, table, out, lo_t, hi_t):
     """out[t] = table[count of x_a against y_targets[t]] for lo_t <= t < hi_t. Rows of one to
@@ -318,7 +310,6 @@ def _bits_words(a_bits, a, b_bits, targets, table, out, lo_t, hi_t, words, xor):
 
 
 @by_symbol
-@internal
 @numba.njit(**_NJIT)
 def _row_pre_exp(A, a, B, targets, kp, scatter, out, lo_t, hi_t):
     kind = kp.kind
@@ -348,7 +339,6 @@ def _row_pre_exp(A, a, B, targets, kp, scatter, out, lo_t, hi_t):
         out[u] = _finish(kind, kp, out[u], sq_a, B.x_sq[idx(targets[u])])
 
 
-@internal
 @numba.njit(**_NJIT)
 def _scatter_row(A, a, width):
     if A.X.shape[0] > 0:
@@ -361,7 +351,6 @@ def _scatter_row(A, a, width):
     return buf
 
 
-@internal
 @numba.njit(**_NJIT)
 def _scatter_width(A, a):
     """Columns x_a needs in its scatter buffer: up to its own largest index (sparse rows are
@@ -435,7 +424,6 @@ ROW_ALL_BLOCK = 2048
 
 
 @by_symbol
-@internal
 @numba.njit(**_NJIT)
 def _row_all_block(A, a, kp, out, lo, hi):
     """out[b] = K(x_a, x_b) for lo <= b < hi from X transposed: a vectorised multiply-add down
@@ -462,7 +450,6 @@ def _row_all_block(A, a, kp, out, lo, hi):
 
 
 @by_symbol
-@internal
 @numba.njit(**_NJIT)
 def _row_all_csc(A, a, kp, out):
     """out[b] = K(x_a, x_b) for b < len(out) from the rows by column: for each feature of x_a,

@@ -16,7 +16,6 @@ Ctrl-C run between chunks; the chunking does not change the iterates.
 
 import numba
 from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
-from ..base.jit_cache import internal
 import numpy as np
 
 from ..numerics.cache import (WIDTH, cache_get, cache_row_at, cache_row_into, cache_set_width,
@@ -123,7 +122,6 @@ def _swap(st, c, i, j):
     st.status[j] = s
 
 
-@internal
 @numba.njit(**_NJIT)
 def reconstruct_gradient(st, c, kd, kp):
     """G on the inactive positions from G_bar and the free variables (LIBSVM's choice of loop)."""
@@ -230,7 +228,6 @@ def _gbar_add(st, K, f):
         st.G_bar[t] += st.y[t] * (np.float64(K[t]) * f)
 
 
-@internal
 @numba.njit(**_NJIT)
 def _gbar_update(st, c, kd, kp, i, f):
     """G_bar += f y_i y K_i over all l positions (row cached when the cache's width allows)."""
@@ -242,7 +239,6 @@ def _gbar_update(st, c, kd, kp, i, f):
         _gbar_add(st, st.work, f)
 
 
-@internal
 @numba.njit(**_NJIT)
 def _update_pair(st, c, bi, bj, i, j, active):
     """LIBSVM's update of a_i, a_j (rows i and j are c.buf[bi + t], c.buf[bj + t]), G over the
@@ -263,7 +259,6 @@ def _update_pair(st, c, bi, bj, i, j, active):
     status[j] = _status_of(aj, C[j])
 
 
-@internal
 @numba.njit(**_NJIT)
 def _gbar_pair(st, c, kd, kp, i, j, ui, uj):
     """G_bar after a_i, a_j moved; ui, uj: whether each was at its upper bound before."""
@@ -273,7 +268,6 @@ def _gbar_pair(st, c, kd, kp, i, j, ui, uj):
         _gbar_update(st, c, kd, kp, j, -st.C[j] * st.y[j] if uj else st.C[j] * st.y[j])
 
 
-@internal
 @numba.njit(**_NJIT)
 def _take_step(st, c, kd, kp, i, j):
     """LIBSVM's update of a_i, a_j, then G (active part) and G_bar (full rows on status change;
