@@ -166,11 +166,9 @@ def _keep_reload_init(rebuild):
     callee that calls a by_symbol function would not load that function first."""
 
     @functools.wraps(rebuild.__func__)
-    def _rebuild(cls, target_context, libdata, fndesc, env, signature, objectmode, lifted,
-                 typeann, reload_init, referenced_envs):
-        cres = rebuild.__func__(cls, target_context, libdata, fndesc, env, signature,
-                                objectmode, lifted, typeann, reload_init, referenced_envs)
-        cres.library._reload_init.update(reload_init or ())
+    def _rebuild(cls, *args):
+        cres = rebuild.__func__(cls, *args)
+        cres.library._reload_init.update(cres.reload_init or ())
         return cres
 
     _rebuild.keeps_reload_init = True
