@@ -53,7 +53,7 @@ import numpy as np
 
 from ..numerics import kernels
 from ..numerics.cache import (FILL, HITS, KERNEL_EVALS, MISSES, N_SLOTS, cache_discard,
-                              cache_forget_from, fill_pays, make_cache)
+                              fill_pays, make_cache)
 from ..numerics.classes import weighted_C
 from ..numerics.data import squared_norms
 from ..io.svmlight import iter_svmlight
@@ -63,7 +63,7 @@ from ..qp import online_core as core
 from ..qp.online_core import I_INSERTED, I_NS, N_SEED
 from .finishing import start_finishing
 from .lasvm import result_of
-from .lasvm_stream import (StreamError, check_one_pass, dense_kd, fill_slot, grown,
+from .lasvm_stream import (StreamError, arrive, check_one_pass, dense_kd, fill_slot, grown,
                            grown_free, label_order, line_of_row, sv_rows, widen)
 from .result import report_binary
 
@@ -98,13 +98,7 @@ def machine_rows(st, kc, skd, kp, slots, ya, seeds, refs, n_seed, tau, delta_max
     for t in range(slots.shape[0]):
         q = slots[t]
         y = ya[t]
-        st.y[q] = y
-        st.labeled[q] = 0
-        p = st.ex2pos[q]
-        st.alpha[p] = 0.0
-        st.A[p] = 0.0 if y > 0 else -Cn
-        st.B[p] = Cp if y > 0 else 0.0
-        cache_forget_from(kc, p)
+        arrive(st, kc, q, y, Cp, Cn)
         side = 0 if y > 0 else 1
         n0 = st.ist[I_NS]
         inserted = st.ist[I_INSERTED]

@@ -145,18 +145,23 @@ def fill_slot(X, xsq, rowid, free, sist, ckd, a, rid):
     return q
 
 
+@numba.njit(inline="always", **_NJIT)
+def arrive(st, kc, q, y, Cp, Cn):
+    """Slot q now holds a new example of label y = +-1: unlabeled, alpha 0, its box."""
+    st.y[q] = y
+    st.labeled[q] = 0
+    p = st.ex2pos[q]
+    st.alpha[p] = 0.0
+    st.A[p] = 0.0 if y > 0 else -Cn
+    st.B[p] = Cp if y > 0 else 0.0
+    cache_forget_from(kc, p)  # cached entries at p were K(., previous example of the slot)
+
+
 @numba.njit(**_NJIT)
 def _load_slot(ss, kc, ckd, a, ya, rowid, Cp, Cn):
     """Write row ``a`` of the block (label ya = +-1) into a free slot; returns the slot."""
     q = fill_slot(ss.X, ss.xsq, ss.rowid, ss.free, ss.sist, ckd, a, rowid)
-    st = ss.core
-    st.y[q] = ya
-    st.labeled[q] = 0
-    p = st.ex2pos[q]
-    st.alpha[p] = 0.0
-    st.A[p] = 0.0 if ya > 0 else -Cn
-    st.B[p] = Cp if ya > 0 else 0.0
-    cache_forget_from(kc, p)  # cached entries at p were K(., previous example of the slot)
+    arrive(ss.core, kc, q, ya, Cp, Cn)
     return q
 
 
