@@ -259,3 +259,39 @@ def test_set_width_moves_rows_in_place():
                 ln = c.length[s]
                 assert ln <= w and ln <= c.meta[kc.LONGEST]
                 np.testing.assert_array_equal(c.buf[s * w:s * w + ln], M[k, :ln].astype(np.float32))
+
+
+def _smaps_entry(address):
+    """The /proc/self/smaps block of the mapping that holds ``address``."""
+    with open("/proc/self/smaps") as f:
+        block, inside = [], False
+        for line in f:
+            head = line.split()[0]
+            if "-" in head and all(c in "0123456789abcdef-" for c in head):
+                if inside:
+                    return block
+                lo, hi = (int(v, 16) for v in head.split("-"))
+                inside, block = lo <= address < hi, []
+            if inside:
+                block.append(line)
+    return block if inside else []
+
+
+def test_large_row_storage_asks_for_huge_pages():
+    small = kc.row_storage(1000, np.float32)
+    assert small.shape == (1000,) and small.dtype == np.float32 and small.flags.writeable
+    size = (kc.HUGE_PAGE * 3) // 8 + 5  # float64 entries over three huge pages, not a multiple
+    buf = kc.row_storage(size, np.float64)
+    assert buf.shape == (size,) and buf.dtype == np.float64 and buf.flags.writeable
+    buf[:] = 1.5  # every page writable
+    assert buf.sum() == 1.5 * size
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+            thp = f.read()
+    except OSError:
+        pytest.skip("no transparent huge pages on this system")
+    if "[never]" in thp or not hasattr(__import__("mmap"), "MADV_HUGEPAGE"):
+        pytest.skip("transparent huge pages are off")
+    entry = "".join(_smaps_entry(buf.ctypes.data))
+    assert "hg" in entry.split("VmFlags:")[1]  # madvise(MADV_HUGEPAGE) reached the mapping
+    assert "hg" not in "".join(_smaps_entry(small.ctypes.data)).split("VmFlags:")[1]
