@@ -372,19 +372,27 @@ def test_allinone_stream_class_first_appearing_late(tmp_path, scheme):
     assert one.counters["classes_grown"] == 0 and list(one.label) == [-1, 1, 4]
 
 
-def test_allinone_stream_cli_and_late_class_message(tmp_path, capsys):
+def train_late_class_cli(tmp_path, capsys, options, multiclass, n, late_from):
+    """svm-train --stream OPTIONS on classes 2, 1, 3 (class 3 from row ``late_from`` on):
+    LIBSVM's summary lines on stdout, the model's kind and labels in order of first appearance;
+    returns the model's path."""
     from lasvm_cli.cli.train import main
     from lasvm_cli.io.model_file import read_model
 
-    path = write_classes(tmp_path / "late.svm", [2, 1, 3], n=200, seed=5, late=(3, 150))
+    path = write_classes(tmp_path / "late.svm", [2, 1, 3], n=n, seed=5, late=(3, late_from))
     out = tmp_path / "m"
-    assert main(["--multiclass", "cs", "--solver", "online", "--stream", "-g", "0.5",
-                 str(path), str(out)]) == 0
+    assert main(options + ["--multiclass", multiclass, "--stream", "-g", "0.5",
+                           str(path), str(out)]) == 0
     text = capsys.readouterr().out
     for key in ("optimization finished, #iter =", "obj =", "Total nSV ="):
         assert key in text
     model = read_model(out)
-    assert model.multiclass == "cs" and list(model.label) == [2, 1, 3]
+    assert model.multiclass == multiclass and list(model.label) == [2, 1, 3]
+    return out
+
+
+def test_allinone_stream_cli_and_late_class_message(tmp_path, capsys):
+    train_late_class_cli(tmp_path, capsys, ["--solver", "online"], "cs", n=200, late_from=150)
 
 
 def test_allinone_stream_one_class_is_an_error(tmp_path):
@@ -656,19 +664,10 @@ def test_ovr_stream_one_class_is_an_error(tmp_path):
 def test_ovr_stream_cli_and_predict(tmp_path, capsys):
     """svm-train --stream --solver lasvm --multiclass ovr, then svm-predict."""
     from lasvm_cli.cli.predict import main as predict
-    from lasvm_cli.cli.train import main
-    from lasvm_cli.io.model_file import read_model
 
-    path = write_classes(tmp_path / "late.svm", [2, 1, 3], n=300, seed=5, late=(3, 200))
+    out = train_late_class_cli(tmp_path, capsys, ["--solver", "lasvm"], "ovr", n=300,
+                               late_from=200)
     test = write_classes(tmp_path / "test.svm", [2, 1, 3], n=300, seed=5)
-    out = tmp_path / "m"
-    assert main(["--solver", "lasvm", "--multiclass", "ovr", "--stream", "-g", "0.5",
-                 str(path), str(out)]) == 0
-    text = capsys.readouterr().out
-    for key in ("optimization finished, #iter =", "obj =", "Total nSV ="):
-        assert key in text
-    model = read_model(out)
-    assert model.multiclass == "ovr" and list(model.label) == [2, 1, 3]
     assert predict([str(test), str(out), str(tmp_path / "pred")]) == 0
     acc = float(capsys.readouterr().out.split("Accuracy = ")[1].split("%")[0])
     assert acc > 75
