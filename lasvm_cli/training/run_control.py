@@ -92,24 +92,23 @@ TRACE_COLUMNS = ("iterations", "seconds", "kernel_evals", "sv", "delta", "dual_o
 # TrainParams field -> command-line option (for messages), from the driver options' rows: those
 # without a default, whose presence asks for the driver (the others only tune it)
 OPTION_NAMES = {o.field: o.flags[0] for o in DRIVER_OPTIONS if o.default is None}
-_DEFAULTS = {o.field: o.default for o in DRIVER_OPTIONS}
 SNAPSHOT_BY = next(o.choices for o in DRIVER_OPTIONS if o.field == "snapshot_by")
 
 
+# One field per DRIVER_OPTIONS row (its name and default), and the model file (--snapshots'
+# file names): the rows are the one declaration of these options.
+_OptionFields = dataclasses.make_dataclass(
+    "_OptionFields", [(o.field, object, dataclasses.field(default=o.default))
+                      for o in DRIVER_OPTIONS] + [("model_file", object, None)])
+
+
 @dataclasses.dataclass
-class OnlineOptions:
-    save_state: str | None = None
-    resume: str | None = None
-    save_every: float = _DEFAULTS["save_every"]
-    stop_iterations: int | None = None
-    stop_sv: int | None = None
-    stop_seconds: float | None = None
-    snapshots: tuple = ()
-    snapshot_by: str = _DEFAULTS["snapshot_by"]
-    model_file: str | None = None
-    trace: str | None = None
-    trace_every: int = _DEFAULTS["trace_every"]
-    test_file: str | None = None
+class OnlineOptions(_OptionFields):
+    """The online driver's options, normalised: numbers typed, --snapshots a sorted tuple."""
+
+    def __post_init__(self):
+        self.save_every, self.trace_every = float(self.save_every), int(self.trace_every)
+        self.snapshots = parse_snapshots(self.snapshots)
 
     @classmethod
     def from_params(cls, p):
@@ -117,8 +116,6 @@ class OnlineOptions:
         if not online_requested(p):
             return None
         o = cls(**{f.name: getattr(p, f.name, f.default) for f in dataclasses.fields(cls)})
-        o.save_every, o.trace_every = float(o.save_every), int(o.trace_every)
-        o.snapshots = parse_snapshots(o.snapshots)
         o.check()
         return o
 
