@@ -73,6 +73,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -145,7 +146,9 @@ def main():
     ap.add_argument("--limit-mb", type=float, default=None,
                     help="address-space limit (RLIMIT_AS) of the big file's streamed run")
     a = ap.parse_args()
-    exe = shutil.which("svm-train") or "svm-train"
+    # ours: the one beside this interpreter (a PATH may find LIBSVM's svm-train first)
+    beside = Path(sys.executable).with_name("svm-train")
+    exe = str(beside) if beside.exists() else shutil.which("svm-train") or "svm-train"
     d = tempfile.mkdtemp(prefix="bench_stream_", dir=a.tmp)
     try:
         big = os.path.join(d, "big.svm")
