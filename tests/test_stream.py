@@ -671,3 +671,44 @@ def test_ovr_stream_cli_and_predict(tmp_path, capsys):
     assert predict([str(test), str(out), str(tmp_path / "pred")]) == 0
     acc = float(capsys.readouterr().out.split("Accuracy = ")[1].split("%")[0])
     assert acc > 75
+
+
+def test_ovr_stream_caches_share_the_cache_size():
+    """-m is the machines' caches together: a new class's machine takes its share out of the
+    others', and a grown store's caches stay within it."""
+    from lasvm_cli.solvers.lasvm_ovr_stream import _OvrStore
+
+    mb = 8.0
+    store = _OvrStore(mb, cap=2000)
+    kp = kernels.make_params(kernels.RBF, gamma=0.5)
+    for c in range(4):
+        store.add_machine(c + 1, 1.0, 1.0, 0, kp)
+        assert sum(m.kc.buf.nbytes for m in store.machines) <= mb * 2**20
+    store.grow(10)
+    assert sum(m.kc.buf.nbytes for m in store.machines) <= mb * 2**20
+    assert all(m.kc.perm.shape[0] == store.cap for m in store.machines)
+
+
+def test_regrown_cache_releases_the_old_rows_first(monkeypatch):
+    """The old row storage is freed before the new one is taken: the two never add up."""
+    import types
+    import weakref
+
+    from lasvm_cli.numerics import cache as kc
+
+    owner = types.SimpleNamespace(kc=kc.make_cache(50, 1.0))
+    owner.kc.perm[:] = np.arange(50)[::-1]
+    owner.kc.stats[2] = 77
+    old_buf = weakref.ref(owner.kc.buf)
+    seen = []
+    make = kc.make_cache
+
+    def watched(*args, **kwargs):
+        seen.append(old_buf() is None)
+        return make(*args, **kwargs)
+
+    monkeypatch.setattr(kc, "make_cache", watched)
+    new = kc.regrow_cache(owner, "kc", 80, 1.0)
+    assert seen == [True] and owner.kc is new
+    assert list(new.perm) == list(range(50))[::-1] + list(range(50, 80))
+    assert new.stats[2] == 77

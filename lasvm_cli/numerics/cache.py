@@ -93,6 +93,26 @@ def make_cache(n, cache_mb, dtype=np.float32, var_example=None):
     return c
 
 
+def regrow_cache(owner, name, n, cache_mb):
+    """Replace the cache ``owner.<name>`` by an empty one over n variables (at least as many)
+    whose first positions continue it: perm, pos, pex and the counters carried, rows dropped
+    (a stream's store grown to more slots, or given a smaller share of -m). The old cache is
+    released before the new storage is taken, so that together they never exceed -m; the
+    caller holds no other reference to it. Returns the new cache."""
+    old = getattr(owner, name)
+    m = old.perm.shape[0]
+    perm, pos, pex, stats = old.perm, old.pos, old.pex, old.stats
+    setattr(owner, name, None)
+    del old
+    c = make_cache(n, cache_mb)
+    c.perm[:m] = perm
+    c.pos[:m] = pos
+    c.pex[:m] = pex
+    c.stats[:] = stats
+    setattr(owner, name, c)
+    return c
+
+
 def cache_positions_loaded(c):
     """perm and pos were overwritten from outside (a solver state loaded from a file): bring
     the example of each position, pex, in line. Cached rows must be dropped before (a fresh

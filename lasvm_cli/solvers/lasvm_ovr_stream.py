@@ -53,7 +53,7 @@ import numpy as np
 
 from ..numerics import kernels
 from ..numerics.cache import (FILL, HITS, KERNEL_EVALS, MISSES, N_SLOTS, cache_discard,
-                              fill_pays, make_cache)
+                              fill_pays, make_cache, regrow_cache)
 from ..numerics.classes import weighted_C
 from ..numerics.data import squared_norms
 from ..io.svmlight import iter_svmlight
@@ -151,20 +151,17 @@ class _Machine:
         self.st = core.make_state(self.kc, np.zeros(cap), np.zeros(cap), np.zeros(cap))
 
     def grow(self, cap, cache_mb, fill):
-        """Positions and state kept over more slots; a new empty cache (counters kept)."""
+        """Positions and state kept over cap >= the current slots; a new empty cache of
+        cache_mb (counters kept)."""
         old_cap = self.kc.perm.shape[0]
-        kc = make_cache(cap, cache_mb)
-        kc.perm[:old_cap] = self.kc.perm
-        kc.pos[:old_cap] = self.kc.pos
-        kc.pex[:old_cap] = self.kc.pex
-        kc.stats[:] = self.kc.stats
+        kc = regrow_cache(self, "kc", cap, cache_mb)
         kc.meta[FILL] = int(fill)
         old, new = self.st, core.make_state(kc, np.zeros(cap), np.zeros(cap), np.zeros(cap))
         for name in ("alpha", "g", "A", "B", "y", "labeled"):
             getattr(new, name)[:old_cap] = getattr(old, name)
         new.ist[:] = old.ist
         new.fst[:] = old.fst
-        self.kc, self.st = kc, new
+        self.st = new
 
 
 class _OvrStore:
@@ -202,8 +199,11 @@ class _OvrStore:
     def add_machine(self, label, Cp, Cn, start_row, kp):
         if self.fill is None:  # decided once, on the first block's columns
             self.fill = fill_pays(self.kd(), kp)
+        share = self.cache_mb / (len(self.machines) + 1)
+        for m in self.machines:  # -m holds for all machines together: the new one's share
+            m.grow(self.cap, share, self.fill)  # comes out of theirs (their rows dropped)
         self.machines.append(_Machine(label, len(self.machines), Cp, Cn, start_row, self.cap,
-                                      self.cache_mb / (len(self.machines) + 1), self.fill))
+                                      share, self.fill))
 
     def grow(self, free_needed):
         old_cap = self.cap

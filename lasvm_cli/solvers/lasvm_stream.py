@@ -50,7 +50,7 @@ from ..base.errors import InputFormatError
 from ..io.svmlight import iter_svmlight, open_binary
 from ..numerics import kernels
 from ..numerics.cache import (FILL, HITS, KERNEL_EVALS, MISSES, N_SLOTS, WIDTH, cache_discard,
-                              cache_forget_from, fill_pays, make_cache)
+                              cache_forget_from, fill_pays, make_cache, regrow_cache)
 from ..numerics.classes import weighted_C
 from ..numerics.data import squared_norms
 from ..numerics.kernels import KernelData
@@ -313,11 +313,7 @@ class _Store:
         kernel counters carried over)."""
         ss, old_cap = self.ss, self.cap
         cap = old_cap + max(old_cap // 2 + 64, free_needed)
-        kc = make_cache(cap, self.cache_mb)
-        kc.perm[:old_cap] = self.kc.perm
-        kc.pos[:old_cap] = self.kc.pos
-        kc.pex[:old_cap] = self.kc.pex
-        kc.stats[:] = self.kc.stats
+        kc = regrow_cache(self, "kc", cap, self.cache_mb)
         old, new = ss.core, core.make_state(kc, np.zeros(cap), np.zeros(cap), np.zeros(cap))
         for name in ("alpha", "g", "A", "B", "y", "labeled"):
             getattr(new, name)[:old_cap] = getattr(old, name)
@@ -325,7 +321,6 @@ class _Store:
         new.fst[:] = old.fst
         sist = ss.sist.copy()
         free, sist[S_NFREE] = grown_free(ss.free, int(ss.sist[S_NFREE]), old_cap, cap)
-        self.kc = kc
         self.ss = SlotStore(new, grown(ss.X, cap), grown(ss.xsq, cap), grown(ss.rowid, cap, -1),
                             free, sist)
         if self.fill is not None:
