@@ -712,3 +712,36 @@ def test_regrown_cache_releases_the_old_rows_first(monkeypatch):
     assert seen == [True] and owner.kc is new
     assert list(new.perm) == list(range(50))[::-1] + list(range(50, 80))
     assert new.stats[2] == 77
+
+
+@pytest.mark.parametrize("kind", ["lasvm", "lasvm-g", "ovr", "cs"])
+def test_streamed_svs_keep_entries_stored_as_zero(tmp_path, kind):
+    """``3:0`` in the file stays in the model's SVs, as LIBSVM and the in-memory path write
+    it: every row stores feature 6 as 0, and every other row feature 3."""
+    from lasvm_cli.io.model_file import write_model
+    from lasvm_cli.solvers.lasvm_g_stream import train_stream_g
+    from lasvm_cli.solvers.lasvm_ovr_stream import train_stream_ovr
+    from lasvm_cli.solvers.s2do_stream import train_stream_allinone
+
+    labels = [1, -1] if kind in ("lasvm", "lasvm-g") else [2, 1, 3]
+    plain = write_classes(tmp_path / "plain.svm", labels, n=240, seed=9)
+    path = tmp_path / "zeros.svm"
+    with open(plain) as f, open(path, "w") as g:
+        for i, line in enumerate(f):
+            words = line.split()
+            if i % 2 == 0:
+                words[3] = "3:0"
+            g.write(" ".join(words + ["6:0"]) + "\n")
+    solver, multiclass, run = {
+        "lasvm": ("lasvm", "ovo", train_stream), "lasvm-g": ("lasvm-g", "ovo", train_stream_g),
+        "ovr": ("lasvm", "ovr", train_stream_ovr),
+        "cs": ("online", "cs", train_stream_allinone)}[kind]
+    p = TrainParams(solver=solver, multiclass=multiclass, gamma=0.5, C=2.0)
+    model = run(str(path), p, chunk_bytes=2000)  # blocks of about 30 rows
+    write_model(model, tmp_path / "m")
+    sv_lines = (tmp_path / "m").read_text().split("\nSV\n")[1].splitlines()
+    assert len(sv_lines) > 10
+    for line in sv_lines:
+        entries = dict(w.split(":") for w in line.split() if ":" in w)
+        assert sorted(entries, key=int) == ["1", "2", "3", "4", "5", "6"]
+        assert entries["6"] == "0"

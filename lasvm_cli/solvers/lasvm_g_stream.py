@@ -38,7 +38,7 @@ from ..qp import lasvm_g_core as G
 from ..qp import online_core as core
 from .lasvm_nc import DEFAULTS
 from .lasvm_stream import (S_NFREE, SEED_ROWS_MAX, Labels, Store, StreamError, check_one_pass,
-                           csr_concat, load_slot, model_from_store, release)
+                           StoredZeros, csr_concat, load_slot, model_from_store, release)
 
 _NJIT = dict(cache=True, nogil=True)
 
@@ -124,6 +124,7 @@ def train_stream_g(source, params, *, zero_based=False, info=None, warn=None, pr
     tau = float(p.eps)
     labels = Labels(source)
     store = Store(p.cache_size)
+    zeros = StoredZeros()
     store.ss.core.ist[core.I_NOBIAS] = 1
     region = np.zeros(store.cap, np.uint8)
     gst = np.zeros(G.N_GST, np.int64)
@@ -160,12 +161,14 @@ def train_stream_g(source, params, *, zero_based=False, info=None, warn=None, pr
         y, indptr, indices, values, rowid = block
         ckd = KernelData(np.zeros((0, 0)), indptr, store.columns(indices), values,
                          squared_norms(indptr, values))
+        zeros.offer(indptr, indices, values, rowid)
         cy = np.where(np.trunc(y).astype(np.int64) == label[0], 1.0, -1.0)
         ctl[0] = 0
         while True:
             store.fit_width()
             st = g_stream_block(store.ss, store.kc, store.kd(), kp, ckd, cy, rowid, ctl, region,
                                 gst, gfs, np.int64(n_iter), *args)
+            zeros.keep(store.ss.rowid)
             if st == ST_GROW:
                 grow()
             elif st == ST_DONE:
@@ -212,7 +215,7 @@ def train_stream_g(source, params, *, zero_based=False, info=None, warn=None, pr
     finally:
         if bar:
             bar.close()
-    model = model_from_store(store, p, label, n_rows, info)
+    model = model_from_store(store, p, label, n_rows, info, zeros)
     model.rho = np.zeros(1)  # no bias ("rho 0", not "-0")
     st = store.ss.core
     n = int(st.ist[core.I_NS])

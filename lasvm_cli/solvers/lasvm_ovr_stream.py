@@ -63,8 +63,9 @@ from ..qp import online_core as core
 from ..qp.online_core import I_INSERTED, I_NS, N_SEED
 from .finishing import start_finishing
 from .lasvm import result_of
-from .lasvm_stream import (StreamError, arrive, check_one_pass, dense_kd, fill_slot, grown,
-                           grown_free, label_order, line_of_row, sv_rows, widen)
+from .lasvm_stream import (StoredZeros, StreamError, arrive, check_one_pass, dense_kd,
+                           fill_slot, grown, grown_free, label_order, line_of_row, sv_rows,
+                           widen)
 from .result import report_binary
 
 _NJIT = dict(cache=True, nogil=True)
@@ -240,6 +241,7 @@ def train_stream_ovr(source, params, *, zero_based=False, info=None, warn=None, 
     tau = float(p.eps)
     dmax = np.inf if p.delta_max is None else float(p.delta_max)
     store = _OvrStore(p.cache_size)
+    zeros = StoredZeros()
     index = {}  # label -> class index (order of first appearance)
     late = []  # (label, 0-based first row, 0-based start row of its machine)
     n_rows = 0
@@ -256,6 +258,7 @@ def train_stream_ovr(source, params, *, zero_based=False, info=None, warn=None, 
             lab = np.trunc(data.y).astype(np.int64)
             ckd = KernelData(np.zeros((0, 0)), data.indptr, store.columns(data.indices),
                              data.values, squared_norms(data.indptr, data.values))
+            zeros.offer(data.indptr, data.indices, data.values, rowid)
             del data
             u, first = np.unique(lab, return_index=True)
             for v, f in sorted(zip(u.tolist(), first.tolist()), key=lambda t: t[1]):
@@ -285,6 +288,7 @@ def train_stream_ovr(source, params, *, zero_based=False, info=None, warn=None, 
                                  tau, dmax, m.Cp, m.Cn)
                 max_live = max(max_live, free_unheld(store.rowid, store.refs, store.free,
                                                      store.sist))
+                zeros.keep(store.rowid)
             if bar:
                 bar.update(n_rows, int(sum(int(m.st.ist[I_NS]) for m in store.machines)))
         if not store.machines:
@@ -312,10 +316,10 @@ def train_stream_ovr(source, params, *, zero_based=False, info=None, warn=None, 
         line, sline = line or row + 1, sline or start + 1
         info(f"class {v} first appears at line {line}, after the first block: its machine "
              f"starts at line {sline} (that block's first row) and never saw the rows before")
-    return _model(store, p, label, n_rows, late, max_live, info, warn)
+    return _model(store, zeros, p, label, n_rows, late, max_live, info, warn)
 
 
-def _model(store, p, label, n_rows, late, max_live, info, warn):
+def _model(store, zeros, p, label, n_rows, late, max_live, info, warn):
     """training/ovr.py's model of the k machines over the store."""
     k = label.size
     by_label = {m.label: m for m in store.machines}
@@ -337,7 +341,7 @@ def _model(store, p, label, n_rows, late, max_live, info, warn):
     sv_cls = final_of[store.cls[sv]]
     order = np.lexsort((store.rowid[sv], sv_cls))
     sv, sv_cls = sv[order], sv_cls[order]
-    indptr, indices, values = sv_rows(store.X, sv, store.features)
+    indptr, indices, values = sv_rows(store.X, sv, store.features, zeros, store.rowid)
     model = SVMModel(
         svm_type="c_svc", kernel_type=p.kernel_type, degree=p.degree, gamma=p.gamma,
         coef0=p.coef0, nr_class=k, label=label.astype(np.int64),

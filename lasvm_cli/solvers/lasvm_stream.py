@@ -388,11 +388,45 @@ def label_order(seen):
     return np.array(lab, np.int64)
 
 
-def sv_rows(X, svs, features):
+class StoredZeros:
+    """Entries stored with the value 0 (``3:0``) in the rows a stream's store holds. LIBSVM
+    writes them in a model's SVs, as the in-memory path does, but the dense store cannot tell
+    them from absent features. They are kept by file row, and only while their row is in the
+    store, so that memory stays bounded by the store."""
+
+    def __init__(self):
+        self.by_row = {}   # file row in the store -> its feature indices stored as 0
+        self.block = {}    # the same for the rows of the block being trained on
+
+    def offer(self, indptr, indices, values, rowid):
+        """The block about to be trained on (CSR rows, their file rows)."""
+        zero = np.flatnonzero(values == 0.0)
+        rows = np.searchsorted(indptr, zero, side="right") - 1
+        cut = np.flatnonzero(np.diff(rows)) + 1
+        self.block = {int(rowid[r[0]]): indices[z] for r, z in
+                      zip(np.split(rows, cut), np.split(zero, cut)) if r.size}
+
+    def keep(self, store_rowid):
+        """After a compiled call: keep the rows now in the store (its slots' file rows)."""
+        if not self.by_row and not self.block:
+            return
+        held = {**self.by_row, **self.block}
+        rows = np.fromiter(held, np.int64, len(held))
+        live = rows[np.isin(rows, store_rowid[store_rowid >= 0])]
+        self.by_row = {int(r): held[int(r)] for r in live}
+
+
+def sv_rows(X, svs, features, zeros=None, rowid=None):
     """The stored rows ``svs`` of the dense slot matrix ``X`` (columns: the feature indices
-    ``features``) as a model's CSR SVs: (indptr, indices, values), zeros left out."""
+    ``features``) as a model's CSR SVs: (indptr, indices, values), zeros left out except the
+    entries ``zeros`` (StoredZeros) holds for their file rows ``rowid[svs]``."""
     Xs = X[svs]
     nz = Xs != 0.0
+    if zeros is not None and zeros.by_row:
+        for i, r in enumerate(rowid[svs].tolist()):
+            f = zeros.by_row.get(r)
+            if f is not None:
+                nz[i, np.searchsorted(features, f)] = True
     indptr = np.zeros(svs.size + 1, np.int64)
     np.cumsum(nz.sum(axis=1), out=indptr[1:])
     rows, cols = np.nonzero(nz)
@@ -439,6 +473,7 @@ def train_stream(source, params, *, zero_based=False, info=None, warn=None, prog
 
     labels = _Labels(source)
     store = _Store(p.cache_size)
+    zeros = StoredZeros()
     # rows whose squared norm would overflow the kernels are input errors (FILE:LINE), as in
     # memory
     blocks = iter_svmlight(source, zero_based=zero_based, chunk_bytes=chunk_bytes,
@@ -460,6 +495,7 @@ def train_stream(source, params, *, zero_based=False, info=None, warn=None, prog
         y, indptr, indices, values, rowid = block
         ckd = KernelData(np.zeros((0, 0)), indptr, store.columns(indices), values,
                          squared_norms(indptr, values))
+        zeros.offer(indptr, indices, values, rowid)
         cy = np.where(np.trunc(y).astype(np.int64) == label[0], 1.0, -1.0)
         done = np.zeros(y.size, np.uint8)
         Cp, Cn = store.Cp, store.Cn
@@ -470,12 +506,14 @@ def train_stream(source, params, *, zero_based=False, info=None, warn=None, prog
             store.fit_width()
             seed_block(store.ss, store.kc, store.kd(), kp, ckd, cy, rowid, done, N_SEED, Cp, Cn,
                        tau)
+            zeros.keep(store.ss.rowid)
             seeded = True
         ctl[1] = 0
         while True:
             store.fit_width()
             status = stream_block(store.ss, store.kc, store.kd(), kp, ckd, cy, rowid, done, win,
                                   ctl, last, sel, tau, dmax, Cp, Cn, n_iter)
+            zeros.keep(store.ss.rowid)
             if status == ST_GROW:
                 store.grow()
             elif status == ST_YIELD:
@@ -541,7 +579,7 @@ def train_stream(source, params, *, zero_based=False, info=None, warn=None, prog
     finally:
         if bar:
             bar.close()
-    return _model_from_store(store, p, label, n_rows, info)
+    return _model_from_store(store, p, label, n_rows, info, zeros)
 
 
 def _delta(store, kp):
@@ -550,7 +588,7 @@ def _delta(store, kp):
                    np.int64(0), np.int64(0), np.int64(1), 0.0, np.inf, np.int64(1))
 
 
-def _model_from_store(store, p, label, n_rows, info):
+def _model_from_store(store, p, label, n_rows, info, zeros=None):
     ss, kc = store.ss, store.kc
     st = ss.core
     slots, a, _, _, _, y = core.expansion(st)
@@ -569,7 +607,7 @@ def _model_from_store(store, p, label, n_rows, info):
     order = np.lexsort((ss.rowid[svs], -ysv))
     svs, coef, ysv = svs[order], coef[order], ysv[order]
     info(f"Total nSV = {svs.size}")
-    indptr, indices, values = sv_rows(ss.X, svs, store.features)
+    indptr, indices, values = sv_rows(ss.X, svs, store.features, zeros, ss.rowid)
     model = SVMModel(
         svm_type="c_svc", kernel_type=p.kernel_type, degree=p.degree, gamma=p.gamma,
         coef0=p.coef0, nr_class=2, label=label,

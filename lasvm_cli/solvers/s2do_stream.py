@@ -57,8 +57,8 @@ from ..numerics.kernels import KernelData, kernel_diagonal
 from ..numerics.model import SVMModel
 from ..qp import s2do as core
 from . import s2do_online as so
-from .lasvm_stream import (StreamError, check_one_pass, dense_kd, fill_slot, grown,
-                           grown_free, label_order, line_of_row, sv_rows, widen)
+from .lasvm_stream import (StoredZeros, StreamError, check_one_pass, dense_kd, fill_slot,
+                           grown, grown_free, label_order, line_of_row, sv_rows, widen)
 from .s2do_batch import result_from_state
 
 _NJIT = dict(cache=True, nogil=True)
@@ -248,6 +248,7 @@ def train_stream_allinone(source, params, *, zero_based=False, info=None, warn=N
     kp = kernels.make_params(p.kernel_type, p.degree, p.gamma, p.coef0)
     classes = _Classes()
     store = None
+    zeros = StoredZeros()
     gains = np.ones(3)
     counts = np.zeros(3, np.int64)
     kcost = None
@@ -278,6 +279,7 @@ def train_stream_allinone(source, params, *, zero_based=False, info=None, warn=N
             x_sq = squared_norms(data.indptr, data.values)
             ckd = KernelData(np.zeros((0, 0)), data.indptr, store.columns(data.indices),
                              data.values, x_sq)
+            zeros.offer(data.indptr, data.indices, data.values, rowid)
             cdiag = np.zeros(data.n)
             kernel_diagonal(ckd, kp, cdiag)
             store.sist[S_NEXT] = 0
@@ -285,6 +287,7 @@ def train_stream_allinone(source, params, *, zero_based=False, info=None, warn=N
                               store.sist, ckd, cyc, cdiag, rowid, kp, code, mult, gains,
                               counts, kcost, so.BETA, so.ETA) == ST_GROW:
                 store.grow()
+            zeros.keep(store.rowid)
             del data, ckd
             if bar:
                 bar.update(int(counts[so.TWO_NEWS]), int(store.st.ist[core.ACTIVE]))
@@ -300,10 +303,10 @@ def train_stream_allinone(source, params, *, zero_based=False, info=None, warn=N
         line = line_of_row(source, row) if isinstance(source, str) else None
         info(f"class {v} first appears at line {line if line else row + 1}, after the first "
              f"block: the machine grew to {classes.index[v] + 1} classes there")
-    return _model(store, p, kind, strategy, classes, counts, kcost, n_rows, late, info)
+    return _model(store, zeros, p, kind, strategy, classes, counts, kcost, n_rows, late, info)
 
 
-def _model(store, p, kind, strategy, classes, counts, kcost, n_rows, late, info):
+def _model(store, zeros, p, kind, strategy, classes, counts, kcost, n_rows, late, info):
     from .s2do_batch import report_allinone
 
     st, c = store.st, store.c
@@ -329,7 +332,7 @@ def _model(store, p, kind, strategy, classes, counts, kcost, n_rows, late, info)
     cls = final_of[yc[sv]]
     sv = sv[np.lexsort((store.rowid[sv], cls))]
     cls = final_of[yc[sv]]
-    indptr, indices, values = sv_rows(store.X, sv, store.features)
+    indptr, indices, values = sv_rows(store.X, sv, store.features, zeros, store.rowid)
     model = SVMModel(
         svm_type="c_svc", kernel_type=p.kernel_type, degree=p.degree, gamma=p.gamma,
         coef0=p.coef0, nr_class=k, label=label, rho=np.zeros(k),
