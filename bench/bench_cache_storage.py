@@ -23,7 +23,6 @@ import shutil
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -62,24 +61,16 @@ def data_file(name, tmp):
 
 def train(path, args, plain):
     """Solver seconds and the model's file bytes, with plain or huge-page storage."""
-    from lasvm_cli.cli.train import parse_command_line
+    from bench_track2_sparse import load, timed_fit
     from lasvm_cli.io.model_file import write_model
-    from lasvm_cli.io.svmlight import read_svmlight
     from lasvm_cli.numerics import cache
-    from lasvm_cli.numerics.data import Problem
-    from lasvm_cli.training.fit import fit
 
-    o = parse_command_line(["-q"] + args + [str(path), os.devnull])
-    p = o.params
-    problem = Problem.from_svmlight(read_svmlight(str(path)), kernel_type=p.kernel_type,
-                                    x_storage=p.x_storage)
+    problem, p = load(path, args)
     kept = cache.row_storage
     if plain:
         cache.row_storage = lambda size, dtype: np.empty(size, dtype)
     try:
-        t = time.perf_counter()
-        model = fit(problem, p)
-        seconds = time.perf_counter() - t
+        seconds, model = timed_fit(problem, p)
     finally:
         cache.row_storage = kept
     out = path.with_suffix(".model")

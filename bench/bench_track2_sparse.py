@@ -74,8 +74,16 @@ def load(path, args):
     return problem, p
 
 
-def train(path, solver, kernel_args):
+def timed_fit(problem, p):
+    """(seconds, model) of svm-train's fit."""
     from lasvm_cli.training.fit import fit
+
+    t = time.perf_counter()
+    model = fit(problem, p)
+    return time.perf_counter() - t, model
+
+
+def train(path, solver, kernel_args):
     from lasvm_cli.solvers.tracking import TrackRun
 
     name, _, variant = solver.partition("@")
@@ -84,9 +92,7 @@ def train(path, solver, kernel_args):
     if variant == "plain":
         TrackRun._by_position = staticmethod(lambda kd, order, by_position: False)
     try:
-        t = time.perf_counter()
-        model = fit(problem, p)
-        seconds = time.perf_counter() - t
+        seconds, model = timed_fit(problem, p)
     finally:
         TrackRun._by_position = saved
     return seconds, int(model.sv_indptr.shape[0] - 1)
