@@ -397,6 +397,7 @@ class StoredZeros:
     def __init__(self):
         self.by_row = {}   # file row in the store -> its feature indices stored as 0
         self.block = {}    # the same for the rows of the block being trained on
+        self.block_rows = np.zeros(0, np.int64)  # the block's keys
 
     def offer(self, indptr, indices, values, rowid):
         """The block about to be trained on (CSR rows, their file rows)."""
@@ -405,15 +406,19 @@ class StoredZeros:
         cut = np.flatnonzero(np.diff(rows)) + 1
         self.block = {int(rowid[r[0]]): indices[z] for r, z in
                       zip(np.split(rows, cut), np.split(zero, cut)) if r.size}
+        self.block_rows = np.fromiter(self.block, np.int64, len(self.block))
 
     def keep(self, store_rowid):
         """After a compiled call: keep the rows now in the store (its slots' file rows)."""
         if not self.by_row and not self.block:
             return
-        held = {**self.by_row, **self.block}
-        rows = np.fromiter(held, np.int64, len(held))
-        live = rows[np.isin(rows, store_rowid[store_rowid >= 0])]
-        self.by_row = {int(r): held[int(r)] for r in live}
+        live = store_rowid[store_rowid >= 0]
+        if self.by_row:
+            rows = np.fromiter(self.by_row, np.int64, len(self.by_row))
+            for r in rows[~np.isin(rows, live)].tolist():
+                del self.by_row[r]
+        for r in self.block_rows[np.isin(self.block_rows, live)].tolist():
+            self.by_row[r] = self.block[r]
 
 
 def sv_rows(X, svs, features, zeros=None, rowid=None):
