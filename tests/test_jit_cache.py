@@ -225,3 +225,72 @@ def test_by_symbol_callers_call_the_one_copy_and_load_it_from_the_cache(tmp_path
     # top from the cache, leaf compiled anew under another name, reached under top's
     assert run("shifted") == (value, 1, 0, 0, 1)
 
+
+
+# if_compiled / compile_on_demand: a leaf the caller calls only once asked for
+ON_DEMAND_MODULES = {
+    "od_leaf.py": """
+import numba
+from lasvm_cli.base.jit_cache import if_compiled
+
+@numba.njit(cache=True, parallel=True)
+def leaf(x, out):
+    for i in numba.prange(x.shape[0]):
+        out[i] = 2.0 * x[i]
+
+leaf_if_compiled = if_compiled(leaf)
+""",
+    "od_top.py": """
+import numba
+from od_leaf import leaf_if_compiled
+
+@numba.njit(cache=True)
+def top(x, out):
+    if leaf_if_compiled((x, out)):
+        return 1
+    out[:] = -1.0
+    return 0
+""",
+}
+
+ON_DEMAND_RUN = """
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from lasvm_cli.base.jit_cache import compile_on_demand
+from od_leaf import leaf
+if sys.argv[2] == "early":  # asked for before top is compiled or loaded
+    compile_on_demand(leaf)
+from od_top import top
+x = np.arange(5.0)
+out = np.empty(5)
+first = top(x, out), out.tolist(), len(leaf.overloads)
+if sys.argv[2] == "late":  # asked for after top has run without it
+    compile_on_demand(leaf)
+print(repr((first, top(x, out), out.tolist(), len(top.stats.cache_hits))))
+"""
+
+
+def test_if_compiled_calls_a_function_only_once_it_is_asked_for(tmp_path):
+    """A caller of if_compiled(leaf) takes its other path, leaf not even compiled, until the
+    process asks for leaf (before or after the caller is compiled or loaded from the cache);
+    then it calls leaf's compiled code. Run in fresh processes over one cache."""
+    for name, text in ON_DEMAND_MODULES.items():
+        (tmp_path / name).write_text(text)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+
+    def run(mode):
+        r = subprocess.run([sys.executable, "-c", ON_DEMAND_RUN, str(tmp_path), mode],
+                           env=env, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr
+        return eval(r.stdout)
+
+    skipped = (0, [-1.0] * 5, 0)
+    doubled = [0.0, 2.0, 4.0, 6.0, 8.0]
+    assert run("never") == (skipped, 0, [-1.0] * 5, 0)  # top compiled, leaf never
+    assert run("late") == (skipped, 1, doubled, 1)      # top from the cache, leaf compiled
+    assert run("late") == (skipped, 1, doubled, 1)      # both from the cache
+    assert run("early")[1:] == (1, doubled, 1)
+    shutil.rmtree(tmp_path / "cache")
+    first, called, values, hits = run("early")          # top compiled with leaf asked for
+    assert first[:2] == (1, doubled) and (called, values, hits) == (1, doubled, 0)

@@ -1,5 +1,9 @@
 """Kernel rows against numpy brute force, on dense and sparse storage, all-zero rows included."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -124,6 +128,79 @@ def test_subset_keeps_rows():
         out = np.empty(3)
         K.kernel_row(sub, 0, sub, np.arange(3, dtype=np.int64), kp, out)
         np.testing.assert_allclose(out, M[[3, 0, 7]] @ M[3])
+
+
+def test_the_parallel_row_is_the_serial_row_bit_for_bit():
+    # kernel_row takes the serial row where the parallel one is not compiled (if_compiled):
+    # the same values, dense and CSR
+    rng = np.random.default_rng(5)
+    for dense in (True, False):
+        M, indptr, idx, val = random_csr(rng, 3000, 30, 0.5)
+        kd = kernel_data(indptr, idx, val, width=30, dense=dense)
+        targets = rng.permutation(3000).astype(np.int64)
+        out, ref = np.empty(3000), np.empty(3000)
+        for kind in (K.LINEAR, K.RBF):
+            kp = K.make_params(kind, 3, 0.3, 0.5)
+            for a in range(3):
+                K.kernel_row_parallel(kd, a, kd, targets, kp, out)
+                K.kernel_row_serial(kd, a, kd, targets, kp, ref)
+                np.testing.assert_array_equal(out, ref)
+
+
+ROW_PATHS_RUN = """
+import sys
+import numpy as np
+from lasvm_cli.base import jit_cache
+from lasvm_cli.cli import main
+from lasvm_cli.numerics import kernels as K
+from lasvm_cli.numerics.data import kernel_data
+
+def train(path):
+    sys.argv = ["svm-train", "-q", path, path + ".model"]
+    try:
+        main.svm_train()
+    except SystemExit as e:
+        assert e.code in (0, None)
+
+def asked():
+    return [(jit_cache.compiled_on_demand(f), len(f.overloads)) for f in K.ROW_PATHS_ON_DEMAND]
+
+def filled(f):  # slots of f that callers compiled or loaded here read, with an address
+    key = (f.py_func.__module__, f.py_func.__qualname__)
+    return sum(v.value != 0 for v, slot in jit_cache._SLOTS.values() if slot.key == key)
+
+small, wide = sys.argv[1:3]
+train(small)
+print(asked())
+rng = np.random.default_rng(0)
+ptr = np.arange(0, 3001 * 4, 4)
+binary = kernel_data(ptr, rng.integers(0, 100, 12000).astype(np.int32) // 4 * 4 + np.tile(
+    np.arange(4, dtype=np.int32), 3000), np.ones(12000))
+print(binary.bits.shape[0] > 0, asked()[0][0])
+real = kernel_data(ptr, binary.indices, rng.random(12000), dense=False, training=True)
+print(real.csc.shape[0] > 0, asked()[1][0])
+train(wide)
+print(asked()[2][0], filled(K.kernel_row_parallel) > 0)
+"""
+
+
+def test_the_optional_row_paths_compile_only_for_data_that_use_them(tmp_path):
+    """A default training on small dense data neither compiles nor loads the bit-set rows,
+    the whole row by column or the parallel row; data that can use one asks for it
+    (kernels.compile_rows_for), and training on rows long enough reaches the parallel row's
+    compiled code. In a fresh process: these requests last for the process."""
+    rng = np.random.default_rng(1)
+    with open(tmp_path / "wide.svm", "w") as f:  # 2,200 x 256 dense: a row is 563,200 > 2^19
+        for i in range(2200):
+            f.write(f"{1 if i % 2 else -1} " + " ".join(
+                f"{j + 1}:{v:.3f}" for j, v in enumerate(rng.random(256))) + "\n")
+    heart = Path(__file__).parent.parent / "data" / "heart_scale"
+    r = subprocess.run([sys.executable, "-c", ROW_PATHS_RUN, str(heart),
+                        str(tmp_path / "wide.svm")], capture_output=True, text=True, timeout=900,
+                       cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:4] == [
+        "[(False, 0), (False, 0), (False, 0)]", "True True", "True True", "True True"]
 
 
 def test_one_compiled_signature_per_function():

@@ -17,15 +17,18 @@ Every module with cached jitted functions imports this module before its first d
 (tests/test_imports.py checks that each function of the package is stamped this way).
 """
 
+import ctypes
 import functools
 import hashlib
 import importlib
 import os
 
 from llvmlite import binding as llvm
-from numba.core import caching, cgutils
+from llvmlite import ir
+from numba.core import caching, cgutils, types
 from numba.core.compiler import CompileResult
 from numba.core.imputils import fix_returning_optional, impl_ret_new_ref
+from numba.extending import intrinsic
 from . import exception_exits  # noqa: F401 (before any function compiles: see the module)
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # lasvm_cli/
@@ -156,6 +159,121 @@ class _SymbolLoader:
         name = cres.fndesc.llvm_func_name
         if name != self.symbol:
             llvm.add_symbol(self.symbol, cres.library.get_pointer_to_function(name))
+
+
+# ---------------------------------------------------------------------------------------------
+# functions compiled on demand
+
+
+def if_compiled(dispatcher):
+    """A jitted call of ``dispatcher`` (a function returning nothing) that happens only once
+    the function has been compiled on demand (:func:`compile_on_demand`).
+
+    ``call = if_compiled(f)`` at module level; then, in jitted code, ``call((x, y, out))`` calls
+    ``f(x, y, out)`` and returns True, or returns False without calling it when ``f`` has not
+    been asked for in this process; the caller then takes its other path. Merely referring to
+    a function compiles it with its caller, and each command's first run pays for every branch
+    it contains: a parallel kernel row or bit-set rows that small data never reach. This
+    call reads the function's address from a slot of its own instead (one per argument
+    types), which stays 0 until the process asks for the function, typically when it builds
+    data that can use it (numerics/data.py). The slot is a symbol of its own, so a caller's
+    cached code refers to the slot, never to the function's code; each caller records a
+    loader in its ``reload_init`` that opens the slot before its cached code is linked."""
+
+    @intrinsic
+    def call(typingctx, args):
+        if not isinstance(args, types.BaseTuple):
+            return None
+        slot = _Slot(dispatcher.py_func.__module__, dispatcher.py_func.__qualname__,
+                     tuple(args))
+        slot.open()
+
+        def codegen(context, builder, signature, llargs):
+            context.active_code_library._reload_init.add(slot)
+            address = builder.module.globals.get(slot.symbol)
+            if address is None:  # a declaration: the slot's address is added by slot.open
+                address = ir.GlobalVariable(builder.module, ir.IntType(64), slot.symbol)
+            pointer = builder.load(address)
+            ready = builder.icmp_unsigned("!=", pointer, pointer.type(0))
+            with builder.if_then(ready):
+                fnty = context.call_conv.get_function_type(types.none, slot.args)
+                function = builder.inttoptr(pointer, fnty.as_pointer())
+                values = [builder.extract_value(llargs[0], i) for i in range(len(slot.args))]
+                status, _ = context.call_conv.call_function(builder, function, types.none,
+                                                            slot.args, values)
+                with cgutils.if_unlikely(builder, status.is_error):
+                    context.call_conv.return_status_propagate(builder, status)
+            return ready
+
+        return types.boolean(args), codegen
+
+    return call
+
+
+_SLOTS = {}      # symbol -> (ctypes.c_uint64: the function's address or 0, its _Slot)
+_WANTED = set()  # (module, qualname) of the functions compile_on_demand has asked for
+
+
+def compile_on_demand(*dispatchers):
+    """Compile (or load from the cache) each function for every slot of it this process has
+    opened, and for every slot opened later: from now on ``if_compiled`` calls it."""
+    for dispatcher in dispatchers:
+        key = (dispatcher.py_func.__module__, dispatcher.py_func.__qualname__)
+        if key in _WANTED:
+            continue
+        _WANTED.add(key)
+        for _, slot in list(_SLOTS.values()):
+            if slot.key == key:
+                slot.fill()
+
+
+def compiled_on_demand(dispatcher):
+    """Whether ``compile_on_demand`` has asked for this function in this process."""
+    return (dispatcher.py_func.__module__, dispatcher.py_func.__qualname__) in _WANTED
+
+
+class _Slot:
+    """The address of ``module.qualname`` compiled for ``args``; picklable (a cached caller
+    keeps it and calls it before its code is loaded)."""
+
+    def __init__(self, module, qualname, args):
+        self.module, self.qualname, self.args = module, qualname, args
+        self.key = (module, qualname)
+        name = f"{module}.{qualname}{args}".encode()
+        self.symbol = "lasvm_slot_" + hashlib.sha256(name).hexdigest()[:24]
+
+    def __eq__(self, other):
+        return isinstance(other, _Slot) and self.symbol == other.symbol
+
+    def __hash__(self):
+        return hash(self.symbol)
+
+    def __call__(self):
+        self.open()
+
+    def open(self):
+        """Give the slot its address in this process (once), filled if the function is
+        wanted."""
+        if self.symbol not in _SLOTS:
+            value = ctypes.c_uint64(0)
+            _SLOTS[self.symbol] = (value, self)
+            llvm.add_symbol(self.symbol, ctypes.addressof(value))
+        if self.key in _WANTED:
+            self.fill()
+
+    def fill(self):
+        value = _SLOTS[self.symbol][0]
+        if value.value:
+            return
+        dispatcher = importlib.import_module(self.module)
+        for part in self.qualname.split("."):
+            dispatcher = getattr(dispatcher, part)
+        dispatcher.compile(self.args)
+        cres = dispatcher.overloads[self.args]
+        if cres.signature.return_type != types.none:
+            raise TypeError(f"{self.qualname} returns {cres.signature.return_type}: "
+                            "if_compiled calls functions that return nothing")
+        value.value = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
 
 
 def _keep_reload_init(rebuild):

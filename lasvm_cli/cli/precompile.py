@@ -80,10 +80,14 @@ def _write_data(d):
 
 # a group's process: its commands one after the other, in-process, as their console scripts
 # would run them (code passed to ``python -c``: this module never imports cli/main.py)
+# The kernel rows' paths that tiny data never take (kernels.compile_rows_for) are compiled too.
 GROUP_RUNNER = """
 import sys
+from lasvm_cli.base.jit_cache import compile_on_demand
 from lasvm_cli.cli import main
 from lasvm_cli.cli.precompile import commands
+from lasvm_cli.numerics.kernels import ROW_PATHS_ON_DEMAND
+compile_on_demand(*ROW_PATHS_ON_DEMAND)
 for argv in commands(sys.argv[1], sys.argv[2]):
     sys.argv = argv
     try:

@@ -36,7 +36,7 @@ exact, since no row of the reference data has them. Models and files keep the fi
 
 import numpy as np
 
-from .kernels import NO_BITS, NO_COLS, NO_X32, NO_XT, PRECOMPUTED, KernelData
+from .kernels import NO_BITS, NO_COLS, NO_X32, NO_XT, PRECOMPUTED, KernelData, compile_rows_for
 
 # Dense when the dense matrix is at most this many bytes and at least this fraction non-zero.
 DENSE_MAX_BYTES = 4 << 30
@@ -156,7 +156,16 @@ def kernel_data(indptr, indices, values, width=None, dense=None, kernel_type=Non
 def _build(indptr, indices, values, width, dense, kernel_type, cols, x_sq, with_bits,
            single=False, transposed=False):
     """KernelData of CSR rows whose indices are already columns (< width); ``single``: values
-    already rounded to float32, kept as X32 too."""
+    already rounded to float32, kept as X32 too. The kernel rows' paths it can take are
+    compiled (kernels.compile_rows_for)."""
+    kd = _stored(indptr, indices, values, width, dense, kernel_type, cols, x_sq, with_bits,
+                 single, transposed)
+    compile_rows_for(kd)
+    return kd
+
+
+def _stored(indptr, indices, values, width, dense, kernel_type, cols, x_sq, with_bits, single,
+            transposed):
     n = indptr.shape[0] - 1
     if dense is None:
         dense = choose_dense(n, width, values.size, kernel_type)

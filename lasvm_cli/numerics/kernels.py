@@ -31,7 +31,7 @@ import numpy as np
 from numba import prange, types
 from numba.extending import intrinsic
 from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
-from ..base.jit_cache import by_symbol
+from ..base.jit_cache import by_symbol, compile_on_demand, if_compiled
 from .index import at, idx
 from .ordered import EXP_COEFFS, LN2_HI, LN2_LO, LOG2E, dense_dots, exp_lanes, fma
 
@@ -264,7 +264,6 @@ def _bits_table(kp, n_bits):
     return table
 
 
-@by_symbol
 @numba.njit(**_NJIT)
 def _bits_row(A, a, B, targets, kp, table, out, lo_t, hi_t):
     """out[t] = table[count of x_a against y_targets[t]] for lo_t <= t < hi_t. Rows of one to
@@ -302,6 +301,9 @@ def _bits_words(a_bits, a, b_bits, targets, table, out, lo_t, hi_t, words, xor):
             for w in range(words):
                 d += popcount(fa[at(base_a, w)] & fb[at(base_b, w)])
         out[idx(t)] = table[d]
+
+
+bits_row_if_compiled = if_compiled(_bits_row)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -367,15 +369,15 @@ def _scatter_width(A, a):
 def kernel_row_serial(A, a, B, targets, kp, out):
     if both_bits(A, B, kp):
         table = _bits_table(kp, 64 * A.bits.shape[1])
-        _bits_row(A, a, B, targets, kp, table, out, np.int64(0), targets.shape[0])
-        return
+        if bits_row_if_compiled((A, a, B, targets, kp, table, out, np.int64(0),
+                                 targets.shape[0])):
+            return
     scatter = _scatter_row(A, a, _scatter_width(A, a))
     _row_pre_exp(A, a, B, targets, kp, scatter, out, np.int64(0), targets.shape[0])
     if kp.kind == RBF:
         exp_inplace(out[: targets.shape[0]])
 
 
-@by_symbol
 @numba.njit(parallel=True, **_NJIT)
 def kernel_row_parallel(A, a, B, targets, kp, out):
     """kernel_row_serial over all cores, for dense and CSR rows (bit-set rows stay serial)."""
@@ -388,6 +390,9 @@ def kernel_row_parallel(A, a, B, targets, kp, out):
         _row_pre_exp(A, a, B, targets, kp, scatter, out, lo, hi)
         if kp.kind == RBF:
             exp_inplace(out[lo:hi])
+
+
+kernel_row_parallel_if_compiled = if_compiled(kernel_row_parallel)
 
 
 @numba.njit(**_NJIT)
@@ -410,10 +415,10 @@ def kernel_row(A, a, B, targets, kp, out):
     serially: on adult (2 words) the serial row is as fast as a parallel one even over all
     32,561 targets (~200 M evaluations/s), and a second prange body would add to the JIT time.
     """
-    if not both_bits(A, B, kp) and row_work(A, B, kp, targets.shape[0]) >= PARALLEL_MIN_WORK:
-        kernel_row_parallel(A, a, B, targets, kp, out)
-    else:
-        kernel_row_serial(A, a, B, targets, kp, out)
+    if (not both_bits(A, B, kp) and row_work(A, B, kp, targets.shape[0]) >= PARALLEL_MIN_WORK
+            and kernel_row_parallel_if_compiled((A, a, B, targets, kp, out))):
+        return
+    kernel_row_serial(A, a, B, targets, kp, out)
 
 
 # Examples per block of a whole row (kernel_row_all): the block's values stay in L1 from the
@@ -449,7 +454,6 @@ def _row_all_block(A, a, kp, out, lo, hi):
         exp_inplace(out[lo:hi])
 
 
-@by_symbol
 @numba.njit(**_NJIT)
 def _row_all_csc(A, a, kp, out):
     """out[b] = K(x_a, x_b) for b < len(out) from the rows by column: for each feature of x_a,
@@ -479,13 +483,40 @@ def _row_all_csc(A, a, kp, out):
         exp_inplace(out)
 
 
+row_all_csc_if_compiled = if_compiled(_row_all_csc)
+
+
+ROW_PATHS_ON_DEMAND = (_bits_row, _row_all_csc, kernel_row_parallel)
+
+
+def compile_rows_for(kd):
+    """Compile the paths of a kernel row that rows against kd's can take and small data
+    never reach (each called through ``if_compiled``: a command's first run compiles only
+    what its data use): bit-set rows, the whole row by column, and the parallel row once a
+    row against all of kd's rows is PARALLEL_MIN_WORK (row_work's measure). Whatever builds
+    a KernelData that solvers or predictions read calls this (numerics/data.py, the
+    streams' stores). Without it a row takes its plain serial path: the same values as the
+    parallel row and the whole row by column, but RBF values a few units in the last place
+    from the bit-set rows' table: data._build, the one place that packs bit sets, calls it."""
+    if kd.bits.shape[0] > 0:
+        compile_on_demand(_bits_row)
+    if kd.csc.shape[0] > 0:
+        compile_on_demand(_row_all_csc)
+    if kd.X.shape[0] > 0:
+        work = kd.X.shape[0] * kd.X.shape[1]
+    else:
+        n = kd.indptr.shape[0] - 1
+        work = n * (1 + kd.indices.shape[0] // max(n, 1))
+    if work >= PARALLEL_MIN_WORK:
+        compile_on_demand(kernel_row_parallel)
+
+
 @numba.njit(**_NJIT)
 def kernel_row_all(A, a, kp, out):
     """out[b] = K(x_a, x_b) for rows b < len(out) of A, in row order (a row by example: SVR's
     and the all-in-one machines' cache rows, where positions outnumber examples; sparse data
     kept by column too)."""
-    if kp.kind != PRECOMPUTED and A.csc.shape[0] > 0:
-        _row_all_csc(A, a, kp, out)
+    if kp.kind != PRECOMPUTED and A.csc.shape[0] > 0 and row_all_csc_if_compiled((A, a, kp, out)):
         return
     if A.XT.shape[0] == 0 or kp.kind == PRECOMPUTED:
         kernel_row(A, a, A, np.arange(out.shape[0]), kp, out)

@@ -53,7 +53,7 @@ from ..numerics.cache import (FILL, HITS, KERNEL_EVALS, MISSES, N_SLOTS, WIDTH, 
                               cache_forget_from, fill_pays, make_cache, regrow_cache)
 from ..numerics.classes import weighted_C
 from ..numerics.data import squared_norms
-from ..numerics.kernels import KernelData
+from ..numerics.kernels import KernelData, compile_rows_for
 from ..numerics.model import SVMModel
 from ..qp import online_core as core
 from ..qp.online_core import (AUTO_MAX, CHUNK, I_INSERTED, I_NS, N_SEED, SEL_AUTOACTIVE,
@@ -91,8 +91,11 @@ def _new_store(kc, cap, width, Cp, Cn):
 
 
 def dense_kd(X, xsq):
-    """KernelData over a dense slot store: its rows X and their squared norms."""
-    return KernelData(X, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0), xsq)
+    """KernelData over a dense slot store: its rows X and their squared norms (the kernel
+    rows' parallel path compiled once the store is large enough for it)."""
+    kd = KernelData(X, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0), xsq)
+    compile_rows_for(kd)
+    return kd
 
 
 def widen(X, features, indices):
