@@ -532,10 +532,12 @@ def kernel_diagonal(A, kp, out):
     summed in stored order without FMA, as LIBSVM's dot sums them (and as kernel rows sum
     them: ordered.dense_dots). A last-bit difference in QD changes quad_coef, hence the steps, and
     SMO's path some hundred iterations on (banana's easy.py cell -c 0.5 -g 8: iteration 477 of
-    712). RBF is then exactly 1: LIBSVM's exp(-gamma (|x|^2 + |x|^2 - 2 x'x)) of d = 0."""
+    712). RBF is then exactly 1: LIBSVM's exp(-gamma (|x|^2 + |x|^2 - 2 x'x)) of d = 0.
+    A precomputed kernel's K(i, i) is read as kernel_value reads it, without calling
+    kernel_value: its dot products would be compiled into every training for nothing."""
     for i in range(out.shape[0]):
         if kp.kind == PRECOMPUTED:
-            out[i] = kernel_value(A, i, A, i, kp)
+            out[i] = _feature(A, i, np.int64(_feature(A, i, np.int64(0))))
         elif kp.kind == RBF:
             out[i] = 1.0
         else:
