@@ -194,20 +194,31 @@ print(repr(value), len(top.stats.cache_hits), len(leaf.stats.cache_hits),
 """
 
 
+def toy_runner(folder, modules, script):
+    """run(mode): the stdout of ``script`` run in a fresh process with ``modules`` written
+    into ``folder`` on its path and numba's cache in folder/cache."""
+    for name, text in modules.items():
+        (folder / name).write_text(text)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(folder / "cache")}
+
+    def run(mode):
+        r = subprocess.run([sys.executable, "-c", script, str(folder), mode],
+                           env=env, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    return run
+
+
 def test_by_symbol_callers_call_the_one_copy_and_load_it_from_the_cache(tmp_path):
     """A by_symbol function's code stays out of its callers' libraries; a caller loaded from
     the cache loads it first: also a caller that linked in a callee loaded from the cache, and
     also when the function is compiled anew in a process that numbers it differently (its
     cache entry gone)."""
-    for name, text in BY_SYMBOL_MODULES.items():
-        (tmp_path / name).write_text(text)
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    script = toy_runner(tmp_path, BY_SYMBOL_MODULES, BY_SYMBOL_RUN)
 
     def run(mode):
-        r = subprocess.run([sys.executable, "-c", BY_SYMBOL_RUN, str(tmp_path), mode],
-                           env=env, capture_output=True, text=True, timeout=600)
-        assert r.returncode == 0, r.stderr
-        value, top_hits, leaf_hits, leaf_bodies, renamed = r.stdout.split()
+        value, top_hits, leaf_hits, leaf_bodies, renamed = script(mode).split()
         return float(value), int(top_hits), int(leaf_hits), int(leaf_bodies), int(renamed)
 
     x = __import__("numpy").linspace(-2.0, 2.0, 1001)
@@ -275,15 +286,10 @@ def test_if_compiled_calls_a_function_only_once_it_is_asked_for(tmp_path):
     """A caller of if_compiled(leaf) takes its other path, leaf not even compiled, until the
     process asks for leaf (before or after the caller is compiled or loaded from the cache);
     then it calls leaf's compiled code. Run in fresh processes over one cache."""
-    for name, text in ON_DEMAND_MODULES.items():
-        (tmp_path / name).write_text(text)
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    script = toy_runner(tmp_path, ON_DEMAND_MODULES, ON_DEMAND_RUN)
 
     def run(mode):
-        r = subprocess.run([sys.executable, "-c", ON_DEMAND_RUN, str(tmp_path), mode],
-                           env=env, capture_output=True, text=True, timeout=600)
-        assert r.returncode == 0, r.stderr
-        return eval(r.stdout)
+        return eval(script(mode))
 
     skipped = (0, [-1.0] * 5, 0)
     doubled = [0.0, 2.0, 4.0, 6.0, 8.0]
