@@ -124,7 +124,7 @@ def parse_command_line(argv):
     else:
         o.model_file = os.path.basename(o.input_file) + ".model"
     p.model_file = o.model_file  # LASVM snapshots are named model_file.<value>
-    from ..training.run_control import OPTION_NAMES, online_requested
+    from ..training.online_options import OPTION_NAMES, online_requested
     from ..solvers import ONLINE, TRACKING_SOLVERS
 
     if p.solver in TRACKING_SOLVERS:
@@ -147,7 +147,7 @@ def parse_command_line(argv):
 def _check_tracking_options(o):
     """The tracking solvers take --trace, --trace-every and --test of the online options, and
     train models (no -v, --stream, --workers)."""
-    from ..training.run_control import OPTION_NAMES
+    from ..training.online_options import OPTION_NAMES
 
     p = o.params
     used = [n for f, n in OPTION_NAMES.items() if getattr(p, f, None)
@@ -210,7 +210,7 @@ def check_outputs(o):
     """Every file the run will write must be writable before training starts (a bad
     --save-state path used to fail after the whole run, losing the model)."""
     from ..io.atomic import output_problem
-    from ..training.run_control import parse_snapshots, snapshot_path
+    from ..training.online_options import parse_snapshots, snapshot_path
 
     p = o.params
     if not o.nr_fold:

@@ -27,6 +27,7 @@ from ..qp.online_core import (CHUNK, F_DELTA, I_EPOCH, I_FINISH_STEPS, I_INSERTE
                               make_state, svc_boxes, sv_counts)
 from .finishing import FINISHINGS, start_finishing
 from .result import SolverResult
+from .run import binary_expansion
 from .saved import load_into
 
 
@@ -67,6 +68,7 @@ class LasvmRun:
 
     CHUNK = CHUNK  # online iterations per compiled call when the driver has no reason to stop
     PHASES = PHASES  # the state file's names of self.phase
+    TRACE_EXTRA: tuple = ()  # no trace columns of its own
 
     def __init__(self, kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish=True,
                  selection="random", candidates=50, delta_max=None, seed=0, label_budget=None,
@@ -219,6 +221,12 @@ class LasvmRun:
         coef = np.zeros(self.l)
         coef[st.pos2ex[:n]] = st.alpha[:n]
         return coef, -bias(st)
+
+    def expansion(self):
+        return binary_expansion(*self.coef_rho())
+
+    def trace_extra(self):
+        return ()
 
     def result(self):
         return result_of(self.st, self.kc)
