@@ -274,6 +274,46 @@ class LasvmRun:
         other.load_state_arrays(self.state_arrays(), self.phase)
         return other
 
+    # -- an epoch fed in batches (OnlineSVC.partial_fit) ------------------------------------------
+
+    @property
+    def epoch_left(self):
+        """Examples not yet drawn in this epoch (its pool)."""
+        return int(self.st.ist[I_POOL])
+
+    def kept_expansion(self):
+        """What LASVM keeps between examples: the expansion S in position order (alpha,
+        gradient, boxes) and its rows (``rows``: example ids), the core's scalars, its random
+        generator and cache counters."""
+        st = self.st
+        n = int(st.ist[I_NS])
+        return dict(rows=st.pos2ex[:n].copy(), alpha=st.alpha[:n].copy(), g=st.g[:n].copy(), A=st.A[:n].copy(),
+                    B=st.B[:n].copy(), ist=st.ist.copy(), fst=st.fst.copy(),
+                    rng=st.rng.copy(), cache_stats=self.kc.stats.copy())
+
+    def continue_with(self, kept):
+        """Instead of ``begin``: the epoch goes on from ``kept`` (:meth:`kept_expansion` of an
+        earlier run), whose expansion is this run's first rows, with the rows after them as
+        the epoch's pool. A new example has alpha 0 and changes no gradient, so the gradients
+        carry over."""
+        n_s, l = kept["alpha"].size, self.l
+        d = self.state_arrays()
+        d["pos2ex"][:] = np.arange(l)
+        d["ex2pos"][:] = np.arange(l)
+        for name in ("alpha", "g", "A", "B"):
+            d[name][:n_s] = kept[name]
+        d["pool"][:] = np.concatenate([np.arange(n_s, l), np.arange(n_s)])
+        d["labeled"][:n_s] = 1
+        d["ist"][:] = kept["ist"]
+        d["ist"][I_NS] = n_s
+        d["ist"][I_POOL] = l - n_s
+        d["ist"][I_EPOCH] = 0
+        d["ist"][I_LABELS] = n_s  # labels read in this run (its budget is the run's rows)
+        d["fst"][:] = kept["fst"]
+        d["rng"][:] = kept["rng"]
+        d["cache_stats"][:] = kept["cache_stats"]
+        self.load_state_arrays(d, PH_ONLINE)
+
     def finished_copy(self):
         """The model this run would give if its online phase ended now: a fork taken through
         the finishing step (LaSVM 1.1's intermediate models: save alpha/g, finish, save the
