@@ -31,6 +31,17 @@ def precomputed(M):
     return KernelData(X, e[0], e[1], e[2], np.zeros(n)), make_params(PRECOMPUTED)
 
 
+def run_cli(command, args, code=0):
+    """A click command (svm_train, svm_predict, lasvm ...) run in this process with click's
+    CliRunner: its exit status must be ``code`` and its stderr free of tracebacks."""
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(command, [str(a) for a in args])
+    assert result.exit_code == code, (result.stdout, result.stderr, result.exception)
+    assert "Traceback" not in result.stderr
+    return result
+
+
 def shared_data_dir():
     """The data folder: ``LASVM_DATA``, else the cache folder ``lasvm data fetch`` fills."""
     from lasvm_cli.tools.datasets import data_dir

@@ -6,20 +6,12 @@ import re
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 from lasvm_cli.cli.main import svm_predict, svm_train
 from lasvm_cli.io.model_file import read_model
 from lasvm_cli.io.svmlight import read_svmlight
 
-from .conftest import libsvm_or_skip, libsvm_problem, libsvm_x
-
-
-def run(command, args, code=0):
-    result = CliRunner().invoke(command, args)
-    assert result.exit_code == code, (result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr
-    return result
+from .conftest import libsvm_or_skip, libsvm_problem, libsvm_x, run_cli as run
 
 
 def test_heart_scale_matches_libsvm_output_lines(heart_path, tmp_path):

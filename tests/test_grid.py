@@ -13,11 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from lasvm_cli.cli.main import lasvm, svm_train
 
-from .conftest import HEART
+from .conftest import HEART, run_cli as run
 from .test_cli_train import write_four_classes
 
 GRID = ["-log2c", "-1,1,1", "-log2g", "-3,-1,1", "-v", "5"]
@@ -50,13 +49,6 @@ def client():
     yield c
     c.close()
     cluster.close()
-
-
-def run(command, args, code=0):
-    result = CliRunner().invoke(command, args)
-    assert result.exit_code == code, (result.stdout, result.stderr, result.exception)
-    assert "Traceback" not in result.stderr
-    return result
 
 
 def out_lines(text):

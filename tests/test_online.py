@@ -102,7 +102,7 @@ def test_state_save_is_atomic(heart, tmp_path, monkeypatch):
     state = tmp_path / "s.npz"
     _solve(heart, OnlineOptions(save_state=str(state), stop_iterations=40))
     before = state.read_bytes()
-    import lasvm_cli.training.run_control as O
+    import lasvm_cli.training.state_file as O
 
     def boom(*a, **k):
         raise RuntimeError("killed")
@@ -423,7 +423,9 @@ def test_ctrl_c_with_save_state_says_interrupted_once(tmp_path, monkeypatch, cap
     from lasvm_cli.cli.report import run_guarded
     from lasvm_cli.cli.train import main
 
-    deferred = OnlineControl._deferred_interrupt
+    from lasvm_cli.training.state_file import StateSaver
+
+    deferred = StateSaver.deferred_interrupt
 
     @contextlib.contextmanager
     def ctrl_c_at_once(self):
@@ -431,7 +433,7 @@ def test_ctrl_c_with_save_state_says_interrupted_once(tmp_path, monkeypatch, cap
             os.kill(os.getpid(), signal.SIGINT)  # what Ctrl-C sends, caught by the handler
             yield
 
-    monkeypatch.setattr(OnlineControl, "_deferred_interrupt", ctrl_c_at_once)
+    monkeypatch.setattr(StateSaver, "deferred_interrupt", ctrl_c_at_once)
     state = tmp_path / "s.npz"
     code = run_guarded(main, ["-q", "--solver", "lasvm", "--save-state", str(state),
                               str(HEART), str(tmp_path / "m")])

@@ -13,7 +13,6 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from click.testing import CliRunner
 from scipy.optimize import LinearConstraint, minimize
 
 from lasvm_cli.cli.main import svm_predict, svm_train
@@ -24,6 +23,8 @@ from lasvm_cli.qp.s2do import CS, LLW
 from lasvm_cli.qp.s2do_steps import increase, solve_box, solve_triangle
 from lasvm_cli.solvers.s2do_batch import solve_batch
 from lasvm_cli.solvers.s2do_online import solve_online
+
+from .conftest import run_cli as run
 
 F64 = dict(cache_dtype=np.float64)
 
@@ -362,13 +363,6 @@ def test_online_one_epoch_is_feasible_and_close(kind):
 
 # ---------------------------------------------------------------------------------------------
 # the command line
-
-
-def run(command, args, code=0):
-    result = CliRunner().invoke(command, args)
-    assert result.exit_code == code, (result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr
-    return result
 
 
 @pytest.fixture

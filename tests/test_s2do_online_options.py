@@ -14,22 +14,14 @@ import sys
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from click.testing import CliRunner
 
 from lasvm_cli.cli.main import svm_predict, svm_train
 
-from .conftest import HEART
+from .conftest import HEART, run_cli as run
 
 from .conftest import shared_file
 
 SCHEMES = ["llw", "cs"]
-
-
-def run(command, args, code=0):
-    result = CliRunner().invoke(command, args)
-    assert result.exit_code == code, (result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr
-    return result
 
 
 def train(data, model, *args, code=0):

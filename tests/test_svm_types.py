@@ -9,19 +9,11 @@ import re
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 from lasvm_cli.cli.main import svm_predict, svm_train
 from lasvm_cli.io.model_file import read_model
 
-from .conftest import libsvm_or_skip, libsvm_train_stdout, shared_file
-
-
-def run(command, args, code=0):
-    result = CliRunner().invoke(command, args)
-    assert result.exit_code == code, (result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr
-    return result
+from .conftest import libsvm_or_skip, libsvm_train_stdout, shared_file, run_cli as run
 
 
 def libsvm_lines(text):

@@ -18,16 +18,13 @@ from lasvm_cli.numerics.kernels import LINEAR, make_params
 from lasvm_cli.tools.plot import read_trace
 from lasvm_cli.solvers.tracking import T_NNZ, TrackRun, duality_measures, shuffled
 
-from .conftest import HEART, heart_rbf_gram
+from .conftest import HEART, heart_rbf_gram, run_cli
 
 SOLVERS = ("track1", "track2", "track2-lasvm", "rcd")
 
 
 def run(args, code=0):
-    result = CliRunner().invoke(svm_train, args)
-    assert result.exit_code == code, (result.stdout, result.stderr)
-    assert "Traceback" not in result.stderr
-    return result
+    return run_cli(svm_train, args, code)
 
 
 @pytest.fixture(scope="module")

@@ -124,12 +124,12 @@ def parse_command_line(argv):
     else:
         o.model_file = os.path.basename(o.input_file) + ".model"
     p.model_file = o.model_file  # LASVM snapshots are named model_file.<value>
-    from ..training.run_control import OPTION_NAMES, online_requested
-    from ..solvers import ONLINE, TRACKING_SOLVERS
+    from ..training.online_options import OPTION_NAMES, online_requested
+    from ..solvers import ONLINE, ONLINE_DRIVEN, TRACKING_SOLVERS
 
     if p.solver in TRACKING_SOLVERS:
         _check_tracking_options(o)
-    elif online_requested(p) and (p.solver not in ONLINE + ("online",) or o.nr_fold):
+    elif online_requested(p) and (p.solver not in ONLINE_DRIVEN or o.nr_fold):
         used = " ".join(n for f, n in OPTION_NAMES.items() if getattr(p, f, None))
         raise ParameterError(f"ERROR: {used}: only with --solver {'|'.join(ONLINE)} (or "
                              "--multiclass llw|cs --solver online), without -v")
@@ -147,7 +147,7 @@ def parse_command_line(argv):
 def _check_tracking_options(o):
     """The tracking solvers take --trace, --trace-every and --test of the online options, and
     train models (no -v, --stream, --workers)."""
-    from ..training.run_control import OPTION_NAMES
+    from ..training.online_options import OPTION_NAMES
 
     p = o.params
     used = [n for f, n in OPTION_NAMES.items() if getattr(p, f, None)
@@ -210,7 +210,7 @@ def check_outputs(o):
     """Every file the run will write must be writable before training starts (a bad
     --save-state path used to fail after the whole run, losing the model)."""
     from ..io.atomic import output_problem
-    from ..training.run_control import parse_snapshots, snapshot_path
+    from ..training.online_options import parse_snapshots, snapshot_path
 
     p = o.params
     if not o.nr_fold:
@@ -321,24 +321,16 @@ def _main_stream(o):
     two classes (solvers/lasvm_stream.py), one-vs-rest LASVM (solvers/lasvm_ovr_stream.py) and
     the online all-in-one machines (solvers/s2do_stream.py) for any number."""
     from ..training.params import check_parameter
-    from ..solvers.lasvm_stream import StreamError, train_stream
+    from ..solvers import stream_trainer, streamed
+    from ..solvers.lasvm_stream import StreamError
     from ..base.progress import progress_factory
 
     p = o.params
-    supported = ("--stream trains --solver lasvm|lasvm-g|lasvm-nc|lasvm-i|full-svm (two "
-                 "classes), --multiclass ovr --solver lasvm or --multiclass llw|cs --solver "
-                 "online (any number of classes)")
-    g_family = ("lasvm-g", "lasvm-nc", "lasvm-i", "full-svm")
-    if p.multiclass in ("llw", "cs") and p.solver == "online":
-        from ..solvers.s2do_stream import train_stream_allinone as train_stream
-    elif p.multiclass == "ovr" and p.solver == "lasvm":
-        from ..solvers.lasvm_ovr_stream import train_stream_ovr as train_stream
-    elif p.solver in g_family and p.multiclass == "ovo":
-        from ..solvers.lasvm_g_stream import train_stream_g as train_stream
-    elif p.solver != "lasvm" or p.multiclass != "ovo":
+    train_stream = stream_trainer(p)
+    if train_stream is None:
         what = f"--solver {p.solver}" + (f" --multiclass {p.multiclass}"
                                          if p.multiclass != "ovo" else "")
-        _error(f"{supported}; not {what}")
+        _error(f"--stream trains {streamed()}; not {what}")
     if o.nr_fold:
         _error("--stream does not support cross validation (-v)")
     for name in ("save_state", "resume", "stop_iterations", "stop_sv", "stop_seconds",

@@ -3,9 +3,9 @@
 Each binary machine keeps what LASVM itself keeps between examples: the expansion S (its rows,
 alpha, gradient and boxes) and the online core's scalars and random generator. A batch is
 processed by a :class:`~lasvm_cli.solvers.lasvm.LasvmRun` over the rows of S followed by the
-batch's rows: its state arrays are those of S (positions 0..|S|-1, gradients carried over: a new
-example has alpha 0 and changes no gradient) with the batch as the epoch's pool, so the online
-core PROCESSes every new example once in random order, with REPROCESS after each; the
+batch's rows, continued from S (``continue_with``: the batch is the epoch's pool) and driven
+by the one drive loop (training/drive.py) until the batch is drawn, so the online core
+PROCESSes every new example once in random order, with REPROCESS after each; the
 state after the batch is kept for the next one (the epoch goes on), and the model is a copy of
 the run taken through the finishing step (``finish=True``), as LaSVM 1.1's intermediate models.
 Rows that leave S are dropped: in one LASVM epoch an evicted example is never visited again, so
@@ -30,8 +30,8 @@ from ..numerics.data import kernel_data
 from ..numerics.kernels import make_params
 from ..numerics.model import SVMModel
 from ..qp import SELECTIONS
-from ..qp.online_core import I_EPOCH, I_LABELS, I_NS, I_POOL, bias, dual_objective
-from ..solvers.lasvm import PH_ONLINE, LasvmRun
+from ..solvers.lasvm import LasvmRun
+from ..training.drive import Drive, Observer
 from .svm import (KERNEL_NAMES, KERNELS, gamma_value, integer_labels, ovo_pairs,
                   ovr_decision_function, seed_of, to_csr, validate)
 
@@ -58,6 +58,14 @@ def take_rows(rows, which):
     return out_ptr, indices[take], values[take]
 
 
+class EndOfBatch(Observer):
+    """Pauses the online phase when the batch's examples are all drawn: the epoch goes on
+    with the next batch."""
+
+    def stop(self, run, drive):
+        return "end of the batch" if run.epoch_left == 0 else None
+
+
 class BinaryMachine:
     """One LASVM machine fed in batches: the expansion S and the core's state between them."""
 
@@ -75,7 +83,6 @@ class BinaryMachine:
         y = np.concatenate([self.y, y])
         ids = np.concatenate([self.ids, ids])
         cls = np.concatenate([self.cls, cls])
-        l = y.size
         if self.state is None and not ((y > 0).any() and (y < 0).any()):
             self.rows, self.y, self.ids, self.cls = rows, y, ids, cls  # wait for both classes
             return
@@ -86,45 +93,20 @@ class BinaryMachine:
                        candidates=o["candidates"], delta_max=o["delta_max"], seed=o["seed"])
         if self.state is None:
             run.begin()
-        else:
-            s = self.state
-            n_s = s["alpha"].size  # S = rows 0..n_s-1, the batch = rows n_s..l-1
-            d = run.state_arrays()
-            d["pos2ex"][:] = np.arange(l)
-            d["ex2pos"][:] = np.arange(l)
-            for name in ("alpha", "g", "A", "B"):
-                d[name][:n_s] = s[name]
-            d["pool"][:] = np.concatenate([np.arange(n_s, l), np.arange(n_s)])
-            d["labeled"][:n_s] = 1
-            d["ist"][:] = s["ist"]
-            d["ist"][I_NS] = n_s
-            d["ist"][I_POOL] = l - n_s
-            d["ist"][I_EPOCH] = 0
-            d["ist"][I_LABELS] = n_s  # labels read in this run (its budget is the run's rows)
-            d["fst"][:] = s["fst"]
-            d["rng"][:] = s["rng"]
-            d["cache_stats"][:] = s["cache_stats"]
-            run.load_state_arrays(d, PH_ONLINE)
-        while run.online and run.st.ist[I_POOL] > 0:  # the batch, without ending the epoch
-            run.step()
-        st = run.st
-        n = int(st.ist[I_NS])
-        keep = st.pos2ex[:n].copy()
-        self.state = dict(alpha=st.alpha[:n].copy(), g=st.g[:n].copy(), A=st.A[:n].copy(),
-                          B=st.B[:n].copy(), ist=st.ist.copy(), fst=st.fst.copy(),
-                          rng=st.rng.copy(), cache_stats=run.kc.stats.copy())
+        else:  # S = rows 0..|S|-1, the batch after them
+            run.continue_with(self.state)
+        Drive(run, [EndOfBatch()]).go()  # the batch, without ending the epoch
+        self.state = run.kept_expansion()
+        keep = self.state["rows"]
         # the model: a copy of the run taken through finishing (LaSVM 1.1's intermediate
         # models); the run itself goes on with the next batch
-        if run.online:
-            fin = run.finished_copy()
-        else:  # the run left its online phase (cannot happen with the run's label budget)
-            fin = run.run_to_end()
-        n_f = int(fin.st.ist[I_NS])
-        alpha = fin.st.alpha[:n_f]
-        sv = fin.st.pos2ex[:n_f][alpha != 0]
-        self.model_part = (ids[sv], cls[sv], take_rows(rows, sv), alpha[alpha != 0].copy())
-        self.objective = -dual_objective(fin.st)  # LIBSVM's 0.5 a'Qa - e'a
-        self.rho = -bias(fin.st)
+        fin = run.finished_copy() if run.online else run
+        s = fin.kept_expansion()
+        sv = s["alpha"] != 0
+        self.model_part = (ids[s["rows"][sv]], cls[s["rows"][sv]], take_rows(rows, s["rows"][sv]),
+                           s["alpha"][sv])
+        self.objective = -fin.dual_objective()  # LIBSVM's 0.5 a'Qa - e'a
+        self.rho = fin.coef_rho()[1]
         self.rows = take_rows(rows, keep)
         self.y, self.ids, self.cls = y[keep], ids[keep], cls[keep]
 

@@ -41,17 +41,25 @@ class Machine(NamedTuple):
 
 
 class Solver(NamedTuple):
+    """A row of the dispatch table: where the solver lives and what it can do."""
     module: str                     # under lasvm_cli.solvers, imported on first use
     function: str = "from_params"   # (machine, params, progress=None) -> SolverResult
     start: str | None = None        # (machine, params) -> a run (solvers/run.py), or None
     kind: str = "c_svc"             # "c_svc" (a --solver), "svm_type" or "all_in_one"
+    driven: bool = False            # its run takes the online driver's options (DRIVER_OPTIONS)
+    tracking: bool = False          # a tracking algorithm (teachers, gap traces)
+    bias_free: bool = False         # no bias: the model's rho is 0
+    streams: tuple = ()             # (--multiclass scheme, "module:function") for --stream
 
 
-_LASVM_G = Solver("lasvm_nc", start="start")   # one module for the four bias-free solvers
-_TRACKING = Solver("tracking", start="start")  # and one for the tracking algorithms
+_LASVM_G = Solver("lasvm_nc", start="start", driven=True, bias_free=True,  # one module for
+                  streams=(("ovo", "lasvm_g_stream:train_stream_g"),))     # the four
+_TRACKING = Solver("tracking", start="start", tracking=True, bias_free=True)  # and for these
 SOLVERS = {
     "smo": Solver("csvc"),                     # batch SMO (MVP / second order / HMG)
-    "lasvm": Solver("lasvm", start="start"),   # online LASVM (in memory)
+    "lasvm": Solver("lasvm", start="start", driven=True,  # online LASVM (in memory)
+                    streams=(("ovo", "lasvm_stream:train_stream"),
+                             ("ovr", "lasvm_ovr_stream:train_stream_ovr"))),
     # bias-free online SVMs (Ertekin, Bottou & Giles 2011)
     "lasvm-g": _LASVM_G,    # LASVM-G: gap-driven REPROCESS, CLEAN
     "full-svm": _LASVM_G,   # FULL SVM: LASVM-G without CLEAN
@@ -68,13 +76,45 @@ SOLVERS = {
     "epsilon_svr": Solver("svr", kind="svm_type"),                      # 2l variables
     "nu_svr": Solver("nu", "nu_svr_from_params", kind="svm_type"),      # Solver_NU, 2l
     # the all-in-one machines (--multiclass llw|cs): batch S2DO and the online S2DO solver
-    "s2do": Solver("s2do_batch", kind="all_in_one"),
-    "online": Solver("s2do_online", start="start", kind="all_in_one"),
+    "s2do": Solver("s2do_batch", kind="all_in_one", bias_free=True),
+    "online": Solver("s2do_online", start="start", kind="all_in_one", driven=True,
+                     bias_free=True, streams=(("llw", "s2do_stream:train_stream_allinone"),
+                                              ("cs", "s2do_stream:train_stream_allinone"))),
 }
+# what the rows say, gathered (the option rows below and the checks name solvers by these)
 C_SVC_SOLVERS = tuple(k for k, v in SOLVERS.items() if v.kind == "c_svc")  # --solver names
-TRACKING_SOLVERS = ("track1", "track2", "track2-lasvm", "rcd")
-ONLINE = ("lasvm", "lasvm-g", "full-svm", "lasvm-nc", "lasvm-i")  # training/run_control.py
-RAMP = ("lasvm-g", "full-svm", "lasvm-nc", "lasvm-i")  # their options: --ramp-s, --clean-*
+TRACKING_SOLVERS = tuple(k for k, v in SOLVERS.items() if v.tracking)
+ONLINE_DRIVEN = tuple(k for k, v in SOLVERS.items() if v.driven)
+ONLINE = tuple(k for k in ONLINE_DRIVEN if SOLVERS[k].kind == "c_svc")  # binary online --solver
+RAMP = tuple(k for k in ONLINE if SOLVERS[k].bias_free)  # their options: --ramp-s, --clean-*
+
+
+def stream_trainer(params):
+    """The function that trains svm-train's ``params`` with --stream (solvers' "module:function"
+    of the row's ``streams`` for the --multiclass scheme), or None when the row has none."""
+    key = params.solver  # -s 1..4 aside: the svm type's check names the solver
+    if params.multiclass in ("llw", "cs") and key == "smo":
+        key = "s2do"
+    target = dict(SOLVERS[key].streams).get(params.multiclass) if key in SOLVERS else None
+    if target is None:
+        return None
+    module, function = target.split(":")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), function)
+
+
+def streamed():
+    """What --stream trains, from the rows' ``streams``, for messages."""
+    by_scheme = {}
+    for key, row in SOLVERS.items():
+        for scheme, _ in row.streams:
+            by_scheme.setdefault(scheme, []).append(key)
+    two = f"--solver {'|'.join(by_scheme.pop('ovo', ()))} (two classes)"
+    groups = {}
+    for scheme, keys in by_scheme.items():
+        groups.setdefault(tuple(keys), []).append(scheme)
+    more = " or ".join(f"--multiclass {'|'.join(schemes)} --solver {'|'.join(keys)}"
+                       for keys, schemes in groups.items())
+    return f"{two}, {more} (any number of classes)"
 
 
 def dispatch_key(params):
@@ -241,9 +281,8 @@ ALL_IN_ONE_OPTIONS = (
 --llw-target x : --multiclass llw target margin (default 1; the thesis's dual prints 1/(k-1))"""),
 )
 
-# the online driver's options (training/run_control.py: long runs of LASVM, its family and
-# --solver online; --trace, --trace-every and --test also drive the tracking solvers' traces)
-ONLINE_DRIVEN = ONLINE + ("online",)
+# the online driver's options (training/run_control.py: long runs of the rows that are driven;
+# --trace, --trace-every and --test also drive the tracking solvers' traces)
 TRACED = ONLINE_DRIVEN + TRACKING_SOLVERS
 DRIVER_OPTIONS = (
     Option("save_state", ("--save-state",), str, default=None, solvers=ONLINE_DRIVEN, usage="""\

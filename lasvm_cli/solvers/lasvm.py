@@ -27,6 +27,7 @@ from ..qp.online_core import (CHUNK, F_DELTA, I_EPOCH, I_FINISH_STEPS, I_INSERTE
                               make_state, svc_boxes, sv_counts)
 from .finishing import FINISHINGS, start_finishing
 from .result import SolverResult
+from .run import binary_expansion
 from .saved import load_into
 
 
@@ -67,6 +68,7 @@ class LasvmRun:
 
     CHUNK = CHUNK  # online iterations per compiled call when the driver has no reason to stop
     PHASES = PHASES  # the state file's names of self.phase
+    TRACE_EXTRA: tuple = ()  # no trace columns of its own
 
     def __init__(self, kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish=True,
                  selection="random", candidates=50, delta_max=None, seed=0, label_budget=None,
@@ -220,6 +222,12 @@ class LasvmRun:
         coef[st.pos2ex[:n]] = st.alpha[:n]
         return coef, -bias(st)
 
+    def expansion(self):
+        return binary_expansion(*self.coef_rho())
+
+    def trace_extra(self):
+        return ()
+
     def result(self):
         return result_of(self.st, self.kc)
 
@@ -265,6 +273,46 @@ class LasvmRun:
                                     t_ex=np.zeros(self.l, np.int64))
         other.load_state_arrays(self.state_arrays(), self.phase)
         return other
+
+    # -- an epoch fed in batches (OnlineSVC.partial_fit) ------------------------------------------
+
+    @property
+    def epoch_left(self):
+        """Examples not yet drawn in this epoch (its pool)."""
+        return int(self.st.ist[I_POOL])
+
+    def kept_expansion(self):
+        """What LASVM keeps between examples: the expansion S in position order (alpha,
+        gradient, boxes) and its rows (``rows``: example ids), the core's scalars, its random
+        generator and cache counters."""
+        st = self.st
+        n = int(st.ist[I_NS])
+        return dict(rows=st.pos2ex[:n].copy(), alpha=st.alpha[:n].copy(), g=st.g[:n].copy(), A=st.A[:n].copy(),
+                    B=st.B[:n].copy(), ist=st.ist.copy(), fst=st.fst.copy(),
+                    rng=st.rng.copy(), cache_stats=self.kc.stats.copy())
+
+    def continue_with(self, kept):
+        """Instead of ``begin``: the epoch goes on from ``kept`` (:meth:`kept_expansion` of an
+        earlier run), whose expansion is this run's first rows, with the rows after them as
+        the epoch's pool. A new example has alpha 0 and changes no gradient, so the gradients
+        carry over."""
+        n_s, l = kept["alpha"].size, self.l
+        d = self.state_arrays()
+        d["pos2ex"][:] = np.arange(l)
+        d["ex2pos"][:] = np.arange(l)
+        for name in ("alpha", "g", "A", "B"):
+            d[name][:n_s] = kept[name]
+        d["pool"][:] = np.concatenate([np.arange(n_s, l), np.arange(n_s)])
+        d["labeled"][:n_s] = 1
+        d["ist"][:] = kept["ist"]
+        d["ist"][I_NS] = n_s
+        d["ist"][I_POOL] = l - n_s
+        d["ist"][I_EPOCH] = 0
+        d["ist"][I_LABELS] = n_s  # labels read in this run (its budget is the run's rows)
+        d["fst"][:] = kept["fst"]
+        d["rng"][:] = kept["rng"]
+        d["cache_stats"][:] = kept["cache_stats"]
+        self.load_state_arrays(d, PH_ONLINE)
 
     def finished_copy(self):
         """The model this run would give if its online phase ended now: a fork taken through

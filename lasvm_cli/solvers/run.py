@@ -1,34 +1,59 @@
 """The run protocol: a solver that trains in steps offers its training as a run object, which
-the training layer's driver (training/run_control.py) begins, steps between its checks (traces,
-stopping limits, snapshots, state files, Ctrl-C) and asks for its result. The solver knows
-nothing of the driver; the driver knows runs only through these protocols.
+the training layer's one drive loop (training/drive.py) steps between its observers (traces,
+stopping limits, snapshots, state files, Ctrl-C, progress). The solver knows nothing of the
+loop; the loop and its observers know runs only through these protocols, which
+tests/test_run_protocol.py checks with mypy and at run time.
 
-* :class:`Run`: what every run offers (the LASVM family's, the online S2DO solver's and the
-  tracking algorithms' runs): ``begin``, ``step(n)``, ``done``, its counters and ``result()``.
-* :class:`SavedRun`: a run the online driver can stop, snapshot, trace and save: its phase,
-  its measures for the trace, a finished copy for snapshots and stops, and its state as arrays
-  for ``--save-state`` / ``--resume`` (LasvmRun, LasvmGRun, S2doRun).
-
-A run's counters and measures are there once it has begun. tests/test_run_protocol.py checks
-that each run class implements its protocol.
+* :class:`Run`: every run (LASVM's, its bias-free family's, the online S2DO solver's, the
+  tracking algorithms').
+* :class:`SavedRun`: a run the online driver can stop, snapshot, trace and save.
+* :class:`TrackedRun`: a tracking algorithm's run, whose trace is the gap of its output.
 """
 
-from typing import Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+import numpy as np
+
+
+class Expansion(NamedTuple):
+    """A machine's current iterate as an expansion over training rows: decision value c is
+    sum_j coef[c, j] K(x, x_sv[j]) - rho[c]; one row for a binary machine (positive side:
+    label +1), one per class for an all-in-one machine (arg-max)."""
+    sv: np.ndarray     # int64 training rows
+    coef: np.ndarray   # float64 [rows, sv.size]
+    rho: np.ndarray    # float64 [rows]
+
+
+def binary_expansion(coef, rho):
+    """The Expansion of a binary machine's coefficients by example and its rho."""
+    sv = np.flatnonzero(coef).astype(np.int64)
+    return Expansion(sv, np.ascontiguousarray(coef[sv])[None, :], np.array([float(rho)]))
+
+
+# Data members are declared as read-only properties: a class attribute, an instance attribute or
+# a property of a run class all provide one.
 
 
 @runtime_checkable
 class Run(Protocol):
-    CHUNK: int            # examples (iterations) per step when the driver has no reason to stop
+    @property
+    def CHUNK(self) -> int:
+        """Units of work per step when the driver has no reason to stop sooner."""
 
     def begin(self) -> None:
         """Make the state (and seed it); before the first step."""
 
-    def step(self, n: int) -> object:
-        """Do the next ``n`` units of work (fewer at the end)."""
+    def step(self, n: int) -> Any:
+        """Do the next ``n`` units of work (fewer at the end), or one change of phase."""
 
     @property
     def done(self) -> bool:
         """Nothing left to do: result() is the final one."""
+
+    @property
+    def online(self) -> bool:
+        """In the online phase: stopping limits, snapshots and trace rows apply (a run's
+        finishing phase, if it has one, follows it)."""
 
     @property
     def processed(self) -> int:
@@ -42,22 +67,42 @@ class Run(Protocol):
     def kernel_evals(self) -> int:
         """Kernel values computed so far."""
 
-    def result(self):
+    def expansion(self) -> Expansion:
+        """The current iterate (a trace's test error)."""
+
+    def result(self) -> Any:
         """The SolverResult of the current iterate (the final one when done)."""
 
 
 @runtime_checkable
 class SavedRun(Run, Protocol):
-    PHASES: tuple         # names of the phases, in the state file
-    labels: object        # the machine's labels (fingerprint of the training data)
-    kd: object            # the machine's rows and kernel (test errors of the trace)
-    kp: object
-    config: dict          # what determines the result (a resume must match it), epochs aside
-    epochs: object        # passes over the data (a resume may raise it)
+    @property
+    def PHASES(self) -> tuple:
+        """Names of the phases, in the state file."""
 
     @property
-    def online(self) -> bool:
-        """In the online phase (stopping limits, snapshots and trace rows apply)."""
+    def TRACE_EXTRA(self) -> tuple:
+        """The run's own trace columns (trace_extra's values)."""
+
+    @property
+    def labels(self) -> Any:
+        """The machine's labels (the training data's fingerprint)."""
+
+    @property
+    def kd(self) -> Any:
+        """The machine's rows (test errors of the trace)."""
+
+    @property
+    def kp(self) -> Any:
+        """The machine's kernel."""
+
+    @property
+    def config(self) -> dict:
+        """What determines the result (a resume must match it), epochs aside."""
+
+    @property
+    def epochs(self) -> Any:
+        """Passes over the data (a resume may raise it)."""
 
     @property
     def phase(self) -> int:
@@ -72,6 +117,9 @@ class SavedRun(Run, Protocol):
     def trace_sv(self) -> int:
         """The trace's sv column."""
 
+    def trace_extra(self) -> tuple:
+        """The values of TRACE_EXTRA's columns."""
+
     def finished_copy(self) -> "SavedRun":
         """An independent copy taken to the end of training (its model at a stop or a
         snapshot); the run itself goes on unchanged."""
@@ -81,3 +129,44 @@ class SavedRun(Run, Protocol):
 
     def load_state_arrays(self, arrays: dict, phase: int) -> None:
         """Put saved arrays back (after begin); the run goes on as the saved one would."""
+
+
+@runtime_checkable
+class TrackedRun(Run, Protocol):
+    @property
+    def K(self) -> int:
+        """Coordinate steps per example."""
+
+    @property
+    def kd(self) -> Any:
+        """The rows of the test error (the caller's order)."""
+
+    @property
+    def kp(self) -> Any:
+        """The kernel."""
+
+    @property
+    def is_rcd(self) -> bool:
+        """Batch random coordinate ascent: processed counts steps, not examples."""
+
+    @property
+    def t(self) -> int:
+        """Examples seen."""
+
+    @property
+    def iterations(self) -> int:
+        """Coordinate steps."""
+
+    @property
+    def updates(self) -> int:
+        """Coordinate steps that moved their alpha."""
+
+    @property
+    def teacher_kernel_evals(self) -> int:
+        """Kernel values the teacher computed to choose examples."""
+
+    def measures(self) -> dict:
+        """Primal, dual and gap of the output over the seen examples (eq. (4)), and t."""
+
+    def output_alpha(self) -> np.ndarray:
+        """The output's coefficients by example."""

@@ -24,6 +24,7 @@ to 0 leaves W. ``--epochs n`` passes; ``inf``: until the KKT violation of the wh
 (gradients of the examples outside W computed at the end of each pass) is below ``-e``.
 """
 
+import copy
 import json
 import math
 
@@ -36,6 +37,7 @@ from ..numerics import cache as kc
 from ..numerics.kernels import row_work
 from ..qp import s2do as core
 from .s2do_batch import coefficients, diagonal, result_from_state
+from .run import Expansion
 from .saved import load_into
 
 _NJIT = dict(cache=True, nogil=True)
@@ -368,12 +370,25 @@ class S2doRun:
         self.done = self.optimal or self.epoch >= self.epochs or self.l == 0
 
     def finished_copy(self):
-        """No finishing step: the model of a stop or a snapshot is the current iterate."""
-        return self
+        """No finishing step: the model of a stop or a snapshot is the current iterate, in a
+        copy of its own (the state, the cache's positions and counters; not its kernel rows:
+        a finished copy is read, never stepped)."""
+        other = copy.copy(self)
+        other.st = type(self.st)(*(np.array(a) for a in self.st))
+        other.c = self.c._replace(**{f: np.array(getattr(self.c, f))
+                                     for f in ("perm", "pos", "meta", "stats")})
+        other._counts = self._counts.copy()
+        other._order = None if self._order is None else self._order.copy()
+        other.done = True
+        return other
+
+    def expansion(self):
+        ex, coef = self.class_expansion()
+        return Expansion(ex.astype(np.int64), coef, np.zeros(coef.shape[0]))
 
     def class_expansion(self):
         """W in example order (as the model's SVs) and each class's coefficients over it:
-        f_c(x) = sum_w coef[c, w] K(x, x_w) (for training/run_control.py TestSet.error_argmax)."""
+        f_c(x) = sum_w coef[c, w] K(x, x_w) (the expansion of a trace's test error)."""
         nW = self.n_expansion
         order = np.argsort(self.c.perm[:nW])
         ex = self.c.perm[:nW][order]

@@ -22,6 +22,7 @@ from ..qp.online_core import (I_NS, I_POOL, RNG_SPLITMIX, draw, make_state, newt
                               rand_below, svc_boxes, swap_positions)
 from . import DEFAULT_K, tracking_K
 from .result import SolverResult
+from .run import binary_expansion
 
 _NJIT = dict(cache=True, nogil=True)
 
@@ -482,6 +483,11 @@ class TrackRun:
         return self.n_sv
 
     @property
+    def online(self):
+        """No finishing phase: online until done."""
+        return not self.done
+
+    @property
     def done(self):
         tis = self.tr.tis
         if self.is_rcd:
@@ -550,6 +556,9 @@ class TrackRun:
 
     def coef_rho(self):
         return self.output_alpha(), 0.0
+
+    def expansion(self):
+        return binary_expansion(self.output_alpha(), 0.0)
 
     def seen(self):
         """Example ids of the seen set S_t."""

@@ -43,7 +43,8 @@ class Driver(Direct):
     def __init__(self, problem, params, info=None, warn=None):
         """Checks the options and reads the files they name (test set, order file) first:
         an error comes before any training and any output."""
-        from .run_control import OnlineOptions, TestSet
+        from .online_options import OnlineOptions
+        from .test_set import TestSet
 
         self.problem, self.params = problem, params
         self.info = info or (lambda _m: None)
@@ -93,7 +94,7 @@ class Driver(Direct):
 def drives(params):
     """True when svm-train's ``params`` need a :class:`Driver` (an online option or a
     tracking solver)."""
-    from .run_control import online_requested
+    from .online_options import online_requested
 
     return params.solver in solvers.TRACKING_SOLVERS or online_requested(params)
 

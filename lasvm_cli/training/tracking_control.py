@@ -26,11 +26,12 @@ measures are computed apart and not counted; the teacher's kernel values are cou
 given alone).
 """
 
-import time
+import math
 
 import numpy as np
 
 from ..base.errors import ParameterError
+from .drive import Drive, Observer, Progress
 
 TRACE_COLUMNS = ("t", "iterations", "updates", "sv", "primal", "dual", "gap", "test_error",
                  "kernel_evals", "teacher_kernel_evals", "seconds")
@@ -126,7 +127,7 @@ class TrackControl:
         return result
 
     def _run(self, run, classes, progress):
-        error = (lambda r: self.test.error(r, *classes)) if self.test is not None else None
+        error = (lambda r: self.test.error(r, classes)) if self.test is not None else None
         return trace_run(run, self.trace_every if self.trace else None, error, progress)
 
     def _write(self, traces):
@@ -174,6 +175,24 @@ def trace_row(run, seconds, error=None):
                 seconds=seconds)
 
 
+class GapTrace(Observer):
+    """The trace rows of a tracking run: at each position ``next_stop`` gives (examples; rcd:
+    coordinate steps) and at the end."""
+
+    def __init__(self, next_stop, error=None):
+        self.next_stop, self.error = next_stop, error
+        self.rows = []
+        self._due = None  # the position of the next row
+
+    def room(self, run, drive):
+        self._due = self.next_stop(run.processed)
+        return math.inf if self._due is None else self._due - run.processed
+
+    def after_step(self, run, drive):
+        if run.processed == self._due or run.done:
+            self.rows.append(trace_row(run, drive.elapsed, self.error))
+
+
 def trace_run(run, every=None, error=None, progress=None, at=None):
     """Run a TrackRun to its end; with ``every``, a trace row every ``every`` examples (rcd:
     every ``every`` x K steps) and at the end; with ``at`` instead, a row at each of those
@@ -181,22 +200,15 @@ def trace_run(run, every=None, error=None, progress=None, at=None):
     measures (and the loading of the compiled code). Returns the rows (the last one alone,
     measured at the end, without ``every`` or ``at``)."""
     next_stop = _next_stop(every * (run.K if run.is_rcd else 1) if every else None, at)
-    seconds, rows = 0.0, []
+    observers = [Progress(progress)] if progress is not None else []
+    trace = GapTrace(next_stop, error) if next_stop else None
+    if trace is not None:
+        observers.append(trace)
     run.begin()  # loads (or compiles) the jitted code outside the clock
-    while not run.done:
-        n = run.CHUNK
-        stop = next_stop(run.processed) if next_stop else None
-        if stop is not None:
-            n = min(n, stop - run.processed)
-        t0 = time.perf_counter()
-        run.step(n)
-        seconds += time.perf_counter() - t0
-        if progress is not None:
-            progress(run.processed, run.n_expansion)
-        if next_stop and (run.processed == stop or run.done):
-            rows.append(trace_row(run, seconds, error))
+    drive = Drive(run, observers).go()
+    rows = trace.rows if trace is not None else []
     if not rows:
-        rows.append(trace_row(run, seconds, error))
+        rows.append(trace_row(run, drive.elapsed, error))
     return rows
 
 

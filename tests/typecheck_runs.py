@@ -1,0 +1,24 @@
+"""Checked by mypy (tests/test_run_protocol.py), never run: each run class is the protocol the
+drive loop and its observers rely on (solvers/run.py)."""
+
+from lasvm_cli.solvers.lasvm import LasvmRun
+from lasvm_cli.solvers.lasvm_nc import LasvmGRun
+from lasvm_cli.solvers.run import SavedRun, TrackedRun
+from lasvm_cli.solvers.s2do_online import S2doRun
+from lasvm_cli.solvers.tracking import TrackRun
+
+
+def lasvm(r: LasvmRun) -> SavedRun:
+    return r
+
+
+def lasvm_g(r: LasvmGRun) -> SavedRun:
+    return r
+
+
+def s2do(r: S2doRun) -> SavedRun:
+    return r
+
+
+def track(r: TrackRun) -> TrackedRun:
+    return r
