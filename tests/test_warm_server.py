@@ -371,7 +371,7 @@ def test_client_that_leaves_before_the_answer(runtime, tmp_path):
     continued, is not hurt, and the abandoned command never runs (no output, no model)."""
     server = _server_pid(runtime)
     os.kill(server, signal.SIGSTOP)
-    try:  # output to files: the descriptors sent to the stopped server keep pipes open
+    try:  # output to files, read after the command (pipes: test_stopped_server_holds_no_descriptor)
         with open(tmp_path / "out", "wb") as out:
             r = subprocess.run(["timeout", "1", BIN / "svm-train", HEART, tmp_path / "gone"],
                                env=_env(runtime, "require"), stdout=out, stderr=out)
@@ -394,7 +394,7 @@ def test_stuck_server_runs_the_command_in_process(runtime, tmp_path, quiet):
     argv = [BIN / "svm-train", *(["-q"] if quiet else []), HEART, tmp_path / "m"]
     local = subprocess.run(argv, env=_env(runtime, "0"), capture_output=True)
     os.kill(server, signal.SIGSTOP)
-    try:  # output to files: the descriptors sent to the stopped server keep pipes open
+    try:  # output to files, read after the command (pipes: test_stopped_server_holds_no_descriptor)
         with open(tmp_path / "out", "wb") as out, open(tmp_path / "err", "wb") as err:
             r = subprocess.run(argv, env=env, stdout=out, stderr=err, timeout=600)
     finally:

@@ -5,8 +5,8 @@ function from numba's cache, and forks a worker for each command a client hands 
 A fork starts warm: the 1-2 s that a fresh process spends importing numba, loading its typing
 registries and its cached machine code are paid once here. The worker becomes the command: it
 takes the client's standard streams and working directory (descriptors passed over the
-socket), environment, umask, soft limits, CPU affinity, I/O priority, signal mask and ignored signals,
-rebuilds ``sys.stdin/stdout/stderr`` as a fresh interpreter would, and runs the same click
+socket), environment, umask, soft limits, CPU affinity, I/O priority, signal mask and ignored
+signals, rebuilds ``sys.stdin/stdout/stderr`` as a fresh interpreter would, and runs the same click
 command as the console script; the server reports its exit status (or the signal that ended
 it). A worker that cannot take on one of them refuses before the command starts, and the
 client runs it in-process. The worker opens no path itself: the client opens what the
