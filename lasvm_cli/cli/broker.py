@@ -10,8 +10,8 @@ caller's errno, which the worker raises as the OSError the call would have raise
 ``os.stat``/``lstat``/``access``, ``replace``/``rename``/``unlink``/``rmdir``/``mkdir``/
 ``chmod``/``readlink``/``listdir``/``scandir``/``chdir``, ``os.path.realpath``) with requests
 to the client; what is built on them (``pathlib``, ``os.path.exists``, ``tempfile``'s
-temporary files, gzip/bz2/lzma, the atomic rename of outputs) follows. ``serve`` (in the
-client) answers one request. A call on a descriptor stays in the worker: it is the caller's
+temporary files, gzip/bz2/lzma, the atomic rename of outputs) follows. ``receive`` and
+``Request.answer`` (in the client) take and answer one request. A call on a descriptor stays in the worker: it is the caller's
 already (its standard streams, or one the client opened).
 
 The frames (``pack``/``unpack``) are also the warm server's request format: a small tagged
@@ -211,39 +211,62 @@ _CALLS = {
 }
 
 
-def serve(sock):
-    """Answer one request of the worker on ``sock``: make the call as this process (the
-    caller) and send back its result or its errno. False when the worker has closed its end."""
-    try:
-        request, fds = receive_frame(sock, _MAX_FDS)
-    except EOFError:
-        return False
-    except (ValueError, OSError):
-        return False
-    try:
-        name, args, dir_fds = request
-        call, gives_fd = _CALLS[name]
-        args = [fds[a] if i in dir_fds else a for i, a in enumerate(args)]
-        result = call(*args)
-    except OSError as e:
-        reply = ["err", e.errno or 0, e.strerror or str(e)]
-        result = gives_fd = None
-    except (ValueError, TypeError, KeyError, IndexError) as e:
-        reply = ["value", str(e)]
-        result = gives_fd = None
-    else:
-        reply = ["ok", None if gives_fd else result]
-    finally:
-        for fd in fds:
+calling = [False]  # inside a call: a signal that ends the command may interrupt it
+
+
+class Request:
+    """One request of the worker, received: ``answer`` makes the call as this process (the
+    caller) and sends back its result or its errno."""
+
+    def __init__(self, message, fds):
+        self.message, self.fds = message, fds
+
+    def answer(self, sock):
+        """True once answered (or the worker gone); False when the client's handler of a
+        signal that ends the command interrupted the call (a named pipe without a writer
+        blocks its open): then no answer is sent, as the worker is ending, and the caller
+        retries the call if the worker still waits for it (handoff._wait_for_worker)."""
+        number = self.message[0] if isinstance(self.message, list) and self.message else None
+        result, gives_fd = None, False
+        try:
+            number, name, args, dir_fds = self.message
+            call, gives_fd = _CALLS[name]
+            args = [self.fds[a] if i in dir_fds else a for i, a in enumerate(args)]
+            calling[0] = True
+            try:
+                result = call(*args)
+            finally:
+                calling[0] = False
+        except InterruptedError:  # raised by the signal handler: PEP 475 retries the rest
+            return False
+        except OSError as e:
+            reply, gives_fd = [number, "err", e.errno or 0, e.strerror or str(e)], False
+        except Exception as e:  # a request this module would not make: refused, not obeyed
+            reply, gives_fd = [number, "value", str(e)], False
+        else:
+            reply = [number, "ok", None if gives_fd else result]
+        try:
+            send_frame(sock, reply, [result] if gives_fd else ())
+        except OSError:
+            pass
+        finally:
+            if gives_fd:
+                os.close(result)
+        self.close()
+        return True
+
+    def close(self):
+        for fd in self.fds:
             os.close(fd)
+        self.fds = []
+
+
+def receive(sock):
+    """The worker's next request, or None when it has closed its end (or sent nonsense)."""
     try:
-        send_frame(sock, reply, [result] if gives_fd else ())
-    except OSError:
-        return False
-    finally:
-        if gives_fd:
-            os.close(result)
-    return True
+        return Request(*receive_frame(sock, _MAX_FDS))
+    except (EOFError, ValueError, OSError):
+        return None
 
 
 # --- the worker: the calls it sends ---------------------------------------------------------
@@ -256,6 +279,7 @@ class Broker:
 
         self.sock = sock
         self.lock = threading.Lock()
+        self.number = 0
 
     def call(self, name, args, dir_fds=(), filenames=()):
         """The result of ``name(*args)`` made by the client. ``dir_fds``: positions in
@@ -267,16 +291,24 @@ class Broker:
         for k, i in enumerate(positions):
             sent[i] = k
         with self.lock:
-            send_frame(self.sock, [name, sent, positions], fds)
-            reply, received = receive_frame(self.sock, 1)
-        kind = reply[0]
+            # numbered: a call interrupted while it waited (Ctrl-C raises KeyboardInterrupt
+            # between the calls below) leaves its reply behind, which the next call skips
+            self.number += 1
+            send_frame(self.sock, [self.number, name, sent, positions], fds)
+            while True:
+                reply, received = receive_frame(self.sock, 1)
+                if reply[0] == self.number:
+                    break
+                for fd in received:
+                    os.close(fd)
+        kind = reply[1]
         if kind == "err":
             for fd in received:
                 os.close(fd)
-            raise OSError(reply[1], reply[2], *filenames)
+            raise OSError(reply[2], reply[3], *filenames)
         if kind == "value":
-            raise ValueError(reply[1])
-        return received[0] if received else reply[1]
+            raise ValueError(reply[2])
+        return received[0] if received else reply[2]
 
     # the replacements of os's calls: the same signatures
 

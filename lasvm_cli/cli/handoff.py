@@ -196,11 +196,15 @@ def _open_folder(parent, private):
         fd = os.open(name, flags | os.O_NOFOLLOW, dir_fd=top)
     except OSError as e:
         where = os.path.join(parent, name)
-        import errno
+        try:  # whose it is says more than EACCES (another user's folder of mode 0700)
+            st = os.stat(name, dir_fd=top, follow_symlinks=False)
+        except OSError:
+            return None, f"{where}: {e.strerror}"
+        import stat
 
-        if e.errno in (errno.ELOOP, errno.ENOTDIR):
-            return None, f"{where} is not a folder (a symbolic link or a file)"
-        return None, f"{where}: {e.strerror}"
+        if stat.S_ISLNK(st.st_mode):
+            return None, f"{where} is a symbolic link"
+        return None, f"{where} {_not_private(st, uid) or e.strerror}"
     finally:
         os.close(top)
     problem = _not_private(os.fstat(fd), uid)
@@ -440,6 +444,10 @@ def _forward_signals(sock):
             sock.sendall(f"sig {signum}\n".encode())
         except OSError:
             pass
+        if signum in _FORWARDED and broker.calling[0]:
+            # the worker is ending (or handling it): a blocked open for it must not keep
+            # this process waiting for ever
+            raise InterruptedError(4, "Interrupted system call")  # EINTR
 
     def suspend(signum, frame):
         """Ctrl-Z: the worker is outside the terminal's process group, so stop it, then stop
@@ -468,20 +476,30 @@ def _restore(saved):
 
 def _wait_for_worker(sock, lines, opens):
     """Open what the worker asks for (``opens``: the open broker) until the server reports how
-    the worker ended; exit as it did."""
+    the worker ended; exit as it did. A call interrupted by a signal that ends the command is
+    retried after a moment in which the worker neither ended nor asked anything else (it
+    survived the signal and still waits), as PEP 475 retries it in-process."""
     import select
 
-    waiting = [sock, opens]
+    waiting, pending = [sock, opens], None
     try:
         while not lines.complete():
-            readable = select.select(waiting, [], [])[0]
-            if opens in readable and not broker.serve(opens):
-                waiting.remove(opens)  # the worker has ended (or closed its end)
+            readable = select.select(waiting, [], [], None if pending is None else 0.5)[0]
+            if opens in readable:
+                if pending is not None:  # the worker has moved on
+                    pending.close()
+                pending = broker.receive(opens)
+                if pending is None:  # the worker has ended (or closed its end)
+                    waiting.remove(opens)
             if sock in readable:
                 lines.fill()
+            elif pending is not None and pending.answer(opens):
+                pending = None
         status = lines.next()
     except OSError:
         status = ""
+    if pending is not None:
+        pending.close()
     sock.close()
     opens.close()
     kind, _, value = status.partition(" ")
