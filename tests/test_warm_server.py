@@ -3,7 +3,6 @@ same command run in-process: the same stdout, stderr, exit status and output fil
 forwarded, a killed client takes its worker with it, and a dead server's socket is no
 obstacle. Runs the installed console scripts as a user does."""
 
-import marshal
 import os
 import shutil
 import signal
@@ -115,10 +114,17 @@ def test_predict(runtime, tmp_path):
     _both(runtime, tmp_path, ["svm-predict", "heart", str(model), "out"], outputs=["out"])
 
 
-@pytest.mark.parametrize("payload", [b"not marshal data", marshal.dumps(["a", "list"]), b""])
+def _frame(value):
+    from lasvm_cli.cli import broker
+
+    return broker.pack(value)
+
+
+@pytest.mark.parametrize("payload", [b"not a frame", _frame(["a", "list"]), b""],
+                         ids=["garbage", "list", "empty"])
 def test_malformed_request_is_dropped(runtime, tmp_path, payload):
-    """A request that is not a marshal-encoded dict closes that connection only: the server
-    goes on serving the next command."""
+    """A request that is not a frame of a dict closes that connection only: the server goes
+    on serving the next command."""
     import socket
     import struct
 
@@ -336,19 +342,20 @@ def _log(runtime):
 
 @pytest.mark.parametrize("request_", [
     {"prog": ["svm-train"]},
-    {"prog": "svm-train", "argv": "svm-train", "cwd": "/", "env": {}, "umask": 18},
-    {"prog": "svm-train", "argv": ["svm-train"], "cwd": "/", "env": {"A": 1}, "umask": 18,
-     "limits": [], "affinity": [0], "nice": 0, "ignored": [], "blocked": []},
-    {"prog": "rm", "argv": ["rm"], "cwd": "/", "env": {}, "umask": 18, "limits": [],
-     "affinity": [0], "nice": 0, "ignored": [], "blocked": []},
+    {"prog": "svm-train", "argv": "svm-train", "env": {}, "umask": 18},
+    {"prog": "svm-train", "argv": ["svm-train"], "env": {"A": 1}, "umask": 18,
+     "limits": [], "affinity": [0], "nice": 0, "ignored": [], "blocked": [],
+     "unbuffered": False},
+    {"prog": "rm", "argv": ["rm"], "env": {}, "umask": 18, "limits": [],
+     "affinity": [0], "nice": 0, "ignored": [], "blocked": [], "unbuffered": False},
 ], ids=["prog-list", "argv-str", "env-int", "unknown-prog"])
 def test_request_of_the_wrong_shape_is_dropped(runtime, tmp_path, request_):
-    """Valid marshal of the wrong shape closes that connection, is logged, and the server
+    """A valid frame of the wrong shape closes that connection, is logged, and the server
     serves the next command."""
     import socket
     import struct
 
-    payload = marshal.dumps(request_)
+    payload = _frame(request_)
     path = next(runtime.glob(f"lasvm-cli-{os.getuid()}/*.sock"))
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock, open(os.devnull) as null:
         sock.settimeout(30)
@@ -364,7 +371,7 @@ def test_client_that_leaves_before_the_answer(runtime, tmp_path):
     continued, is not hurt, and the abandoned command never runs (no output, no model)."""
     server = _server_pid(runtime)
     os.kill(server, signal.SIGSTOP)
-    try:  # output to files: the descriptors sent to the stopped server keep pipes open
+    try:  # output to files, read after the command (pipes: test_stopped_server_holds_no_descriptor)
         with open(tmp_path / "out", "wb") as out:
             r = subprocess.run(["timeout", "1", BIN / "svm-train", HEART, tmp_path / "gone"],
                                env=_env(runtime, "require"), stdout=out, stderr=out)
@@ -387,7 +394,7 @@ def test_stuck_server_runs_the_command_in_process(runtime, tmp_path, quiet):
     argv = [BIN / "svm-train", *(["-q"] if quiet else []), HEART, tmp_path / "m"]
     local = subprocess.run(argv, env=_env(runtime, "0"), capture_output=True)
     os.kill(server, signal.SIGSTOP)
-    try:  # output to files: the descriptors sent to the stopped server keep pipes open
+    try:  # output to files, read after the command (pipes: test_stopped_server_holds_no_descriptor)
         with open(tmp_path / "out", "wb") as out, open(tmp_path / "err", "wb") as err:
             r = subprocess.run(argv, env=env, stdout=out, stderr=err, timeout=600)
     finally:
@@ -753,22 +760,508 @@ def test_key_covers_every_dependency_a_worker_imports(tmp_path):
 
 
 def test_server_status_and_stop(tmp_path):
-    """`lasvm server status` lists the running server; `lasvm server stop` stops it and
-    removes its socket; status then says none runs."""
+    """`lasvm server status` names its folder and lists the running server; `lasvm server
+    stop` stops it and removes its socket; status then says none runs. A server stopped while
+    a command runs stays listed, with its worker, until the command ends."""
     runtime = tmp_path / "rt"
     runtime.mkdir(mode=0o700)
     env = _env(runtime, "1")
+
+    def lasvm_server(what):
+        return subprocess.run([BIN / "lasvm", "server", what], env=env, capture_output=True,
+                              text=True, check=True).stdout
+
     subprocess.run([BIN / "svm-train", "-q", HEART, tmp_path / "m"], env=env, check=True)
     _wait_for_socket(runtime, set())
     pid = _server_pid(runtime)
-    status = subprocess.run([BIN / "lasvm", "server", "status"], env=env, capture_output=True,
-                            text=True, check=True).stdout
+    status = lasvm_server("status")
+    assert status.splitlines()[0] == f"runtime folder {runtime}/lasvm-cli-{os.getuid()}"
     assert f"pid {pid}" in status and "running 0" in status
-    stop = subprocess.run([BIN / "lasvm", "server", "stop"], env=env, capture_output=True,
-                          text=True, check=True).stdout
+    stop = lasvm_server("stop")
     assert f"stopped the warm server" in stop and f"(pid {pid})" in stop
     assert not Path(f"/proc/{pid}").exists() or _state(pid) == "Z"
     assert not list(runtime.glob(f"lasvm-cli-{os.getuid()}/*.sock"))
-    status = subprocess.run([BIN / "lasvm", "server", "status"], env=env, capture_output=True,
-                            text=True, check=True).stdout
-    assert status.splitlines()[0] == "no warm server is running"
+    assert lasvm_server("status").splitlines()[1] == "no warm server is running"
+
+    subprocess.run([BIN / "svm-train", "-q", HEART, tmp_path / "m"], env=env, check=True)
+    _wait_for_socket(runtime, set())
+    pid = _server_pid(runtime)
+    p = subprocess.Popen([BIN / ENDLESS[0], *ENDLESS[1:], tmp_path / "long"],
+                         env=_env(runtime, "require"), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, preexec_fn=_default_sigint)
+    try:
+        deadline = time.monotonic() + 30
+        while not _workers_of(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (worker,) = _workers_of(pid)
+        assert f"running 1 (workers {worker})" in lasvm_server("status")
+        stop = lasvm_server("stop")
+        assert (f"(pid {pid}) accepts no more commands and exits when its running commands "
+                f"end (workers {worker})") in stop
+        status = lasvm_server("status")
+        assert f"pid {pid}  stopping  running 1 (workers {worker})" in status
+    finally:
+        p.send_signal(signal.SIGINT)
+        p.communicate(timeout=60)
+    assert p.returncode == 130
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{pid}").exists() and _state(pid) != "Z" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert lasvm_server("status").splitlines()[1] == "no warm server is running"
+
+
+# --- the open broker: the client opens, as the caller -------------------------------------
+
+def test_frames_round_trip_and_bombs_are_refused():
+    """The request and broker frames: every value a request holds comes back as it went,
+    odd names included; a count or length beyond the bytes received is refused before
+    anything is allocated for it."""
+    import struct
+
+    from lasvm_cli.cli import broker
+
+    value = {"argv": ["svm-train", "caf\udce9", ""], "env": {"A": "b=c", "\u00e9": "x"},
+             "n": [-1, 0, 2 ** 70], "f": [1.5, float("inf")], "b": [b"\0\xff", True, None]}
+    assert broker.unpack(broker.pack(value)) == value
+    for bomb in (b"l" + struct.pack("!I", 2 ** 31 - 1), b"s" + struct.pack("!I", 2 ** 31 - 1),
+                 b"d" + struct.pack("!I", 1000) + b"N", b"i\xff" + b"9" * 300, b"l" * 100,
+                 broker.pack([1]) + b"N"):
+        with pytest.raises(ValueError):
+            broker.unpack(bomb)
+
+
+def _vm(pid, field):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def test_request_allocates_only_what_was_received(runtime, tmp_path):
+    """A 9-byte request announcing 2^27 items (marshal's tuple code, then the same in the
+    frame format): the server's peak memory does not grow by what the count announces, and
+    the next command is served at once."""
+    import socket
+    import struct
+
+    server = _server_pid(runtime)
+    before = _vm(server, "VmHWM")
+    path = next(runtime.glob(f"lasvm-cli-{os.getuid()}/*.sock"))
+    for payload in (b"(" + struct.pack("<i", 2 ** 27), b"l" + struct.pack("!I", 2 ** 27)):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(30)
+            sock.connect(str(path))
+            sock.sendall(struct.pack("!I", len(payload)) + payload)
+            assert sock.recv(100) == b""
+    t = time.monotonic()
+    _served(runtime, tmp_path)
+    assert time.monotonic() - t < 30
+    assert _vm(server, "VmHWM") - before < 256 << 20
+
+
+def _with_pipe_of(path):
+    """A pipe whose read end carries ``path``'s bytes (as bash's <(cat path) makes one)."""
+    read, write = os.pipe()
+    writer = subprocess.Popen(["cat", str(path)], stdout=write)
+    os.close(write)
+    return read, writer
+
+
+@pytest.mark.parametrize("kind", ["process-substitution", "inherited-file"])
+def test_descriptor_paths_are_the_callers(runtime, tmp_path, kind):
+    """`svm-train <(cat data) m` (/dev/fd/63, a pipe) and `svm-train /dev/fd/3 m 3<data`: the
+    descriptor is the caller's, so the worker's copy comes from the client (in-process and
+    served alike, the same model)."""
+    results = []
+    for mode in ("0", "require"):
+        if kind == "process-substitution":
+            fd, writer = _with_pipe_of(HEART)
+        else:
+            fd, writer = os.open(HEART, os.O_RDONLY), None
+        try:
+            r = subprocess.run([BIN / "svm-train", f"/dev/fd/{fd}", tmp_path / f"{mode}.m"],
+                               env=_env(runtime, mode), capture_output=True, pass_fds=[fd],
+                               timeout=600)
+        finally:
+            os.close(fd)
+            if writer:
+                writer.wait()
+        results.append((r.returncode, r.stdout, r.stderr))
+    assert results[0] == results[1] and results[0][0] == 0, results[1][2]
+    assert (tmp_path / "0.m").read_bytes() == (tmp_path / "require.m").read_bytes()
+
+
+def _both_existing(runtime, tmp_path, argv):
+    results = []
+    for mode in ("0", "require"):
+        work = tmp_path / mode
+        work.mkdir(exist_ok=True)
+        shutil.copy(HEART, work / "heart")
+        r = subprocess.run([BIN / argv[0], *argv[1:]], cwd=work, env=_env(runtime, mode),
+                           capture_output=True, timeout=600)
+        results.append((r.returncode, r.stdout, r.stderr))
+    assert results[0] == results[1]
+    return results[0]
+
+
+@pytest.mark.parametrize("argv", [
+    ["svm-train", "-q", "missing", "m"],
+    ["svm-train", "-q", "heart", "nodir/m"],
+    ["svm-predict", "heart", "heart", "out"],
+    ["svm-scale", "-r", "missing", "heart"],
+    ["svm-scale", "-s", "nodir/range", "heart"],
+    ["svm-train", "-q", "heart", "link"],
+], ids=["missing-input", "missing-folder", "model-not-a-model", "range-missing",
+        "range-unwritable", "model-through-symlink"])
+def test_errors_and_outputs_through_the_broker(runtime, tmp_path, argv):
+    """Missing files and folders, a bad model, a model written through a symbolic link (the
+    link stays, its target is replaced): served as in-process."""
+    for mode in ("0", "require"):
+        (tmp_path / mode).mkdir()
+        (tmp_path / mode / "target").write_text("old\n")
+        (tmp_path / mode / "link").symlink_to("target")
+    _both_existing(runtime, tmp_path, argv)
+    for mode in ("0", "require"):
+        assert (tmp_path / mode / "link").is_symlink()
+    assert ((tmp_path / "0" / "target").read_bytes()
+            == (tmp_path / "require" / "target").read_bytes())
+
+
+def _wait_until_opening_a_fifo(pid, timeout=300):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if Path(f"/proc/{pid}/wchan").read_text() == "wait_for_partner":
+            return
+        time.sleep(0.05)
+    raise AssertionError("the command never waited on the named pipe")
+
+
+def test_ctrl_c_while_opening_a_named_pipe(runtime, tmp_path):
+    """`svm-train fifo m` with no writer blocks in open(); Ctrl-C ends it ('interrupted',
+    status 130) served as in-process: the client's blocked open is interrupted too."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    results = []
+    for mode in ("0", "require"):
+        p = subprocess.Popen([BIN / "svm-train", fifo, tmp_path / "m"], env=_env(runtime, mode),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=_default_sigint)
+        _wait_until_opening_a_fifo(p.pid)  # the client opens it, served or not
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        results.append((p.returncode, out, err))
+    assert results[0] == results[1] and results[0][0] == 130, results
+    assert not (tmp_path / "m").exists()
+
+
+# --- callers that could hang or orphan a command ------------------------------------------
+
+def _closing(fd):
+    def close():
+        _default_sigint()
+        os.close(fd)
+    return close
+
+
+@pytest.mark.parametrize("fd", [0, 1])
+def test_closed_standard_stream(runtime, tmp_path, fd):
+    """`svm-train - m <&-` (and a closed stdout or stderr): served or not, the command ends
+    at once as in-process does (it runs in-process: the client's socket must not become the
+    command's stream)."""
+    results = []
+    for mode in ("0", "1"):
+        with open(HEART, "rb") as data:
+            r = subprocess.run([BIN / "svm-train", "-", tmp_path / f"{mode}.m"],
+                               env=_env(runtime, mode), stdin=data, capture_output=True,
+                               preexec_fn=_closing(fd), timeout=120)
+        results.append((r.returncode, r.stdout, r.stderr))
+    assert results[0] == results[1]
+    assert fd != 0 or results[0][0] == 1
+
+
+def test_killed_client_with_closed_stdin_leaves_no_worker(runtime, tmp_path):
+    """A long command with stdin closed, its client killed with kill -9: nothing runs on and
+    no model appears."""
+    server = _server_pid(runtime)
+    p = subprocess.Popen([BIN / ENDLESS[0], *ENDLESS[1:], tmp_path / "m"],
+                         env=_env(runtime, "1"), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, preexec_fn=_closing(0))
+    time.sleep(2.0)
+    p.kill()
+    p.wait()
+    deadline = time.monotonic() + 10
+    while _workers_of(server) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _workers_of(server)
+    assert not (tmp_path / "m").exists()
+
+
+def test_stopped_server_holds_no_descriptor(runtime, tmp_path):
+    """`svm-train data m | cat` while the server is stopped: the client gives up after
+    LASVM_SERVER_TIMEOUT and runs the command itself; the pipe ends when it does (the server
+    never got the caller's descriptors), and the server, continued, runs nothing."""
+    server = _server_pid(runtime)
+    local = subprocess.run([BIN / "svm-train", HEART, tmp_path / "local"],
+                           env=_env(runtime, "0"), capture_output=True, check=True)
+    env = _env(runtime, "1")
+    env["LASVM_SERVER_TIMEOUT"] = "1"
+    os.kill(server, signal.SIGSTOP)
+    try:
+        p = subprocess.Popen([BIN / "svm-train", HEART, tmp_path / "m"], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        out, _ = p.communicate(timeout=120)  # EOF: no copy of the pipe in the server
+    finally:
+        os.kill(server, signal.SIGCONT)
+    assert p.returncode == 0 and out == local.stdout
+    _served(runtime, tmp_path, "after")
+    assert _server_pid(runtime) == server and not _workers_of(server)
+
+
+def _pids_cgroup(name):
+    for root in (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup")):
+        if (root / "cgroup.procs").exists() and os.access(root, os.W_OK):
+            group = root / name
+            try:
+                group.mkdir(exist_ok=True)
+            except OSError:
+                continue
+            if (group / "pids.max").exists():
+                return root, group
+            group.rmdir()
+    return None, None
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a cgroup")
+def test_failed_fork_runs_in_process(runtime, tmp_path):
+    """A server that cannot fork (its cgroup's pids.max reached) refuses: the command runs
+    in-process, the same output, no word of a server that stopped; the server serves again
+    once it can fork."""
+    server = _server_pid(runtime)
+    root, group = _pids_cgroup(f"lasvm-fork-{os.getpid()}")
+    if group is None:
+        pytest.skip("no writable pids cgroup")
+    before = [line for line in Path(f"/proc/{server}/cgroup").read_text().splitlines()
+              if ":pids:" in line or line.startswith("0::")]
+    home = root / before[0].split(":", 2)[2].lstrip("/") if before else root
+    local = subprocess.run([BIN / "svm-train", HEART, tmp_path / "local"],
+                           env=_env(runtime, "0"), capture_output=True, check=True)
+    try:
+        (group / "cgroup.procs").write_text(f"{server}\n")
+        (group / "pids.max").write_text((group / "pids.current").read_text())
+        r = subprocess.run([BIN / "svm-train", HEART, tmp_path / "m"], env=_env(runtime, "1"),
+                           capture_output=True, timeout=600)
+    finally:
+        (home / "cgroup.procs").write_text(f"{server}\n")
+        group.rmdir()
+    assert (r.returncode, r.stdout, r.stderr) == (0, local.stdout, local.stderr)
+    assert "cannot fork a worker" in _log(runtime)
+    _served(runtime, tmp_path, "after")
+
+
+def test_server_timeout_is_validated(runtime, tmp_path):
+    """LASVM_SERVER_TIMEOUT=inf or 1e300 waits without a limit; nan, a negative number, zero
+    or a word is said on stderr once and the default used; the command is served either way
+    (`inf` failed every command with OverflowError)."""
+    local = subprocess.run([BIN / "svm-train", HEART, tmp_path / "local"],
+                           env=_env(runtime, "0"), capture_output=True, check=True)
+    for value in ("inf", "1e300", "nan", "-1", "0", "ten"):
+        env = _env(runtime, "require")
+        env["LASVM_SERVER_TIMEOUT"] = value
+        r = subprocess.run([BIN / "svm-train", HEART, tmp_path / "m"], env=env,
+                           capture_output=True, timeout=600)
+        assert (r.returncode, r.stdout) == (0, local.stdout), r.stderr
+        said = r.stderr.decode().splitlines()
+        if value in ("inf", "1e300"):
+            assert said == []
+        else:
+            assert said == [f"svm-train: LASVM_SERVER_TIMEOUT={value!r} is not a positive "
+                            "number of seconds: using 10"]
+
+
+# --- a local process cannot stall the server -----------------------------------------------
+
+def _cpu_seconds(pid):
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _sleeps(pid):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("voluntary_ctxt_switches:"):
+            return int(line.split()[1])
+    return 0
+
+
+def test_out_of_descriptors_backs_off_and_idle_connections_drop(runtime, tmp_path):
+    """Idle connections held while the server's `ulimit -n` is reached: the server does not
+    spin on its readable listener (EMFILE), it drops the idle ones after its handshake
+    timeout, and then serves again."""
+    import resource
+    import socket
+
+    server = _server_pid(runtime)
+    path = str(next(runtime.glob(f"lasvm-cli-{os.getuid()}/*.sock")))
+    soft, hard = resource.prlimit(server, resource.RLIMIT_NOFILE)
+    open_now = len(os.listdir(f"/proc/{server}/fd"))
+    idle = []
+    try:
+        resource.prlimit(server, resource.RLIMIT_NOFILE, (open_now + 3, hard))
+        for _ in range(8):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.connect(path)
+            idle.append(sock)
+        time.sleep(0.5)
+        cpu, sleeps = _cpu_seconds(server), _sleeps(server)
+        time.sleep(3.0)
+        # spinning: CPU as the busy host allows it, and no sleep at all; backing off: sleeps
+        assert _cpu_seconds(server) - cpu < 0.3 and _sleeps(server) - sleeps >= 2
+        idle[0].settimeout(30)
+        assert idle[0].recv(10) == b""  # dropped after the handshake timeout
+    finally:
+        for sock in idle:
+            sock.close()
+        resource.prlimit(server, resource.RLIMIT_NOFILE, (soft, hard))
+    _served(runtime, tmp_path)
+
+
+# --- terminals and streams -----------------------------------------------------------------
+
+_BACKGROUND_JOB = r"""
+import os, signal, subprocess, sys, time
+# a session with the pty as its terminal, this process its foreground job; the command a
+# background job of it, reading the terminal, as `svm-train - m &` at a shell
+os.setsid()
+import fcntl, termios
+fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+def background():
+    os.setpgid(0, 0)
+p = subprocess.Popen(sys.argv[1:], preexec_fn=background)
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline:
+    pid, status = os.waitpid(p.pid, os.WUNTRACED | os.WNOHANG)
+    if pid and os.WIFSTOPPED(status):
+        print("stopped", signal.Signals(os.WSTOPSIG(status)).name, flush=True)
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait()
+        break
+    if pid:
+        print("ended", status, flush=True)
+        break
+    time.sleep(0.05)
+else:
+    print("still running", flush=True)
+    p.kill()
+"""
+
+
+def test_background_job_reading_the_terminal_stops(runtime, tmp_path):
+    """`svm-train - m &` at a terminal: the command stops on SIGTTIN (`Stopped (tty input)`)
+    as in-process, instead of a worker outside the terminal's session eating the shell's
+    input."""
+    import pty
+
+    results = []
+    for mode in ("0", "1"):
+        main, tty = pty.openpty()
+        try:
+            r = subprocess.run([sys.executable, "-c", _BACKGROUND_JOB, BIN / "svm-train", "-",
+                                tmp_path / f"{mode}.m"], env=_env(runtime, mode), stdin=tty,
+                               stdout=subprocess.PIPE, stderr=tty, timeout=120)
+        finally:
+            os.close(tty)
+            os.close(main)
+        results.append(r.stdout)
+    assert results[0] == results[1] == b"stopped SIGTTIN\n"
+
+
+def _server_for(runtime, env, tmp_path):
+    """Make sure a server for ``env`` runs in ``runtime`` (its key may differ from the
+    module's): a first command starts it."""
+    out = subprocess.run([BIN / "lasvm", "server", "status"], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    key = out.splitlines()[-1].rpartition(" ")[2]
+    socket_path = Path(runtime) / f"lasvm-cli-{os.getuid()}" / f"{key}.sock"
+    if not socket_path.exists():
+        subprocess.run([BIN / "svm-train", "-q", HEART, tmp_path / "first"],
+                       env=dict(env, LASVM_SERVER="1"), check=True, timeout=600)
+        deadline = time.monotonic() + 600
+        while not socket_path.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+
+
+def test_unbuffered_output_reaches_the_worker(runtime, tmp_path):
+    """PYTHONUNBUFFERED=1: stdout is written as it is printed, so with stdout and stderr on
+    one pipe the lines interleave as in-process (buffered, stdout comes last)."""
+    data = tmp_path / "counts"  # non-negative and sparse: -l -1 adds nonzeros, a warning
+    data.write_text("1 1:1 2:3\n-1 1:2\n1 2:5\n")
+    outputs = {}
+    for unbuffered in (True, False):
+        env = _env(runtime, "0")
+        env.pop("PYTHONUNBUFFERED", None)
+        if unbuffered:
+            env["PYTHONUNBUFFERED"] = "1"
+        for mode in ("0", "require"):
+            env["LASVM_SERVER"] = mode
+            if mode == "require":
+                _server_for(runtime, env, tmp_path)
+            r = subprocess.run([BIN / "svm-scale", data], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, timeout=600)
+            outputs[unbuffered, mode] = (r.returncode, r.stdout)
+    assert outputs[True, "0"] == outputs[True, "require"]
+    assert outputs[False, "0"] == outputs[False, "require"]
+    assert outputs[True, "0"] != outputs[False, "0"]  # the check can tell the two apart
+
+
+# --- the runtime folder, said ----------------------------------------------------------------
+
+def test_runtime_dir_of_the_wrong_mode_is_said_once(tmp_path):
+    """LASVM_RUNTIME_DIR open to others: one line on stderr names it and the folder used
+    instead; `lasvm server status` names the folder it looks in."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o755)
+    env = _env(shared, "1")
+    env["LASVM_SERVER_IDLE"] = "1"  # the server it starts in /tmp goes at once
+    r = subprocess.run([BIN / "lasvm", "server", "status"], env=env, capture_output=True,
+                       text=True, check=True)
+    fallback = f"/tmp/lasvm-cli-{os.geteuid()}"
+    assert r.stderr.splitlines() == [
+        f"lasvm: LASVM_RUNTIME_DIR={shared}: has mode 0755, not 0700: the warm server's "
+        "folder is in /tmp instead"]
+    assert r.stdout.splitlines()[0] == f"runtime folder {fallback}"
+    local = subprocess.run([BIN / "svm-train", HEART, tmp_path / "local"],
+                           env=_env(shared, "0"), capture_output=True, check=True)
+    r = subprocess.run([BIN / "svm-train", HEART, tmp_path / "m"], env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and r.stdout == local.stdout.decode()
+    assert r.stderr.splitlines() == [
+        f"svm-train: LASVM_RUNTIME_DIR={shared}: has mode 0755, not 0700: the warm server's "
+        "folder is in /tmp instead"]
+
+
+def test_server_command_line_shows_no_paths(runtime):
+    """The server's sys.path comes through a pipe: `ps` shows none of its entries."""
+    argv = Path(f"/proc/{_server_pid(runtime)}/cmdline").read_bytes().decode().split("\0")
+    cmdline = " ".join(argv[1:])  # after the interpreter's own path
+    entries = [p for p in sys.path if p and len(p) > 1]
+    assert entries and not any(p in cmdline for p in entries)
+    assert "site-packages" not in cmdline and str(Path(__file__).parent.parent) not in cmdline
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a folder to another user")
+def test_shared_folder_of_another_user_is_explained(tmp_path, monkeypatch, capsys):
+    """Another user made /tmp/lasvm-cli-UID: no server can run, and `lasvm server status`
+    says why (and commands run in-process)."""
+    from lasvm_cli.cli import handoff, server
+
+    folder = tmp_path / f"lasvm-cli-{os.geteuid()}"
+    folder.mkdir(mode=0o700)
+    os.chown(folder, 65534, 65534)
+    monkeypatch.setattr(handoff, "SHARED", str(tmp_path))
+    monkeypatch.delenv("LASVM_RUNTIME_DIR", raising=False)
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    server.status()
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == (f"no private runtime folder ({folder} belongs to uid 65534, not to this "
+                     f"user (uid {os.geteuid()})): commands run without a warm server")

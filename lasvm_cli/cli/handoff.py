@@ -9,24 +9,33 @@ server serves it: the key (``server_key``) covers the installation, the start-up
 and the process's standing (credentials, groups, capabilities, cgroup, namespaces, hard limits,
 nice value, scheduling policy). What a worker can take on, it does before running the command:
 the standard streams (passed as descriptors), directory, environment, umask, soft limits, CPU
-affinity, I/O priority, signal mask and ignored signals (``_request``).
+affinity, I/O priority, signal mask and ignored signals (``_request``). Every path the command
+touches is opened by this process, as the caller, and passed to the worker (the open broker,
+cli/broker.py): a sandbox that no one can see from outside confines the command as it would
+in-process.
+
+A command whose standard streams include a terminal, or lack one (a closed descriptor), runs
+in-process: a worker outside the caller's session cannot be the terminal's background job
+(SIGTTIN, ``stty tostop``), and a person at a terminal does not notice the start-up.
 
 The runtime folder is this user's alone and is used only through a descriptor (``Folder``):
 nothing another user controls is followed or written. The client talks only to a server of its
 own user (checked on the socket before anything is sent), and never runs a command twice: a
 server that does not answer in time is left before the command is confirmed ("go"), and the
-command then runs in-process.
+command then runs in-process. The caller's descriptors go with "go" only, so a stopped server
+holds none of them.
 
 This module runs before anything heavy is imported: standard library only.
 """
 
 import hashlib
-import marshal
 import os
 import signal
 import socket
 import struct
 import sys
+
+from . import broker
 
 IDLE_SECONDS = 300
 ANSWER_SECONDS = 10.0  # a server that has not answered by then is taken as stuck
@@ -42,6 +51,7 @@ _STANDING = ("Uid:", "Gid:", "Groups:", "CapInh:", "CapPrm:", "CapEff:", "CapBnd
 _NAMESPACES = ("cgroup", "ipc", "mnt", "net", "pid", "time", "user", "uts")
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 _HEADER = struct.Struct("!I")
+_FOREVER = 1e9  # seconds: a LASVM_SERVER_TIMEOUT or LASVM_SERVER_IDLE beyond it has no limit
 _PEERCRED = struct.Struct("3i")  # pid, uid, gid
 
 
@@ -55,19 +65,43 @@ def required():
 
 
 def idle_seconds():
+    """LASVM_SERVER_IDLE; None: no limit."""
     return _seconds("LASVM_SERVER_IDLE", IDLE_SECONDS)
 
 
 def answer_seconds():
+    """LASVM_SERVER_TIMEOUT; None: no limit."""
     return _seconds("LASVM_SERVER_TIMEOUT", ANSWER_SECONDS)
 
 
 def _seconds(name, default):
-    try:
-        value = float(os.environ.get(name, default))
-    except ValueError:
+    """A positive number of seconds from the environment; ``inf`` (or anything beyond
+    _FOREVER) means no limit; anything else is said once on stderr and the default used."""
+    text = os.environ.get(name)
+    if text is None:
         return float(default)
-    return value if value > 0 else float(default)
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:  # nan, zero, negative, not a number
+        _notice(f"{name}={text!r} is not a positive number of seconds: using {default:g}")
+        return float(default)
+    return None if value > _FOREVER else value
+
+
+_said = set()
+_quiet = [False]
+
+
+def _notice(text):
+    """One line on stderr about the warm server, once per process and not with -q."""
+    if text not in _said and not _quiet[0]:
+        _said.add(text)
+        try:
+            sys.stderr.write(f"{_name()}: {text}\n")
+        except (OSError, ValueError, AttributeError):
+            pass
 
 
 # --- the runtime folder ---------------------------------------------------------------------
@@ -81,19 +115,34 @@ class Folder:
     def __init__(self, fd):
         self.fd = fd
 
+    problem = None  # why the last ``open`` found no folder
+
     @classmethod
     def open(cls):
         """``$LASVM_RUNTIME_DIR`` or ``$XDG_RUNTIME_DIR`` when it is a folder of this user's
         with mode 0700, else ``/tmp``; inside it ``lasvm-cli-UID``, made or accepted only as a
-        real folder of this user's with mode 0700. None when no such folder can be had."""
-        base = os.environ.get("LASVM_RUNTIME_DIR") or os.environ.get("XDG_RUNTIME_DIR")
-        for parent, private in ((base, True), ("/tmp", False)):
+        real folder of this user's with mode 0700. None when no such folder can be had
+        (``Folder.problem`` says why). A runtime dir named in the environment but not
+        usable is said once on stderr."""
+        variable = next((name for name in ("LASVM_RUNTIME_DIR", "XDG_RUNTIME_DIR")
+                         if os.environ.get(name)), None)
+        for parent, private in ((variable and os.environ[variable], True), (SHARED, False)):
             if not parent:
                 continue
-            fd = _open_folder(parent, private)
+            fd, problem = _open_folder(parent, private)
             if fd is not None:
                 return cls(fd)
+            Folder.problem = problem
+            if private:
+                _notice(f"{variable}={parent}: {problem}: the warm server's folder is in "
+                        f"{SHARED} instead")
         return None
+
+    def path(self):
+        try:
+            return os.readlink(f"/proc/self/fd/{self.fd}")
+        except OSError:
+            return "?"
 
     def address(self, name):
         return f"/proc/self/fd/{self.fd}/{name}"
@@ -120,39 +169,62 @@ class Folder:
         os.close(self.fd)
 
 
+SHARED = "/tmp"  # the folder's parent where the environment names no private one
+
+
 def _open_folder(parent, private):
-    """The descriptor of ``parent/lasvm-cli-UID`` after the checks of ``Folder.open``, or
-    None. ``private``: the parent itself must be this user's with mode 0700 (a runtime dir
-    named by the environment, which anyone may have set); /tmp is shared and sticky."""
+    """(the descriptor of ``parent/lasvm-cli-UID`` after the checks of ``Folder.open``, None)
+    or (None, why not). ``private``: the parent itself must be this user's with mode 0700 (a
+    runtime dir named by the environment, which anyone may have set); /tmp is shared and
+    sticky."""
     uid = os.geteuid()
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
     try:
         top = os.open(parent, flags)
-    except OSError:
-        return None
+    except OSError as e:
+        return None, f"cannot open it ({e.strerror})"
+    name = f"lasvm-cli-{uid}"
     try:
-        if private and not _owned_private(os.fstat(top), uid):
-            return None
-        name = f"lasvm-cli-{uid}"
+        if private:
+            problem = _not_private(os.fstat(top), uid)
+            if problem:
+                return None, problem
         try:
             os.mkdir(name, 0o700, dir_fd=top)
         except FileExistsError:
             pass
         fd = os.open(name, flags | os.O_NOFOLLOW, dir_fd=top)
-    except OSError:
-        return None
+    except OSError as e:
+        where = os.path.join(parent, name)
+        try:  # whose it is says more than EACCES (another user's folder of mode 0700)
+            st = os.stat(name, dir_fd=top, follow_symlinks=False)
+        except OSError:
+            return None, f"{where}: {e.strerror}"
+        import stat
+
+        if stat.S_ISLNK(st.st_mode):
+            return None, f"{where} is a symbolic link"
+        return None, f"{where} {_not_private(st, uid) or e.strerror}"
     finally:
         os.close(top)
-    if _owned_private(os.fstat(fd), uid):
-        return fd
+    problem = _not_private(os.fstat(fd), uid)
+    if not problem:
+        return fd, None
     os.close(fd)
-    return None
+    return None, f"{os.path.join(parent, name)} {problem}"
 
 
-def _owned_private(st, uid):
+def _not_private(st, uid):
+    """Why a folder is not this user's private one, or None."""
     import stat
 
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == uid and not st.st_mode & 0o077
+    if not stat.S_ISDIR(st.st_mode):
+        return "is not a folder"
+    if st.st_uid != uid:
+        return f"belongs to uid {st.st_uid}, not to this user (uid {uid})"
+    if st.st_mode & 0o077:
+        return f"has mode {stat.S_IMODE(st.st_mode):04o}, not 0700"
+    return None
 
 
 # --- which server ---------------------------------------------------------------------------
@@ -233,15 +305,20 @@ class _Lines:
     """Lines from the server: one read can hold several (a quick command's start and end)."""
 
     def __init__(self, sock):
-        self.sock, self.buffer = sock, b""
+        self.sock, self.buffer, self.ended = sock, b"", False
+
+    def complete(self):
+        return b"\n" in self.buffer or self.ended
+
+    def fill(self):
+        """Read what the server has sent (blocking); at its end, ``ended``."""
+        chunk = self.sock.recv(256)
+        self.buffer += chunk
+        self.ended = not chunk
 
     def next(self):
-        while b"\n" not in self.buffer:
-            chunk = self.sock.recv(256)
-            if not chunk:
-                line, self.buffer = self.buffer, b""
-                return line.decode("ascii", "replace").strip()
-            self.buffer += chunk
+        while not self.complete():
+            self.fill()
         line, _, self.buffer = self.buffer.partition(b"\n")
         return line.decode("ascii", "replace").strip()
 
@@ -249,14 +326,17 @@ class _Lines:
 def run_on_server(prog, args):
     """Run command ``prog`` with ``args`` on a warm server; returns its exit status, or None
     when no server ran it (none running, disabled, stuck, or it refused before starting the
-    command), in which case the caller runs it in-process."""
-    if not enabled():
+    command; a terminal or a closed descriptor among the standard streams), in which case the
+    caller runs it in-process."""
+    if not enabled() or not _streams_servable():  # first: nothing opened yet
         return None
+    _quiet[0] = "-q" in args
     folder = Folder.open()
     if folder is None:
         return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     saved = {}
+    ours = theirs = None
     try:
         try:
             request = _request(prog, args)
@@ -266,35 +346,61 @@ def run_on_server(prog, args):
             folder.close()
         if _peer_uid(sock) != os.geteuid():  # not our server: send it nothing
             raise ConnectionRefusedError
-        payload = marshal.dumps(request)  # builtin: json would import re
-        message = _HEADER.pack(len(payload)) + payload
-        sent = socket.send_fds(sock, [message], [0, 1, 2])
-        sock.sendall(message[sent:])
+        payload = broker.pack(request)
+        sock.sendall(_HEADER.pack(len(payload)) + payload)
         lines = _Lines(sock)
         if lines.next() != "ready":
             raise ConnectionRefusedError
         sock.settimeout(None)  # from here the server has the command: no second run
-        saved = _forward_signals(sock)  # from "go" on, a signal is the worker's
-        sock.sendall(b"go\n")
+        # the caller's streams and folder, and the worker's end of the open broker: only now,
+        # so a server that stops before this holds nothing of the caller's
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        here = os.open(".", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            saved = _forward_signals(sock)  # from "go" on, a signal is the worker's
+            sent = socket.send_fds(sock, [b"go\n"], [0, 1, 2, here, theirs.fileno()])
+            sock.sendall(b"go\n"[sent:])
+        finally:
+            os.close(here)
+            theirs.close()
         started = lines.next()
     except socket.timeout:
         sock.close()
+        if ours is not None:
+            ours.close()
+        seconds = answer_seconds()
         if "-q" not in args:
             sys.stderr.write(f"{_name()}: the warm server did not answer in "
-                             f"{answer_seconds():g} s: running in this process\n")
+                             f"{seconds:g} s: running in this process\n")
         return None
     except OSError:
         sock.close()
+        if ours is not None:
+            ours.close()
         _restore(saved)
         return None
     if started.startswith("refused"):  # refused before the command ran: in-process
         sock.close()
+        ours.close()
         _restore(saved)
         return None
     if not started.startswith("started"):  # gone after "go": the command may have begun
         sock.close()
+        ours.close()
         return _server_gone()
-    return _wait_for_worker(sock, lines)
+    return _wait_for_worker(sock, lines, ours)
+
+
+def _streams_servable():
+    """Whether descriptors 0-2 are all open and none is a terminal (module docstring)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            return False
+        if os.isatty(fd):
+            return False
+    return True
 
 
 def _peer_uid(sock):
@@ -312,20 +418,20 @@ def _request(prog, args):
     SIGPIPE and SIGXFSZ, which Python ignores itself."""
     import resource
 
-    for fd in (0, 1, 2):
-        os.fstat(fd)
     umask = os.umask(0)
     os.umask(umask)
     ignored = [int(s) for s in signal.valid_signals()
                if s not in (signal.SIGKILL, signal.SIGSTOP)
                and signal.getsignal(s) is signal.SIG_IGN]
-    return {"prog": prog, "argv": [sys.argv[0], *args], "cwd": os.getcwd(),
+    return {"prog": prog, "argv": [sys.argv[0], *args],
             "env": dict(os.environ), "umask": umask,
             "limits": [[r, *resource.getrlimit(r)] for r in _limits()],
             "affinity": sorted(os.sched_getaffinity(0)),
             "nice": os.getpriority(os.PRIO_PROCESS, 0),
             "ignored": ignored,
-            "blocked": sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, []))}
+            "blocked": sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, [])),
+            # PYTHONUNBUFFERED or -u (sys.flags does not show it; the stream made by it does)
+            "unbuffered": bool(getattr(sys.__stdout__, "write_through", False))}
 
 
 def _forward_signals(sock):
@@ -338,6 +444,10 @@ def _forward_signals(sock):
             sock.sendall(f"sig {signum}\n".encode())
         except OSError:
             pass
+        if signum in _FORWARDED and broker.calling[0]:
+            # the worker is ending (or handling it): a blocked open for it must not keep
+            # this process waiting for ever
+            raise InterruptedError(4, "Interrupted system call")  # EINTR
 
     def suspend(signum, frame):
         """Ctrl-Z: the worker is outside the terminal's process group, so stop it, then stop
@@ -364,13 +474,34 @@ def _restore(saved):
         signal.signal(signum, handler)
 
 
-def _wait_for_worker(sock, lines):
-    """Wait until the server reports how the worker ended; exit as it did."""
+def _wait_for_worker(sock, lines, opens):
+    """Open what the worker asks for (``opens``: the open broker) until the server reports how
+    the worker ended; exit as it did. A call interrupted by a signal that ends the command is
+    retried after a moment in which the worker neither ended nor asked anything else (it
+    survived the signal and still waits), as PEP 475 retries it in-process."""
+    import select
+
+    waiting, pending = [sock, opens], None
     try:
+        while not lines.complete():
+            readable = select.select(waiting, [], [], None if pending is None else 0.5)[0]
+            if opens in readable:
+                if pending is not None:  # the worker has moved on
+                    pending.close()
+                pending = broker.receive(opens)
+                if pending is None:  # the worker has ended (or closed its end)
+                    waiting.remove(opens)
+            if sock in readable:
+                lines.fill()
+            elif pending is not None and pending.answer(opens):
+                pending = None
         status = lines.next()
     except OSError:
         status = ""
+    if pending is not None:
+        pending.close()
     sock.close()
+    opens.close()
     kind, _, value = status.partition(" ")
     if kind == "exit":
         return int(value)
@@ -393,8 +524,9 @@ def start_server():
     """Start a warm server for this installation and process standing in the background,
     detached from this process (its own session, no terminal, standard streams on
     /dev/null; it logs to its folder). It exits at once when another is starting or running,
-    and after ``idle_seconds`` without a command."""
-    if not enabled():
+    and after ``idle_seconds`` without a command. Not from a command at a terminal (it would
+    not use one)."""
+    if not enabled() or not _streams_servable():
         return
     folder = Folder.open()
     if folder is None:
@@ -404,12 +536,19 @@ def start_server():
     import subprocess
 
     # the server's sys.path is made this process's (the key covers it), so a worker imports
-    # what this command would have imported
-    code = "from lasvm_cli.cli.warm_server import main; main()"
+    # what this command would have imported; it goes through a pipe, not the command line,
+    # which every user sees
+    code = ("import json, sys; config = json.load(sys.stdin); sys.path[:] = config['sys_path']"
+            "; from lasvm_cli.cli.warm_server import main; main(config)")
     config = json.dumps({"key": server_key(), "idle": idle_seconds(), "sys_path": sys.path})
     try:
-        subprocess.Popen([sys.executable, "-c", code, config], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True, close_fds=True, cwd="/")
+        server = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  start_new_session=True, close_fds=True, cwd="/")
+    except OSError:
+        return
+    try:
+        server.stdin.write(config.encode())
+        server.stdin.close()
     except OSError:
         pass

@@ -4,17 +4,20 @@ function from numba's cache, and forks a worker for each command a client hands 
 
 A fork starts warm: the 1-2 s that a fresh process spends importing numba, loading its typing
 registries and its cached machine code are paid once here. The worker becomes the command: it
-takes the client's standard streams (descriptors passed over the socket), directory,
-environment, umask, soft limits, CPU affinity, I/O priority, signal mask and ignored signals,
-rebuilds ``sys.stdin/stdout/stderr`` as a fresh interpreter would, and runs the same click
+takes the client's standard streams and working directory (descriptors passed over the
+socket), environment, umask, soft limits, CPU affinity, I/O priority, signal mask and ignored
+signals, rebuilds ``sys.stdin/stdout/stderr`` as a fresh interpreter would, and runs the same click
 command as the console script; the server reports its exit status (or the signal that ended
 it). A worker that cannot take on one of them refuses before the command starts, and the
-client runs it in-process.
+client runs it in-process. The worker opens no path itself: the client opens what the
+command touches, as the caller, over a socket pair of its own (cli/broker.py).
 
-The conversation with a client: request and descriptors -> "ready" -> "go" -> fork ->
-"started PID" (or "refused") -> "sig N" lines from the client, each sent to the worker
-through its pidfd -> "exit N" or "signal N". A client that closes its end takes its worker
-with it; a worker dies with the server (PR_SET_PDEATHSIG).
+The conversation with a client: request (a frame of cli/broker.py's format) -> "ready" ->
+"go" with the descriptors (standard streams, working directory, the worker's end of the open
+broker) -> fork -> "started PID" (or "refused": stopping, stale, a failed fork or set-up) ->
+"sig N" lines from the client, each sent to the worker through its pidfd -> "exit N" or
+"signal N". A client that closes its end takes its worker with it; a worker dies with the
+server (PR_SET_PDEATHSIG).
 
 Threads do not survive fork: loading cached parallel code launches numba's threading layer
 (GNU OpenMP refuses to fork after that), so here numba's launch only registers the layer's
@@ -25,13 +28,16 @@ listening socket, each client's connection, each starting worker's status pipe a
 worker. After a worker ends, functions it compiled and cached are loaded too, so the next fork
 has them. The server exits after ``idle`` seconds without a command, when its socket is
 replaced or removed, when a module it has loaded changes on disk, or on SIGTERM (``lasvm
-server stop``), in each case after its running commands end. It logs to ``KEY.log`` in its
-folder (two files of at most 256 KiB).
+server stop``), in each case after its running commands end; meanwhile ``KEY.PID.retiring``
+describes it to ``lasvm server status``. A connection that has not sent its request and "go"
+within 10 s is dropped, and when descriptors run out (EMFILE) the server stops accepting for
+a moment instead of spinning. It logs to ``KEY.log`` in its folder (two files of at most
+256 KiB).
 """
 
+import errno
 import io
 import json
-import marshal
 import os
 import selectors
 import signal
@@ -40,7 +46,7 @@ import struct
 import sys
 import time
 
-from . import handoff
+from . import broker, handoff
 
 _HEADER = struct.Struct("!I")
 _COMMANDS = {"svm-train": "svm_train", "svm-predict": "svm_predict",
@@ -50,16 +56,21 @@ _FORWARDABLE = frozenset(int(s) for s in (
     signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGSTOP,
     signal.SIGCONT, signal.SIGWINCH))
 _MAX_REQUEST = 1 << 24
-_HANDSHAKE_SECONDS = 30.0  # a client that has not sent its request and "go" by then is dropped
+_HANDSHAKE_SECONDS = 10.0  # a client that has not sent its request and "go" by then is dropped
+_ACCEPT_PAUSE = 0.5  # seconds without accepting after running out of descriptors
+_GO_FDS = 5  # with "go": standard input, output, error, working directory, the broker's end
 LOG_LIMIT = 256 * 1024
 
 
-def main():
+def main(config):
+    """Serve with ``config`` (key, idle, sys_path), which the starting command sent through
+    the standard input (handoff.start_server)."""
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
     if not (hasattr(os, "pidfd_open") and hasattr(signal, "pidfd_send_signal")
             and hasattr(socket, "recv_fds")):
         return  # Linux only (pidfds, descriptor passing): elsewhere commands run in-process
-    config = json.loads(sys.argv[1])
-    sys.path[:] = config["sys_path"]
     folder = handoff.Folder.open()
     if folder is None:
         return
@@ -357,13 +368,15 @@ class Server:
         self.folder, self.key, self.lock, self.log = folder, key, lock, log
         self.name = handoff.socket_name(key)
         self.compiled, self.launch_threads = compiled, launch_threads
-        self.idle = float(idle)
+        self.idle = float("inf") if idle is None else float(idle)
         self.selector = selectors.DefaultSelector()
         self.clients = set()
         self.running = 0
         self.started = time.time()
         self.last_active = time.monotonic()
         self.stopping = False
+        self.retiring = None  # KEY.PID.retiring, once the lock is given up with commands left
+        self.accept_paused = None  # monotonic time until which nothing is accepted
         self.loaded = _loaded_files()
         self.listener = _listen(folder, self.name)
         self.inode = folder.stat(self.name).st_ino
@@ -379,7 +392,9 @@ class Server:
         self._publish()
         self.log.write(f"serving {self.name} for {sys.executable}")
         while self._still_wanted():
-            for key, _ in self.selector.select(timeout=1.0):
+            self._resume_accepting()
+            timeout = 1.0 if self.accept_paused is None else _ACCEPT_PAUSE
+            for key, _ in self.selector.select(timeout=timeout):
                 kind, client = key.data
                 try:
                     if kind == "accept":
@@ -398,6 +413,9 @@ class Server:
             if self.stopping and self.listener is not None:
                 self._retire("stopped (SIGTERM)")
         self._retire("idle" if not self.stopping else "stopped")
+        if self.retiring is not None:
+            self.folder.unlink(self.retiring[0])
+            os.close(self.retiring[1])
         self.log.write("exiting")
 
     def _stop_requested(self, signum, frame):
@@ -421,7 +439,9 @@ class Server:
         if self.listener is None:
             return
         self.log.write(f"no longer accepting commands: {why}")
-        self.selector.unregister(self.listener)
+        if self.accept_paused is None:
+            self.selector.unregister(self.listener)
+        self.accept_paused = None
         self.listener.close()
         self.listener = None
         try:
@@ -429,25 +449,39 @@ class Server:
                 self.folder.unlink(self.name)
         except OSError:
             pass
+        if self.running:  # described to `lasvm server status|stop` until they end
+            name = f"{self.key}.{self.pid}.retiring"
+            try:
+                self.retiring = (name, self.folder.open_file(name, os.O_RDWR | os.O_CREAT))
+                import fcntl
+
+                fcntl.flock(self.retiring[1], fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                self.retiring = None
         os.close(self.lock)
         self.lock = None
         for client in list(self.clients):
             if client.state in ("request", "confirm"):
                 self._send(client, "refused stopping\n")
                 self._close(client)
+        self._publish()
 
     def _publish(self):
-        """What ``lasvm server status`` shows, in the lock file."""
-        if self.lock is None:
+        """What ``lasvm server status`` shows, in the lock file (or, retiring, its own)."""
+        fd = self.lock if self.lock is not None else self.retiring and self.retiring[1]
+        if not fd:
             return
+        workers = sorted(c.pid for c in self.clients if c.pid is not None and
+                         c.pidfd is not None)
         state = json.dumps({
             "pid": os.getpid(), "python": sys.executable,
             "package": os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-            "started": self.started, "running": self.running,
+            "started": self.started, "running": self.running, "workers": workers,
+            "accepting": self.lock is not None,
             "idle_since": time.time() - (time.monotonic() - self.last_active)}).encode()
         try:
-            os.pwrite(self.lock, state, 0)
-            os.ftruncate(self.lock, len(state))
+            os.pwrite(fd, state, 0)
+            os.ftruncate(fd, len(state))
         except OSError:
             pass
 
@@ -456,7 +490,9 @@ class Server:
     def _accept(self):
         try:
             conn, _ = self.listener.accept()
-        except OSError:
+        except OSError as e:
+            if e.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                self._pause_accepting(e)
             return
         pid, uid, _ = handoff._PEERCRED.unpack(
             conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, handoff._PEERCRED.size))
@@ -470,27 +506,53 @@ class Server:
         self.selector.register(conn, selectors.EVENT_READ, ("client", client))
         self.last_active = time.monotonic()
 
+    def _pause_accepting(self, e):
+        """Out of descriptors: the listener stays readable, so stop selecting it for a moment
+        (the waiting connections stay in its backlog) rather than spin."""
+        if self.accept_paused is None:
+            self.log.write(f"not accepting for {_ACCEPT_PAUSE:g} s: {e.strerror}")
+            self.selector.unregister(self.listener)
+        self.accept_paused = time.monotonic() + _ACCEPT_PAUSE
+
+    def _resume_accepting(self):
+        if self.accept_paused is not None and time.monotonic() >= self.accept_paused:
+            self.accept_paused = None
+            if self.listener is not None:
+                self.selector.register(self.listener, selectors.EVENT_READ, ("accept", None))
+
     def _from_client(self, client):
         if client.state == "request":
             self._read_request(client)
             return
+        fds = []
         try:
-            data = client.conn.recv(4096)
+            if client.state == "confirm":  # "go" brings the descriptors
+                data, fds, _, _ = socket.recv_fds(client.conn, 4096, _GO_FDS)
+            else:  # plain recv: the kernel discards descriptors sent out of place
+                data = client.conn.recv(4096)
         except BlockingIOError:
             return
         except OSError:
             data = b""
+        if fds:
+            if client.data or client.fds or len(fds) != _GO_FDS:
+                client.fds.extend(fds)
+                self._drop(client, "descriptors out of place")
+                return
+            client.fds = fds
         if not data:  # the client left
             self._abandon(client)
             return
         client.data += data
         if client.state == "confirm":
             if not client.data.startswith(b"go\n"):
-                if len(client.data) >= 3:
-                    self._drop(client, "expected go")
+                if len(client.data) >= 3 or not client.fds:
+                    self._drop(client, "expected go with its descriptors")
                 return
             client.data = client.data[3:]
             self._start(client)
+            if client.state not in ("starting", "running"):
+                return
         self._messages(client)
 
     def _messages(self, client):
@@ -509,17 +571,11 @@ class Server:
 
     def _read_request(self, client):
         try:
-            data, fds, _, _ = socket.recv_fds(client.conn, 1 << 16, 3)
+            data = client.conn.recv(1 << 16)
         except BlockingIOError:
             return
         except OSError:
-            data, fds = b"", []
-        if fds:
-            first = not client.fds and not client.data
-            client.fds.extend(fds)
-            if not first or len(fds) != 3:
-                self._drop(client, "descriptors out of place")
-                return
+            data = b""
         if not data:
             self._drop(client, None)
             return
@@ -533,11 +589,11 @@ class Server:
         if len(client.data) < _HEADER.size + length:
             return
         payload, client.data = client.data[_HEADER.size:], b""
-        try:
-            request = marshal.loads(payload)
-        except (EOFError, TypeError, ValueError):
+        try:  # allocates only what was received, however large the counts in it
+            request = broker.unpack(payload)
+        except (ValueError, UnicodeDecodeError):
             request = None
-        if not _valid_request(request) or len(client.fds) != 3:
+        if not _valid_request(request):
             self._drop(client, "malformed request")
             return
         client.request = request
@@ -564,7 +620,15 @@ class Server:
         request = client.request
         ioprio = self.ioprio.get(client.peer_pid)
         status_read, status_write = os.pipe()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError as e:  # a process limit (cgroup pids.max): the client runs it itself
+            os.close(status_read)
+            os.close(status_write)
+            self.log.write(f"cannot fork a worker: {e.strerror}")
+            self._send(client, "refused fork\n")
+            self._close(client)
+            return
         if pid == 0:
             os.close(status_read)
             self._become_worker(client, ioprio, status_write)  # never returns
@@ -695,7 +759,8 @@ class Server:
                     for fd in other.fds:
                         _close(fd)
             _die_with(self.pid)
-            _take_over_process(client.request, client.fds, ioprio)
+            opens = _take_over_process(client.request, client.fds, ioprio)
+            broker.Broker(opens).install()  # from here every path is opened by the client
         except BaseException as e:  # could not become the client's process: it runs it
             try:
                 os.write(status, f"{type(e).__name__}: {e}".encode(errors="replace")[:500])
@@ -732,26 +797,31 @@ def _listen(folder, name):
     return listener
 
 
+_MAX_ITEMS = 1 << 16  # arguments, environment variables, CPUs, limits, signals
+
+
 def _valid_request(request):
-    """The request's shape, as handoff._request makes it."""
+    """The request's shape, as handoff._request makes it, within per-field caps."""
     def ints(value):
-        return isinstance(value, list) and all(type(v) is int for v in value)
+        return (isinstance(value, list) and len(value) <= _MAX_ITEMS
+                and all(type(v) is int for v in value))
 
     def strs(value):
-        return isinstance(value, list) and all(type(v) is str for v in value)
+        return (isinstance(value, list) and len(value) <= _MAX_ITEMS
+                and all(type(v) is str for v in value))
 
     return (isinstance(request, dict)
             and type(request.get("prog")) is str and request["prog"] in _COMMANDS
             and strs(request.get("argv")) and len(request["argv"]) >= 1
-            and type(request.get("cwd")) is str
-            and isinstance(request.get("env"), dict)
-            and all(type(k) is str and type(v) is str for k, v in request["env"].items())
+            and isinstance(request.get("env"), dict) and len(request["env"]) <= _MAX_ITEMS
+            and all(type(v) is str for v in request["env"].values())
             and type(request.get("umask")) is int and 0 <= request["umask"] <= 0o777
-            and isinstance(request.get("limits"), list)
+            and isinstance(request.get("limits"), list) and len(request["limits"]) <= 64
             and all(ints(limit) and len(limit) == 3 for limit in request["limits"])
             and ints(request.get("affinity")) and request["affinity"] != []
             and type(request.get("nice")) is int
-            and ints(request.get("ignored")) and ints(request.get("blocked")))
+            and ints(request.get("ignored")) and ints(request.get("blocked"))
+            and type(request.get("unbuffered")) is bool)
 
 
 def _loaded_files():
@@ -851,8 +921,11 @@ def _die_with(server_pid):
 
 def _take_over_process(request, fds, ioprio):
     """Become the client's process: its standard streams, signal dispositions and mask,
-    directory, environment, umask, nice value, CPU affinity, I/O priority and limits."""
+    directory, environment, umask, nice value, CPU affinity, I/O priority and limits. Returns
+    the worker's end of the open broker (a socket)."""
     import resource
+
+    stdin, stdout, stderr, directory, opens = fds
 
     os.setsid()  # out of the server's session; the client forwards its signals
     ignored = set(request["ignored"])
@@ -872,7 +945,7 @@ def _take_over_process(request, fds, ioprio):
     os.environ.clear()
     os.environ.update(request["env"])
     time.tzset()
-    os.chdir(request["cwd"])
+    os.fchdir(directory)  # the caller's folder itself, not a path to it
     if os.getpriority(os.PRIO_PROCESS, 0) != request["nice"]:
         os.setpriority(os.PRIO_PROCESS, 0, request["nice"])
     os.sched_setaffinity(0, request["affinity"])
@@ -882,22 +955,30 @@ def _take_over_process(request, fds, ioprio):
             resource.setrlimit(r, (soft, hard))
     # The streams last: whoever finds the process by its standard input (ps, /proc, a
     # supervisor) sees it already under all of the caller's settings.
-    for target, fd in enumerate(fds):
+    for target, fd in enumerate((stdin, stdout, stderr)):
         os.dup2(fd, target)
         os.close(fd)
-    _fresh_stdio()
+    os.close(directory)
+    _fresh_stdio(request["unbuffered"])
     sys.argv = list(request["argv"])
+    return socket.socket(fileno=opens)
 
 
-def _fresh_stdio():
-    """sys.stdin/stdout/stderr over descriptors 0-2 as a fresh interpreter makes them:
-    stdout line-buffered on a terminal only, stderr always line-buffered."""
+def _fresh_stdio(unbuffered):
+    """sys.stdin/stdout/stderr over descriptors 0-2 as a fresh interpreter makes them: stdout
+    line-buffered on a terminal only, stderr always line-buffered; with ``unbuffered``
+    (PYTHONUNBUFFERED, python -u) both written straight through, unbuffered."""
     def stream(fd, mode, old, line_buffering):
         raw = io.FileIO(fd, mode, closefd=False)
-        buffered = io.BufferedReader(raw) if mode == "rb" else io.BufferedWriter(raw)
+        if mode == "rb":
+            buffered = io.BufferedReader(raw)
+        elif unbuffered:
+            buffered = raw
+        else:
+            buffered = io.BufferedWriter(raw)
         return io.TextIOWrapper(buffered, encoding=old.encoding, errors=old.errors,
-                                newline=None if mode == "rb" else "\n",
-                                line_buffering=line_buffering)
+                                newline="\n", line_buffering=line_buffering and not unbuffered,
+                                write_through=unbuffered and mode == "wb")
 
     sys.stdin = sys.__stdin__ = stream(0, "rb", sys.__stdin__, False)
     sys.stdout = sys.__stdout__ = stream(1, "wb", sys.__stdout__, os.isatty(1))
