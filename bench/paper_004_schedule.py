@@ -3,6 +3,7 @@
     python bench/paper_004_schedule.py strategies usps --train-rows 1000 --seeds 3
     python bench/paper_004_schedule.py cs-second usps --train-rows 2000 --seeds 3
     python bench/paper_004_schedule.py llw-optimum letter --train-rows 2000 --max-seconds 1800
+    python bench/paper_004_schedule.py llw-lbfgs letter --train-rows 2000 --max-iter 4000
 
 * ``strategies``: online LLW x1 with each working-set strategy under each ``--schedule``
   (blocks: ours, the gain per block of work; seconds: Algorithm 7 as printed, the gain after
@@ -19,6 +20,8 @@
   x2 and x4 beside it. Is LLW's letter error (13.5-16.6% against CS's 10.6%) one pass being far
   from the optimum, or the machine's? The batch run saves its state at each checkpoint and a
   later call continues it.
+* ``llw-lbfgs``: the same LLW dual maximised by scipy's L-BFGS-B (another family of solver:
+  quasi-Newton on the box), with checkpoints: does batch S2DO climb to the same optimum?
 
 C and gamma are the thesis's (bench/paper_004.py SETTINGS), the data read as bench/paper_004.py
 reads them (usps halved, letter unscaled, mnist / 255), a random subsample (seed 0) of
@@ -94,8 +97,11 @@ def fit(problem, rows, test, test_rows, **options):
                 support_patterns=c.get("support_patterns", int(model.sv_coef.shape[1])))
 
 
-def batch_dual(out, problem, rows, test, test_rows, scheme, C, g, cache_mb):
+def batch_dual(out, problem, rows, test, test_rows, scheme, C, g, cache_mb, skip=False):
+    """The batch run's dual (run once; ``skip``: none, NaN)."""
     key = f"{scheme} batch"
+    if skip:
+        return float("nan")
     if not out.done(key):
         r = fit(problem, rows, test, test_rows, multiclass=scheme, solver="smo", C=C, gamma=g,
                 cache_size=cache_mb)
@@ -105,10 +111,10 @@ def batch_dual(out, problem, rows, test, test_rows, scheme, C, g, cache_mb):
 
 def strategies(a, out, problem, rows, test, test_rows):
     C, g = SETTINGS[a.dataset][:2]
-    D = batch_dual(out, problem, rows, test, test_rows, "llw", C, g, a.cache_mb)
+    D = batch_dual(out, problem, rows, test, test_rows, "llw", C, g, a.cache_mb, a.no_batch)
     for seed in range(1, a.seeds + 1):
         for schedule in a.schedules.split(","):
-            for strategy in STRATEGIES:
+            for strategy in a.strategies.split(","):
                 key = f"llw {strategy} {schedule} {seed}"
                 if out.done(key):
                     continue
@@ -209,18 +215,92 @@ def llw_optimum(a, out, problem, rows, test, test_rows):
             out.add(dict(key=key, run=f"online x{epochs}", seed=seed, **r))
 
 
+def llw_lbfgs(a, out, problem, rows, test, test_rows):
+    """The LLW dual maximised by scipy's L-BFGS-B, a solver of another family than S2DO, as
+    an independent check of batch S2DO's optimum: Q a = K (A - S/d) in numpy (the box [0, C],
+    alpha_{n,y_n} fixed at 0), checkpoints every 200 iterations with the dual, the KKT
+    violation (S2DO's feasible-direction measure) and the test error."""
+    from scipy.optimize import minimize
+
+    from lasvm_cli.numerics.classes import group_classes
+    from lasvm_cli.qp import s2do as core
+    from lasvm_cli.solvers.s2do_batch import coefficients
+
+    C, g = SETTINGS[a.dataset][:2]
+    label, _, count, perm = group_classes(problem.y[rows])
+    grouped = rows[perm]
+    yc = np.repeat(np.arange(label.size), count).astype(np.int64)
+    d, l = label.size, yc.size
+    width = max(problem.max_index, test.max_index)
+
+    def dense(p, r):
+        import scipy.sparse as sp
+
+        ip, ix, vals = p.csr_rows(r)
+        return sp.csr_matrix((vals, ix - 1, ip), shape=(r.size, width)).toarray()
+
+    def rbf(U, V):
+        return np.exp(-g * np.maximum((U ** 2).sum(1)[:, None] + (V ** 2).sum(1)[None, :]
+                                      - 2.0 * U @ V.T, 0.0))
+
+    X, Xt = dense(problem, grouped), dense(test, test_rows)
+    K, Kt = rbf(X, X), rbf(Xt, X)
+    ty = test.y[test_rows]
+    free = np.ones((l, d), bool)
+    free[np.arange(l), yc] = False
+    bounds = [(0.0, C if f else 0.0) for f in free.ravel()]
+
+    def negdual(x):
+        A = x.reshape(l, d)
+        QA = K @ (A - A.sum(1)[:, None] / d)
+        G = (1.0 - QA) * free  # g = v - Q a, target v = 1
+        return -float(np.sum(A * (1.0 + G)) / 2.0), -G.ravel()
+
+    state = dict(it=0, seconds=0.0)
+    saved = out.path.with_name(out.path.stem + "-x.npy")
+    x0 = np.load(saved) if saved.exists() else np.zeros(l * d)
+    done = {int(r["iterations"]) for r in out.rows}
+    start = max(done) if done else 0
+    t0 = time.perf_counter()
+
+    def checkpoint(x):
+        state["it"] += 1
+        it = start + state["it"]
+        if state["it"] % 200:
+            return
+        A = x.reshape(l, d)
+        D, G = negdual(x)
+        G = -G.reshape(l, d)
+        viol = float(np.max(np.where(free & (((G > 0) & (A < C)) | ((G < 0) & (A > 0))),
+                                     np.abs(G), 0.0)))
+        coef = coefficients(core.LLW, A, A.sum(1), yc)
+        err = 100.0 * float(np.mean(label[np.argmax(Kt @ coef.T, axis=1)] != ty))
+        np.save(saved, x)
+        out.add(dict(key=f"lbfgs {it}", run="lbfgs", iterations=it,
+                     seconds=round(time.perf_counter() - t0, 1), dual=-D, violation=viol,
+                     error=err))
+
+    minimize(negdual, x0, jac=True, method="L-BFGS-B", bounds=bounds, callback=checkpoint,
+             options=dict(maxiter=a.max_iter, maxfun=2 * a.max_iter, ftol=1e-16, gtol=1e-5,
+                          maxcor=20))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("part", choices=("strategies", "cs-second", "llw-optimum"))
+    ap.add_argument("part", choices=("strategies", "cs-second", "llw-optimum", "llw-lbfgs"))
     ap.add_argument("dataset", choices=tuple(SETTINGS))
     ap.add_argument("--train-rows", type=int, default=1000)
     ap.add_argument("--test-rows", type=int, default=None)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--schedules", default=",".join(SCHEDULES))
+    ap.add_argument("--strategies", default=",".join(STRATEGIES))
+    ap.add_argument("--no-batch", action="store_true",
+                    help="strategies: no batch run (letter's LLW does not reach -e in hours)")
     ap.add_argument("--cache-mb", type=float, default=500.0)
     ap.add_argument("--eps", type=float, default=1e-3)
     ap.add_argument("--max-seconds", type=float, default=1800.0,
                     help="llw-optimum: the batch run's budget (it continues on a rerun)")
+    ap.add_argument("--max-iter", type=int, default=4000, help="llw-lbfgs: L-BFGS-B iterations")
     ap.add_argument("--out", default=str(REPO / "results" / "paper-004-schedule"))
     a = ap.parse_args(argv)
     folder = Path(a.out)
@@ -230,7 +310,8 @@ def main(argv=None):
     problem, rows = load(a.dataset, "train", a.train_rows, rng)
     test, test_rows = load(a.dataset, "test", a.test_rows, rng)
     {"strategies": strategies, "cs-second": cs_second,
-     "llw-optimum": llw_optimum}[a.part](a, out, problem, rows, test, test_rows)
+     "llw-optimum": llw_optimum, "llw-lbfgs": llw_lbfgs}[a.part](a, out, problem, rows, test,
+                                                              test_rows)
 
 
 if __name__ == "__main__":

@@ -178,14 +178,16 @@ def run_block(st, c, kd, kp, step, strategy, k, mult, counts, kcost, rules, gain
     schedule, second_rule = rules[0], rules[1]
     for _ in range(mult):
         evals = c.stats[kc.KERNEL_EVALS]
-        w = float(_step_work(step, strategy, st.ist[core.ACTIVE], d))
+        visits = _step_work(step, strategy, st.ist[core.ACTIVE], d)
+        work += visits
         t0 = monotonic_ns() if schedule == SECONDS else 0
         if step == TWO_NEWS:
             inc = two_news(st, c, kd, kp, k, second_rule)
         else:
             inc = two_old(st, c, kd, kp, step == TWO_OLD_SUPPORTS, strategy, second_rule)
-        w += kcost * (c.stats[kc.KERNEL_EVALS] - evals)
-        duration = (monotonic_ns() - t0) * 1e-9 if schedule == SECONDS else w
+        rows = kcost * (c.stats[kc.KERNEL_EVALS] - evals)
+        work += rows
+        duration = (monotonic_ns() - t0) * 1e-9 if schedule == SECONDS else visits + rows
         if schedule == STEPS or schedule == SECONDS:
             gains[step] = beta * inc / max(duration, SHORTEST) + (1.0 - beta) * gains[step]
         if dlog.shape[0] > 0:
@@ -194,7 +196,6 @@ def run_block(st, c, kd, kp, step, strategy, k, mult, counts, kcost, rules, gain
                 dlog[i] = duration
                 dlog[0] = i
         total += inc
-        work += w
         counts[step] += 1
         st.ist[core.ITER] += 1
     return total, work
