@@ -34,19 +34,30 @@ Algorithms, with the corrections of the printed text that the thesis's own defin
 * Algorithm 4 (the gain), Algorithm 5 (the box step, corrected: the feasibility test on
   alpha + mu, the four edges in order), Algorithm 11 (the triangle step, corrected: the sign
   of mu_q, the third edge, the true objective increase).
-* Algorithm 7 (the online pass): per example TWO_NEWS, then blocks of TWO_OLD /
-  TWO_OLD_SUPPORTS (multipliers 1, d, d) drawn with probability by recent dual gain per unit
-  of work (beta 0.05, floor eta 0.05, initial gains 1) until TWO_NEWS is drawn; Algorithms
-  6/9/10 choose each step's working set for S2DO_ALL, RANDOM_PATTERN_S2DO_ALL and
-  RANDOM_PATTERN_S2DO_PATTERN. Choices the thesis leaves open, taken as the package takes
-  them (so that the two can be compared step by step): "duration" is a deterministic work
-  count (variables visited; kernel values weigh ``kcost`` each, 0 in the tests), the gain
-  estimate is updated once per block (the printed line 15 sits inside the multiplier loop),
-  the random pattern is uniform over W in W's order (a pattern joins at the end; a pattern
-  whose alphas are all 0 leaves, the last one taking its place), the random numbers come from
-  numpy's legacy MT19937 (numba's generator in the package draws the same numbers), the epoch's
-  order is ``default_rng(seed).permutation``. An example already in W (epochs >= 2) takes its
-  TWO_NEWS step from its stored gradients.
+* Algorithm 7 (the online pass) as printed: per example TWO_NEWS, then blocks of TWO_OLD /
+  TWO_OLD_SUPPORTS (multipliers 1, d, d) drawn "with probability according to stepGains"
+  (LaRank's floor eta = 0.05; the printed text gives no formula: p_s = max(eta, gain_s / sum
+  of the gains), renormalised) until TWO_NEWS is drawn; after *every* elementary step (line
+  15 sits inside the multiplier loop) stepGains[step] <- beta increase / duration + (1 - beta)
+  stepGains[step], beta 0.05, initial gains 1. Algorithms 6/9/10 choose each step's working
+  set for S2DO_ALL, RANDOM_PATTERN_S2DO_ALL and RANDOM_PATTERN_S2DO_PATTERN; for CS the second
+  variable of a pair inside one pattern (TWO_NEWS, Algorithm 8 line 7; RANDOM_PATTERN_S2DO_
+  PATTERN, Algorithm 9/10 line 36) is argmax_c (g_p - g_c), the smallest gradient among the
+  pattern's other variables.
+  The durations are the environment's, not the algorithm's: the printed algorithm measures
+  wall-clock seconds; a replay is handed the durations the compared run measured (seconds, or
+  the package's work count), one per elementary step, through ``durations``.
+  The package's corrections of the printed pass are options here, so that its default run is
+  replayed too (``update="block"``: the gain updated once per block with the block's increase
+  over its summed duration, floored at 1; ``second="gain"``: the pattern's second variable by
+  Algorithm 4's gain; ``schedule="fixed"``: fixed scheduling, one block of each step type per
+  example, no draws).
+  Choices the thesis leaves open: the random pattern is uniform over W in W's order (a pattern
+  joins at the end; a pattern whose alphas are all 0 leaves, the last one taking its place);
+  the random numbers come from numpy's legacy MT19937 (numba's generator in the package draws
+  the same numbers); the epoch's order is ``default_rng(seed).permutation``; an example
+  already in W (epochs >= 2) takes its TWO_NEWS step from its stored gradients; a per-step
+  duration is floored at 1e-9.
 """
 
 import numpy as np
@@ -267,9 +278,23 @@ class State:
                     best, n, q = v, t, c
         return n, q
 
-    def step(self, first_examples, second_examples, rows, supports_only=False):
+    def by_gradient(self, G, m, p, supports_only):
+        """Algorithm 8 line 7, Algorithm 9 (10) line 36: q = argmax_c (g_{m,p} - g_{m,c}) over
+        the pattern's variables c != p (Algorithm 10: with alpha != 0), i.e. the smallest
+        gradient, first on ties; (-1, -1) if there is none."""
+        pb = self.pb
+        cands = [c for c in range(pb.d) if pb.free[m, c] and c != p
+                 and not (supports_only and self.A[m, c] == 0.0)]
+        if not cands:
+            return -1, -1
+        return m, min(cands, key=lambda c: (G[m, c], c))
+
+    def step(self, first_examples, second_examples, rows, supports_only=False,
+             in_pattern_second="gain"):
         """One S2DO iteration, the gradients of ``rows`` updated; returns ((m, p, n, q), KKT
-        violation, dual increase); m = -1 when nothing can move."""
+        violation, dual increase); m = -1 when nothing can move. ``in_pattern_second``: the
+        rule for a CS second variable taken in the first variable's own pattern ("gradient":
+        Algorithms 8, 9 as printed; "gain": Algorithm 4 as everywhere else)."""
         pb, A, G = self.pb, self.A, self.G
         m, p, best, (pm, pup, pdown, pbest) = self.first(G, first_examples, supports_only)
         viol = max(best, pbest)
@@ -277,6 +302,9 @@ class State:
             return (-1, -1, -1, -1), viol, 0.0
         if pbest > best:
             m, p, n, q = pm, pup, pm, pdown
+        elif (in_pattern_second == "gradient" and pb.kind == CS
+              and list(second_examples) == [m]):
+            n, q = self.by_gradient(G, m, p, supports_only)
         else:
             n, q = self.second(G, second_examples, m, p, supports_only)
         if n < 0:  # a step on (m, p) alone
@@ -326,19 +354,11 @@ def batch(pb, eps=1e-3, max_steps=100000):
 # --- Algorithm 7 ------------------------------------------------------------------------------
 
 
-def step_work(step, strategy, nW, d):
-    if step == TWO_NEWS:
-        return nW * d + 3 * d
-    if strategy == S2DO_ALL:
-        return 3 * nW * d
-    if strategy == RP_S2DO_ALL:
-        return 2 * nW * d + d
-    return nW * d + 2 * d
-
-
 def draw(gains, u):
-    """A step type by the gains (each probability floored at eta, renormalised)."""
-    pos = np.maximum(gains, 0.0)
+    """Line 17: a step type "with probability according to stepGains", each at least eta
+    (LaRank): p_s = max(eta, gain_s / sum of the gains) (negative gains count 0; all 0: equal
+    shares), renormalised, the type found by inverting the distribution at u in [0, 1)."""
+    pos = np.maximum(np.asarray(gains, float), 0.0)
     total = pos.sum()
     p = np.maximum(pos / total if total > 0 else np.full(3, 1.0 / 3.0), ETA)
     u = u * p.sum()
@@ -350,15 +370,23 @@ def draw(gains, u):
 
 
 class Online:
-    """Algorithm 7 with Algorithms 6/9/10. ``rs``: a numpy RandomState (the step draws and the
-    random patterns); ``kcost``: the work of a kernel value (0: the tests)."""
+    """Algorithm 7 with Algorithms 6/8/9/10. ``rs``: a numpy RandomState (the step draws and
+    the random patterns); ``durations()``: the duration of the next elementary step (the
+    compared run's clock or work count). ``update`` "step" (printed) or "block",
+    ``second`` "gradient" (printed) or "gain", ``schedule`` "adaptive" (printed) or "fixed":
+    see the module's docstring."""
 
-    def __init__(self, pb, strategy, rs, multipliers=None):
-        self.pb, self.strategy, self.rs = pb, strategy, rs
+    SHORTEST = 1e-9
+
+    def __init__(self, pb, strategy, rs, durations, multipliers=None, update="step",
+                 second="gradient", schedule="adaptive"):
+        self.pb, self.strategy, self.rs, self.durations = pb, strategy, rs, durations
+        self.update, self.second, self.schedule = update, second, schedule
         self.st = State(pb)
         self.W = []  # the support patterns, in order
         self.mult = (1, pb.d, pb.d) if multipliers is None else multipliers
-        self.gains = np.ones(3)
+        self.gains = np.ones(3)  # line 3
+        self.beta = BETA
         self.log = []  # (step type, working pair, alpha after)
 
     def _leave(self, pair):
@@ -371,43 +399,67 @@ class Online:
                 self.W.pop()
 
     def two_news(self, k):
+        """Algorithm 6 lines 1-4 / Algorithm 8: both variables from pattern k."""
         if k in self.W:  # its gradients are stored
-            pair, _, gain = self.st.step([k], [k], self.W)
+            pair, _, gain = self.st.step([k], [k], self.W, in_pattern_second=self.second)
             self._leave(pair)
         else:
             self.st.fresh_gradient(k, self.W)
-            pair, _, gain = self.st.step([k], [k], self.W + [k])
+            pair, _, gain = self.st.step([k], [k], self.W + [k], in_pattern_second=self.second)
             if self.st.S[k] > 0.0:
                 self.W.append(k)
         return pair, gain
 
+    def pick_pattern(self):
+        return self.W[self.rs.randint(0, len(self.W))]
+
     def two_old(self, supports_only):
+        """Algorithm 6 lines 13-40 / Algorithms 9, 10 (V: the variables of W; TWO_OLD_SUPPORTS:
+        those with alpha != 0)."""
         if not self.W:
             return None, 0.0  # no step: V is empty
         if self.strategy == S2DO_ALL:
             first = second = list(self.W)
         else:
-            i = self.W[self.rs.randint(0, len(self.W))]
+            i = self.pick_pattern()
             first = [i]
             second = list(self.W) if self.strategy == RP_S2DO_ALL else [i]
-        pair, _, gain = self.st.step(first, second, list(self.W), supports_only)
+        pair, _, gain = self.st.step(first, second, list(self.W), supports_only,
+                                     in_pattern_second=self.second)
         self._leave(pair)
         return pair, gain
 
+    def block(self, step, k):
+        """Lines 8-16: multipliers[step] elementary steps; line 15 after each (update "step"),
+        or once for the block (update "block")."""
+        total = spent = 0.0
+        for _ in range(self.mult[step]):
+            pair, increase = (self.two_news(k) if step == TWO_NEWS
+                              else self.two_old(step == TWO_OLD_SUPPORTS))
+            duration = self.durations()
+            if pair is not None:
+                self.log.append((step, pair, self.st.A.copy()))
+            if self.update == "step":
+                self.gains[step] = (self.beta * increase / max(duration, self.SHORTEST)
+                                    + (1.0 - self.beta) * self.gains[step])
+            total += increase
+            spent += duration
+        if self.update == "block" and self.schedule == "adaptive":
+            self.gains[step] = (self.beta * total / max(spent, 1.0)
+                                + (1.0 - self.beta) * self.gains[step])
+
+    def next_step(self):
+        return draw(self.gains, self.rs.random_sample())
+
     def example(self, k):
         """Lines 6-18 for example k."""
+        if self.schedule == "fixed":
+            for step in (TWO_NEWS, TWO_OLD, TWO_OLD_SUPPORTS):
+                self.block(step, k)
+            return
         step = TWO_NEWS
-        d = self.pb.d
         while True:
-            total = work = 0.0
-            for _ in range(self.mult[step]):
-                work += step_work(step, self.strategy, len(self.W), d)
-                pair, g = (self.two_news(k) if step == TWO_NEWS
-                           else self.two_old(step == TWO_OLD_SUPPORTS))
-                total += g
-                if pair is not None:
-                    self.log.append((step, pair, self.st.A.copy()))
-            self.gains[step] = BETA * total / max(work, 1.0) + (1.0 - BETA) * self.gains[step]
-            step = draw(self.gains, self.rs.random_sample())
+            self.block(step, k)
+            step = self.next_step()
             if step == TWO_NEWS:
                 return

@@ -442,3 +442,73 @@ def test_online_runs_repeat_with_their_seed():
     a, b = (solve_online(kd, kp, yc, 3, 2.0, CS, epochs=2, seed_value=4) for _ in range(2))
     np.testing.assert_array_equal(a.coef, b.coef)
     assert a.counters["iterations"] == b.counters["iterations"]
+
+
+def test_a_cs_sum_within_snap_of_c_is_c():
+    """Corrections 004-10: after a step, a CS sum within SNAP C below C is set to C, so that
+    the selection treats the example as at its bound (its variables cannot grow; the pair "up
+    c, down e" is offered); a sum further below keeps its value, and an LLW sum (unbounded) is
+    never snapped. A batch run ends with no CS sum in (C (1 - SNAP), C) or above C."""
+    from lasvm_cli.qp import s2do
+
+    C, d = 2.0, 4
+    yc = np.array([0, 1, 2, 3])
+    for kind in (CS, LLW):
+        st = s2do.make_state(kind, yc, d, np.ones(4), C)
+        st.A[0, 1:] = (C / 3) * (1 - 4e-13), (C / 3), (C / 3)  # 4e-13 C / 3 below C
+        st.A[1, [0, 2]] = C / 2, C / 2 * (1 - 2e-9)  # 1e-9 C below C
+        for t in range(2):
+            s2do._resum(st, t)
+        assert st.A[0].sum() < C
+        if kind == CS:
+            assert st.S[0] == C and st.S[1] == st.A[1].sum() < C
+        else:
+            assert st.S[0] == st.A[0].sum() < C
+    # CS: with every gradient positive, example 0 (snapped) offers only its pair, example 1
+    # still grows
+    st = s2do.make_state(CS, yc, d, np.ones(4), C)
+    st.A[0, 1:] = (C / 3) * (1 - 4e-13), (C / 3), (C / 3)
+    s2do._resum(st, 0)
+    st.G[:] = 1.0
+    st.G[0, 1] = 3.0
+    st.G[0, 2] = 0.5
+    m, p, best, pm, pup, pdown, pbest = s2do.select_first(st, 0, 1, False)
+    assert (m, best) == (-1, 0.0)  # nothing of example 0 may grow
+    assert (pm, pup, pdown, pbest) == (0, 1, 2, 2.5)
+    # a run through many CS steps ends with every sum at C exactly or clearly below it
+    X, y = blobs(l=60, d=4, seed=11, shift=0.4)
+    kd, kp = kd_of(X), make_params(2, 3, 0.5, 0.0)
+    st = s2do.make_state(CS, y.astype(np.int64), 4, np.ones(60), 0.5, eps=1e-6,
+                         shrinking=False)
+    from lasvm_cli.numerics import cache as kc
+
+    assert s2do.s2do_run(st, kc.make_cache(60, 10.0), kd, kp, 10 ** 6) == s2do.OPTIMAL
+    S = st.S
+    assert (S == 0.5).sum() > 10  # many examples at the bound
+    assert not ((S > 0.5 * (1 - s2do.SNAP)) & (S < 0.5)).any() and (S <= 0.5).all()
+
+
+def test_schedules_and_the_cs_second_rule():
+    """--schedule fixed runs one block of each old step type per example (d steps each, every
+    strategy); the per-step schedules and the printed CS second variable end one pass feasible
+    and close to the batch dual, as the default does; --schedule steps repeats with its seed,
+    and changes the run (the gain updated per step)."""
+    X, yc = blobs(l=90, d=3, seed=8, shift=0.8)
+    kd, kp = kd_of(X), make_params(2, 3, 0.5, 0.0)
+    C = 2.0
+    for kind in (LLW, CS):
+        batch = solve_batch(kd, kp, yc, 3, C, kind, eps=1e-3).counters["dual"]
+        for strategy in ("s2do-all", "random-pattern-s2do-pattern"):
+            fixed = solve_online(kd, kp, yc, 3, C, kind, strategy=strategy, schedule="fixed")
+            assert fixed.counters["two_old_steps"] == fixed.counters[
+                "two_old_supports_steps"] == 90 * 3
+        for schedule, second in (("steps", "gain"), ("seconds", "gain"), ("blocks", "gradient"),
+                                 ("steps", "gradient")):
+            if kind == LLW and second == "gradient":
+                continue
+            r = solve_online(kd, kp, yc, 3, C, kind, schedule=schedule, cs_second=second)
+            assert 0.5 * batch < r.counters["dual"] <= batch * (1 + 1e-6), (schedule, second)
+        a, b, c = (solve_online(kd, kp, yc, 3, C, kind, schedule=s, seed_value=4)
+                   for s in ("steps", "steps", "blocks"))
+        np.testing.assert_array_equal(a.coef, b.coef)
+        assert a.counters["iterations"] != c.counters["iterations"]

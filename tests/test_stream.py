@@ -316,16 +316,19 @@ def model_text(model, path):
 
 
 @pytest.mark.parametrize("scheme", ["llw", "cs"])
-@pytest.mark.parametrize("chunk", [1 << 22, 700])
-def test_allinone_stream_is_the_in_memory_pass_in_file_order(tmp_path, scheme, chunk,
+@pytest.mark.parametrize("chunk, printed", [(1 << 22, False), (700, False), (700, True)])
+def test_allinone_stream_is_the_in_memory_pass_in_file_order(tmp_path, scheme, chunk, printed,
                                                               monkeypatch):
     """Same order, same classes from the first block, the whole cache: the same model file,
-    byte for byte (one block, or blocks of about 700 bytes: 12 rows), through slot growth."""
+    byte for byte (one block, or blocks of about 700 bytes: 12 rows), through slot growth;
+    with the default schedule and with the thesis's printed one (--schedule steps, and for CS
+    --cs-second gradient)."""
     path = write_classes(tmp_path / "four.svm", [7, -1, 3, 2])
     first = open(path).read(chunk).splitlines()[:-1] if chunk < 1 << 22 else None
     if first is not None:  # every class in the first block
         assert {ln.split()[0] for ln in first} == {"7", "-1", "3", "2"}
-    p = allinone_params(scheme)
+    options = dict(schedule="steps", cs_second="gradient" if scheme == "cs" else "gain")
+    p = allinone_params(scheme, **(options if printed else {}))
     m = stream_allinone(path, p, chunk)
     assert m.counters["store_slots"] > 64 and m.counters["classes_grown"] == 0
     mem = in_memory_file_order(path, p, m.counters["kernel_cost"], monkeypatch)

@@ -29,7 +29,9 @@ Working-set selection (Algorithm 3, corrected: corrections 004-5): the first var
 has the largest *feasible-direction* score (g if it may grow, -g if it may shrink); for CS an
 example at S_n = C also offers the pair "up c, down e" with score g_c - g_e; the largest of all
 these is the KKT violation, and the run stops when it is below eps. The second variable
-maximises the unconstrained two-variable gain (Algorithm 4) among the variables that can move.
+maximises the unconstrained two-variable gain (Algorithm 4) among the variables that can move;
+the online solver's pairs inside one CS pattern can instead take it by the gradient, as
+Algorithms 8 (line 7) and 9 (line 36) print (``SECOND_GRADIENT``).
 """
 
 from collections import namedtuple
@@ -59,6 +61,10 @@ C_, EPS, TARGET, VIOL, GAIN, N_FST = range(6)
 RUNNING, OPTIMAL, MAX_ITER_REACHED = 0, 1, 2
 
 SNAP = 1e-12  # a CS sum within SNAP C of C is C (Shark's updateVarsum; corrections 004-10)
+# the second variable of a CS pair inside one pattern (the online solver's TWO_NEWS and
+# random-pattern-s2do-pattern steps): by Algorithm 4's gain (corrections 004-5), or by the
+# gradient, q = argmax_c (g_p - g_c), as Algorithms 8 and 9 print (corrections 004-15)
+SECOND_GAIN, SECOND_GRADIENT = 0, 1
 
 
 def make_state(kind, yc, d, diag, C, *, target=1.0, eps=1e-3, shrinking=True, max_iter=None):
@@ -528,18 +534,35 @@ def unshrink(st, c, kd, kp):
 
 
 @numba.njit(**_NJIT)
-def select_and_step(st, c, kd, kp, lo, hi, supports_only, second_lo, second_hi, grad_hi):
+def select_and_step(st, c, kd, kp, lo, hi, supports_only, second_lo, second_hi, grad_hi,
+                    second_rule):
     """One S2DO iteration: first variable in [lo, hi), second in [second_lo, second_hi) (CS
-    pairs at S = C stay in one example), the step, gradients of [0, grad_hi). Returns (KKT
-    violation of [lo, hi), dual increase, m, n); m = -1 when nothing can move."""
+    pairs at S = C stay in one example; ``second_rule``: SECOND_GAIN or SECOND_GRADIENT), the
+    step, gradients of [0, grad_hi). Returns (KKT violation of [lo, hi), dual increase, m, n);
+    m = -1 when nothing can move."""
     m, p, best, pm, pup, pdown, pbest = select_first(st, lo, hi, supports_only)
     return step_after(st, c, kd, kp, m, p, best, pm, pup, pdown, pbest, supports_only,
-                      second_lo, second_hi, grad_hi)
+                      second_lo, second_hi, grad_hi, second_rule)
+
+
+@numba.njit(**_NJIT)
+def gradient_second(st, m, p, supports_only):
+    """Algorithms 8 (line 7) and 9 (line 36), the second variable of a CS pair inside pattern
+    m: q = argmax_c (g_{m,p} - g_{m,c}), i.e. the smallest gradient among m's other variables
+    (c != p, c != y_m; with ``supports_only``, a > 0; first on ties), whether or not it can
+    move (the exact triangle step then moves what can). -1 if there is none (d = 2)."""
+    q, low = -1, np.inf
+    for c in range(st.ist[D]):
+        if c == p or c == st.yc[m] or (supports_only and st.A[m, c] == 0.0):
+            continue
+        if st.G[m, c] < low:
+            q, low = c, st.G[m, c]
+    return q
 
 
 @numba.njit(**_NJIT)
 def step_after(st, c, kd, kp, m, p, best, pm, pup, pdown, pbest, supports_only, second_lo,
-               second_hi, grad_hi):
+               second_hi, grad_hi, second_rule):
     """select_and_step after select_first (its results m ... pbest)."""
     viol = max(best, pbest)
     if viol <= 0.0:
@@ -551,7 +574,12 @@ def step_after(st, c, kd, kp, m, p, best, pm, pup, pdown, pbest, supports_only, 
         p, n, q = pup, pm, pdown
     else:
         K1 = cache_get(c, kd, kp, c.pex[m], grad_hi)
-        n, q = select_second(st, K1, second_lo, second_hi, m, p, supports_only)
+        if (second_rule == SECOND_GRADIENT and st.ist[KIND] == CS and second_lo == m
+                and second_hi == m + 1):
+            q = gradient_second(st, m, p, supports_only)
+            n = m if q >= 0 else -1
+        else:
+            n, q = select_second(st, K1, second_lo, second_hi, m, p, supports_only)
     _log_step(st, c.pex[m], p, c.pex[n] if n >= 0 else -1, q)
     mu1, mu2, gain = solve_pair(st, K1, m, p, n, q)
     if n >= 0 and n != m:
@@ -590,7 +618,8 @@ def s2do_run(st, c, kd, kp, n_steps):
             if active < l:
                 unshrink(st, c, kd, kp)
                 continue
-        step_after(st, c, kd, kp, m, p, best, pm, pup, pdown, pbest, False, 0, active, active)
+        step_after(st, c, kd, kp, m, p, best, pm, pup, pdown, pbest, False, 0, active, active,
+                   SECOND_GAIN)
         st.ist[ITER] += 1
         if st.ist[ITER] >= st.ist[MAX_ITER]:
             return MAX_ITER_REACHED

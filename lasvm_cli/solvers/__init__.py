@@ -274,6 +274,19 @@ ALL_IN_ONE_OPTIONS = (
            what="strategy", solvers=("online",), usage="""\
 --strategy {choices} : --solver online
 	working sets (default s2do-all for llw, random-pattern-s2do-all for cs)"""),
+    Option("schedule", ("--schedule",), str, default="blocks",
+           choices=("blocks", "steps", "seconds", "fixed"), what="schedule",
+           solvers=("online",), kwarg="schedule", usage="""\
+--schedule {choices} : --solver online: Algorithm 7's choice of
+	the next step type, by its dual gain per duration updated after each block of steps, by
+	work units (default, repeatable with --seed), or after each step (steps: by work units;
+	seconds: by wall-clock time, as the thesis prints it); fixed: no draws, each example's
+	TWO_NEWS followed by one block of each old step type"""),
+    Option("cs_second", ("--cs-second",), str, default="gain", choices=("gain", "gradient"),
+           what="--cs-second", solvers=("online",), when=(("multiclass", ("cs",)),),
+           kwarg="cs_second", usage="""\
+--cs-second {choices} : --multiclass cs --solver online: the second variable of a pair
+	in one pattern by the gain (default) or by argmax (g_p - g_c) (the thesis's Algorithms 8, 9)"""),
     Option("llw_target", ("--llw-target",), float, default=1.0, solvers=ALL_IN_ONE_KEYS,
            when=(("multiclass", ("llw",)),), kwarg="target",
            check=lambda v: None if math.isfinite(v) and v > 0 else

@@ -11,16 +11,25 @@ once, in a shuffled order (``--seed``):
   already in W (epochs >= 2) takes the step from its stored gradients.
 * then TWO_OLD and TWO_OLD_SUPPORTS blocks (d steps each; variables of W, or only its support
   vectors) drawn by Algorithm 7's adaptive scheduling -- probability proportional to each step
-  type's recent dual gain per unit of work (decay beta = 0.05, floor eta = 0.05), TWO_NEWS
-  included: drawing TWO_NEWS moves on to the next example. The thesis divides by wall-clock
-  seconds; the work here (variables visited, plus kernel values computed weighted by their
-  cost in features, kernels.row_work, times FEATURE_WORK) is its deterministic stand-in
-  (corrections 004-12), so a run is repeatable with its --seed, and the whole pass runs compiled.
+  type's recent dual gain per unit of duration (decay beta = 0.05, floor eta = 0.05), TWO_NEWS
+  included: drawing TWO_NEWS moves on to the next example.
+
+``--schedule`` (corrections 004-12): ``blocks`` (the default) updates a step type's gain once
+per block, with the block's increase over its *work* (variables visited, plus kernel values
+computed weighted by their cost in features, kernels.row_work, times FEATURE_WORK), a
+deterministic stand-in for seconds, so a run is repeatable with its --seed; ``seconds`` is
+Algorithm 7 as printed: the gain updated after every elementary step (line 15 sits inside the
+multiplier loop) with that step's wall-clock duration (a run is then not repeatable);
+``steps``: the printed per-step update with the work as the duration; ``fixed``: no draws,
+each example's TWO_NEWS followed by one block of each old step type (fixed scheduling with
+the multipliers 1, d, d: every strategy gets the same old steps). The whole pass runs compiled.
 
 ``--strategy`` picks the old steps' working sets (Algorithm 6, 9, 10): s2do-all (S2DO over all
 of V), random-pattern-s2do-all (first variable from a random pattern, second from V),
-random-pattern-s2do-pattern (both from the random pattern). A pattern whose alphas all return
-to 0 leaves W. ``--epochs n`` passes; ``inf``: until the KKT violation of the whole problem
+random-pattern-s2do-pattern (both from the random pattern). ``--cs-second gradient`` takes the
+second variable of a Crammer-Singer pair inside one pattern (TWO_NEWS, and the old steps of
+random-pattern-s2do-pattern) as Algorithms 8 and 9 print it, argmax_c (g_p - g_c), instead of
+by the gain (corrections 004-15). A pattern whose alphas all return to 0 leaves W. ``--epochs n`` passes; ``inf``: until the KKT violation of the whole problem
 (gradients of the examples outside W computed at the end of each pass) is below ``-e``.
 """
 
@@ -31,6 +40,9 @@ import math
 import numba
 from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 from ..base.clock import Clock
 from ..numerics import cache as kc
@@ -48,6 +60,10 @@ S2DO_ALL, RP_S2DO_ALL, RP_S2DO_PATTERN = 0, 1, 2
 STRATEGY_CODES = {"s2do-all": S2DO_ALL, "random-pattern-s2do-all": RP_S2DO_ALL,
                   "random-pattern-s2do-pattern": RP_S2DO_PATTERN}
 DEFAULT_STRATEGY = {core.LLW: "s2do-all", core.CS: "random-pattern-s2do-all"}  # the thesis's
+BLOCKS, STEPS, SECONDS, FIXED = 0, 1, 2, 3  # --schedule (see the module's docstring)
+SCHEDULE_CODES = {"blocks": BLOCKS, "steps": STEPS, "seconds": SECONDS, "fixed": FIXED}
+SECOND_CODES = {"gain": core.SECOND_GAIN, "gradient": core.SECOND_GRADIENT}  # --cs-second
+SHORTEST = 1e-9  # a step's duration (work or seconds) is at least this in a per-step update
 BETA = 0.05  # Algorithm 7's decay
 ETA = 0.05  # the smallest selection probability of a step type (LaRank)
 # The work of one gathered feature of a kernel value, in variables visited: measured with perf
@@ -61,6 +77,23 @@ FEATURE_WORK = 0.25
 @numba.njit(**_NJIT)
 def seed(s):
     np.random.seed(s)
+
+
+@intrinsic
+def monotonic_ns(typingctx):
+    """CLOCK_MONOTONIC in nanoseconds (libc's clock_gettime, a vDSO call of some 20 ns):
+    the wall clock of ``--schedule seconds``, readable inside the compiled pass."""
+    def codegen(context, builder, signature, args):
+        i32, i64 = ir.IntType(32), ir.IntType(64)
+        timespec = ir.LiteralStructType([i64, i64])
+        fnty = ir.FunctionType(i32, [i32, timespec.as_pointer()])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "clock_gettime")
+        ts = cgutils.alloca_once(builder, timespec)
+        builder.call(fn, [ir.Constant(i32, 1), ts])  # CLOCK_MONOTONIC is 1 on Linux
+        sec = builder.load(cgutils.gep_inbounds(builder, ts, 0, 0))
+        nsec = builder.load(cgutils.gep_inbounds(builder, ts, 0, 1))
+        return builder.add(builder.mul(sec, ir.Constant(i64, 1000000000)), nsec)
+    return types.int64(), codegen
 
 
 @numba.njit(**_NJIT)
@@ -82,26 +115,27 @@ def _leave(st, c, m, n):
 
 
 @numba.njit(**_NJIT)
-def two_news(st, c, kd, kp, k):
+def two_news(st, c, kd, kp, k, second_rule):
     """TWO_NEWS on example k; returns the dual increase."""
     nW = st.ist[core.ACTIVE]
     t = c.pos[k]
     if t < nW:  # already a support pattern: its gradients are stored
-        viol, gain, m, n = core.select_and_step(st, c, kd, kp, t, t + 1, False, t, t + 1, nW)
+        viol, gain, m, n = core.select_and_step(st, c, kd, kp, t, t + 1, False, t, t + 1, nW,
+                                                second_rule)
         _leave(st, c, m, n)
         return gain
     if t != nW:
         core.swap_positions(st, c, t, nW, True)
     core.gradient_from(st, nW, kc.cache_get(c, kd, kp, k, nW + 1), nW)
     viol, gain, m, n = core.select_and_step(st, c, kd, kp, nW, nW + 1, False, nW, nW + 1,
-                                            nW + 1)
+                                            nW + 1, second_rule)
     if st.S[nW] > 0.0:
         st.ist[core.ACTIVE] = nW + 1
     return gain
 
 
 @numba.njit(**_NJIT)
-def two_old(st, c, kd, kp, supports_only, strategy):
+def two_old(st, c, kd, kp, supports_only, strategy, second_rule):
     """TWO_OLD (supports_only False) or TWO_OLD_SUPPORTS on W; returns the dual increase."""
     nW = st.ist[core.ACTIVE]
     if nW == 0:
@@ -112,7 +146,8 @@ def two_old(st, c, kd, kp, supports_only, strategy):
         i = np.random.randint(0, nW)
         lo, hi = i, i + 1
         slo, shi = (0, nW) if strategy == RP_S2DO_ALL else (i, i + 1)
-    viol, gain, m, n = core.select_and_step(st, c, kd, kp, lo, hi, supports_only, slo, shi, nW)
+    viol, gain, m, n = core.select_and_step(st, c, kd, kp, lo, hi, supports_only, slo, shi, nW,
+                                            second_rule)
     _leave(st, c, m, n)
     return gain
 
@@ -132,21 +167,37 @@ def _step_work(step, strategy, nW, d):
 
 
 @numba.njit(**_NJIT)
-def run_block(st, c, kd, kp, step, strategy, k, mult, counts, kcost):
+def run_block(st, c, kd, kp, step, strategy, k, mult, counts, kcost, rules, gains, beta, dlog):
     """``mult`` elementary steps of one type (k: the example of TWO_NEWS); returns (dual
     increase, work): variables visited plus kcost per kernel value computed. counts[step]
-    counts the steps."""
+    counts the steps. ``rules``: (schedule, CS second rule); with the schedules ``steps`` and
+    ``seconds`` each step updates gains[step] with its increase over its duration (work or
+    wall-clock seconds). ``dlog`` (tests: the reference replays the durations; empty in
+    every other run): dlog[0] counts the steps, dlog[i] is the i-th step's duration."""
     total = 0.0
     work = 0.0
     d = st.ist[core.D]
+    schedule, second_rule = rules[0], rules[1]
     for _ in range(mult):
         evals = c.stats[kc.KERNEL_EVALS]
-        work += _step_work(step, strategy, st.ist[core.ACTIVE], d)
+        visits = _step_work(step, strategy, st.ist[core.ACTIVE], d)
+        work += visits
+        t0 = monotonic_ns() if schedule == SECONDS else 0
         if step == TWO_NEWS:
-            total += two_news(st, c, kd, kp, k)
+            inc = two_news(st, c, kd, kp, k, second_rule)
         else:
-            total += two_old(st, c, kd, kp, step == TWO_OLD_SUPPORTS, strategy)
-        work += kcost * (c.stats[kc.KERNEL_EVALS] - evals)
+            inc = two_old(st, c, kd, kp, step == TWO_OLD_SUPPORTS, strategy, second_rule)
+        rows = kcost * (c.stats[kc.KERNEL_EVALS] - evals)
+        work += rows
+        duration = (monotonic_ns() - t0) * 1e-9 if schedule == SECONDS else visits + rows
+        if schedule == STEPS or schedule == SECONDS:
+            gains[step] = beta * inc / max(duration, SHORTEST) + (1.0 - beta) * gains[step]
+        if dlog.shape[0] > 0:
+            i = int(dlog[0]) + 1
+            if i < dlog.shape[0]:
+                dlog[i] = duration
+                dlog[0] = i
+        total += inc
         counts[step] += 1
         st.ist[core.ITER] += 1
     return total, work
@@ -172,15 +223,26 @@ def draw(gains, eta):
 
 
 @numba.njit(**_NJIT)
-def run_epoch(st, c, kd, kp, order, strategy, mult, gains, counts, kcost, beta, eta):
+def run_epoch(st, c, kd, kp, order, strategy, mult, gains, counts, kcost, beta, eta, rules,
+              dlog):
     """One pass (Algorithm 7, lines 5-19): for each example TWO_NEWS, then blocks drawn by
-    gain per work unit until TWO_NEWS is drawn again."""
+    gain per unit of duration until TWO_NEWS is drawn again (``rules[0]``, the schedule:
+    BLOCKS updates the gain after each block, by its work, STEPS and SECONDS after each step,
+    in run_block; FIXED draws nothing: one block of TWO_OLD, then one of TWO_OLD_SUPPORTS)."""
+    schedule = rules[0]
     for r in range(order.shape[0]):
         k = order[r]
         step = TWO_NEWS
         while True:
-            gain, work = run_block(st, c, kd, kp, step, strategy, k, mult[step], counts, kcost)
-            gains[step] = beta * gain / max(work, 1.0) + (1.0 - beta) * gains[step]
+            gain, work = run_block(st, c, kd, kp, step, strategy, k, mult[step], counts, kcost,
+                                   rules, gains, beta, dlog)
+            if schedule == FIXED:
+                if step == TWO_OLD_SUPPORTS:
+                    break
+                step += 1
+                continue
+            if schedule == BLOCKS:
+                gains[step] = beta * gain / max(work, 1.0) + (1.0 - beta) * gains[step]
             step = draw(gains, eta)
             if step == TWO_NEWS:
                 break
@@ -212,7 +274,7 @@ class S2doRun:
 
     def __init__(self, kd, kp, yc, d, C, kind, *, eps=1e-3, epochs=1, strategy=None,
                  cache_mb=100.0, target=1.0, seed_value=1, multipliers=None,
-                 cache_dtype=np.float32, progress=None):
+                 schedule="blocks", cs_second="gain", cache_dtype=np.float32, progress=None):
         self.kd, self.kp = kd, kp
         self.labels = np.ascontiguousarray(yc, np.int64)
         self.l = self.labels.shape[0]
@@ -220,11 +282,15 @@ class S2doRun:
         self.strategy = DEFAULT_STRATEGY[kind] if strategy is None else strategy
         self._code = STRATEGY_CODES[self.strategy]
         self._mult = np.array((1, d, d) if multipliers is None else multipliers, np.int64)
+        self.schedule, self.cs_second = schedule, cs_second
+        self._rules = np.array((SCHEDULE_CODES[schedule], SECOND_CODES[cs_second]), np.int64)
+        self.dlog = np.zeros(0)  # the steps' durations (tests: with_duration_log)
         self.epochs = epochs
         self.eps = float(eps)
         self.config = dict(multiclass=("llw", "cs")[kind], C=float(C), eps=float(eps),
                            epochs=epochs, strategy=self.strategy, target=float(target),
                            seed=int(seed_value), multipliers=self._mult.tolist(),
+                           schedule=schedule, cs_second=cs_second,
                            cache_mb=float(cache_mb), cache_dtype=np.dtype(cache_dtype).name)
         self._C, self._target, self._cache_mb = float(C), float(target), cache_mb
         self._cache_dtype = cache_dtype
@@ -259,6 +325,12 @@ class S2doRun:
         seed(self._seed)
         self.done = self.epochs <= 0 or self.l == 0
 
+    def with_duration_log(self, n):
+        """Record the durations of the next ``n`` elementary steps in ``self.dlog`` (tests:
+        the reference replays Algorithm 7 with the durations the run measured)."""
+        self.dlog = np.zeros(n + 1)
+        return self
+
     def step(self, n=CHUNK):
         """Visit the next ``n`` examples of the epoch (fewer at its end), then end the epoch
         if it is over. Returns the examples visited."""
@@ -268,7 +340,7 @@ class S2doRun:
             self._order, self._r = self._rng.permutation(self.l).astype(np.int64), 0
         part = self._order[self._r:self._r + max(int(n), 1)]
         run_epoch(self.st, self.c, self.kd, self.kp, part, self._code, self._mult, self._gains,
-                  self._counts, self._kcost, BETA, ETA)
+                  self._counts, self._kcost, BETA, ETA, self._rules, self.dlog)
         self._r += part.shape[0]
         if self._r >= self.l:
             self._end_epoch()
@@ -411,15 +483,17 @@ class S2doRun:
 
 
 def solve_online(kd, kp, yc, d, C, kind, *, eps=1e-3, epochs=1, strategy=None, cache_mb=100.0,
-                 target=1.0, seed_value=1, multipliers=None, progress=None,
-                 cache_dtype=np.float32, trace=None, trace_parts=10):
+                 target=1.0, seed_value=1, multipliers=None, schedule="blocks",
+                 cs_second="gain", progress=None, cache_dtype=np.float32, trace=None,
+                 trace_parts=10):
     """The online solver; ``epochs`` may be math.inf (until the KKT violation < eps).
     ``trace(seconds, kernel_evals, dual, epoch)`` is called ``trace_parts`` times per pass
     (the dual is the sum of the steps' exact increases)."""
     clock = Clock()
     run = S2doRun(kd, kp, yc, d, C, kind, eps=eps, epochs=epochs, strategy=strategy,
                   cache_mb=cache_mb, target=target, seed_value=seed_value,
-                  multipliers=multipliers, cache_dtype=cache_dtype, progress=progress)
+                  multipliers=multipliers, schedule=schedule, cs_second=cs_second,
+                  cache_dtype=cache_dtype, progress=progress)
     run.begin()
     l = run.l
     parts = trace_parts if trace is not None else 1
@@ -437,9 +511,10 @@ def solve_online(kd, kp, yc, d, C, kind, *, eps=1e-3, epochs=1, strategy=None, c
 
 def _options(params):
     """S2doRun's arguments from svm-train's parameters (--multiclass llw|cs, --solver
-    online): -e, -m, --seed, --epochs, --strategy, --llw-target."""
+    online): -e, -m, --seed, --epochs, --strategy, --llw-target, --schedule, --cs-second."""
     return dict(eps=params.eps, epochs=params.epochs, strategy=params.strategy,
-                cache_mb=params.cache_size, target=params.llw_target, seed_value=params.seed)
+                cache_mb=params.cache_size, target=params.llw_target, seed_value=params.seed,
+                schedule=params.schedule, cs_second=params.cs_second)
 
 
 def start(machine, params):

@@ -83,12 +83,13 @@ def _free_slot(c, rowid, free, sist, q):
 
 @numba.njit(**_NJIT)
 def stream_rows(st, c, kd, rowid, free, sist, ckd, cyc, cdiag, crowid, kp, strategy, mult,
-                gains, counts, kcost, beta, eta):
+                gains, counts, kcost, beta, eta, rules):
     """The pass over the rows of one block from row sist[S_NEXT]: each into a free slot, then
     the online pass on that one example, then its slots beyond W freed. Returns ST_DONE or
     ST_GROW (no free slot: grow the store and call again)."""
     X, xsq = kd.X, kd.x_sq
     order = np.zeros(1, np.int64)
+    dlog = np.zeros(0)
     target = st.fst[core.TARGET]
     d = st.ist[core.D]
     nrows = cyc.shape[0]
@@ -110,7 +111,8 @@ def stream_rows(st, c, kd, rowid, free, sist, ckd, cyc, cdiag, crowid, kp, strat
         # cached to fill the entry by symmetry): the same cut here
         cache_forget_from(c, nW)
         order[0] = q
-        so.run_epoch(st, c, kd, kp, order, strategy, mult, gains, counts, kcost, beta, eta)
+        so.run_epoch(st, c, kd, kp, order, strategy, mult, gains, counts, kcost, beta, eta,
+                     rules, dlog)
         n_after = st.ist[core.ACTIVE]
         for t in range(n_after, nW + 1):
             _free_slot(c, rowid, free, sist, c.perm[t])
@@ -245,6 +247,7 @@ def train_stream_allinone(source, params, *, zero_based=False, info=None, warn=N
     kind = core.KINDS[p.multiclass]
     strategy = so.DEFAULT_STRATEGY[kind] if p.strategy is None else p.strategy
     code = so.STRATEGY_CODES[strategy]
+    rules = np.array((so.SCHEDULE_CODES[p.schedule], so.SECOND_CODES[p.cs_second]), np.int64)
     kp = kernels.make_params(p.kernel_type, p.degree, p.gamma, p.coef0)
     classes = _Classes()
     store = None
@@ -285,7 +288,7 @@ def train_stream_allinone(source, params, *, zero_based=False, info=None, warn=N
             store.sist[S_NEXT] = 0
             while stream_rows(store.st, store.c, store.kd(), store.rowid, store.free,
                               store.sist, ckd, cyc, cdiag, rowid, kp, code, mult, gains,
-                              counts, kcost, so.BETA, so.ETA) == ST_GROW:
+                              counts, kcost, so.BETA, so.ETA, rules) == ST_GROW:
                 store.grow()
             zeros.keep(store.rowid)
             del data, ckd
