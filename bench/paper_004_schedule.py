@@ -5,7 +5,7 @@
     python bench/paper_004_schedule.py llw-optimum letter --train-rows 2000 --max-seconds 1800
     python bench/paper_004_schedule.py llw-lbfgs letter --train-rows 2000 --max-iter 4000
 
-* ``strategies``: online LLW x1 with each working-set strategy under each ``--schedule``
+* ``strategies``: online LLW x1 with each working-set strategy under each ``--step-schedule``
   (blocks: ours, the gain per block of work; seconds: Algorithm 7 as printed, the gain after
   each step by wall-clock time; steps: the printed update by work; fixed: no draws, one block
   of each old step type per example, so every strategy gets the same old steps), beside the

@@ -489,9 +489,9 @@ def test_a_cs_sum_within_snap_of_c_is_c():
 
 
 def test_schedules_and_the_cs_second_rule():
-    """--schedule fixed runs one block of each old step type per example (d steps each, every
+    """--step-schedule fixed runs one block of each old step type per example (d steps each, every
     strategy); the per-step schedules and the printed CS second variable end one pass feasible
-    and close to the batch dual, as the default does; --schedule steps repeats with its seed,
+    and close to the batch dual, as the default does; --step-schedule steps repeats with its seed,
     and changes the run (the gain updated per step)."""
     X, yc = blobs(l=90, d=3, seed=8, shift=0.8)
     kd, kp = kd_of(X), make_params(2, 3, 0.5, 0.0)

@@ -321,7 +321,7 @@ def test_allinone_stream_is_the_in_memory_pass_in_file_order(tmp_path, scheme, c
                                                               monkeypatch):
     """Same order, same classes from the first block, the whole cache: the same model file,
     byte for byte (one block, or blocks of about 700 bytes: 12 rows), through slot growth;
-    with the default schedule and with the thesis's printed one (--schedule steps, and for CS
+    with the default schedule and with the thesis's printed one (--step-schedule steps, and for CS
     --cs-second gradient)."""
     path = write_classes(tmp_path / "four.svm", [7, -1, 3, 2])
     first = open(path).read(chunk).splitlines()[:-1] if chunk < 1 << 22 else None

@@ -274,10 +274,10 @@ ALL_IN_ONE_OPTIONS = (
            what="strategy", solvers=("online",), usage="""\
 --strategy {choices} : --solver online
 	working sets (default s2do-all for llw, random-pattern-s2do-all for cs)"""),
-    Option("schedule", ("--schedule",), str, default="blocks",
+    Option("schedule", ("--step-schedule",), str, default="blocks",
            choices=("blocks", "steps", "seconds", "fixed"), what="schedule",
            solvers=("online",), kwarg="schedule", usage="""\
---schedule {choices} : --solver online: Algorithm 7's choice of
+--step-schedule {choices} : --solver online: Algorithm 7's choice of
 	the next step type, by its dual gain per duration updated after each block of steps, by
 	work units (default, repeatable with --seed), or after each step (steps: by work units;
 	seconds: by wall-clock time, as the thesis prints it); fixed: no draws, each example's

@@ -14,7 +14,7 @@ once, in a shuffled order (``--seed``):
   type's recent dual gain per unit of duration (decay beta = 0.05, floor eta = 0.05), TWO_NEWS
   included: drawing TWO_NEWS moves on to the next example.
 
-``--schedule`` (corrections 004-12): ``blocks`` (the default) updates a step type's gain once
+``--step-schedule`` (corrections 004-12): ``blocks`` (the default) updates a step type's gain once
 per block, with the block's increase over its *work* (variables visited, plus kernel values
 computed weighted by their cost in features, kernels.row_work, times FEATURE_WORK), a
 deterministic stand-in for seconds, so a run is repeatable with its --seed; ``seconds`` is
@@ -60,7 +60,7 @@ S2DO_ALL, RP_S2DO_ALL, RP_S2DO_PATTERN = 0, 1, 2
 STRATEGY_CODES = {"s2do-all": S2DO_ALL, "random-pattern-s2do-all": RP_S2DO_ALL,
                   "random-pattern-s2do-pattern": RP_S2DO_PATTERN}
 DEFAULT_STRATEGY = {core.LLW: "s2do-all", core.CS: "random-pattern-s2do-all"}  # the thesis's
-BLOCKS, STEPS, SECONDS, FIXED = 0, 1, 2, 3  # --schedule (see the module's docstring)
+BLOCKS, STEPS, SECONDS, FIXED = 0, 1, 2, 3  # --step-schedule (see the module's docstring)
 SCHEDULE_CODES = {"blocks": BLOCKS, "steps": STEPS, "seconds": SECONDS, "fixed": FIXED}
 SECOND_CODES = {"gain": core.SECOND_GAIN, "gradient": core.SECOND_GRADIENT}  # --cs-second
 SHORTEST = 1e-9  # a step's duration (work or seconds) is at least this in a per-step update
@@ -82,7 +82,7 @@ def seed(s):
 @intrinsic
 def monotonic_ns(typingctx):
     """CLOCK_MONOTONIC in nanoseconds (libc's clock_gettime, a vDSO call of some 20 ns):
-    the wall clock of ``--schedule seconds``, readable inside the compiled pass."""
+    the wall clock of ``--step-schedule seconds``, readable inside the compiled pass."""
     def codegen(context, builder, signature, args):
         i32, i64 = ir.IntType(32), ir.IntType(64)
         timespec = ir.LiteralStructType([i64, i64])
@@ -511,7 +511,7 @@ def solve_online(kd, kp, yc, d, C, kind, *, eps=1e-3, epochs=1, strategy=None, c
 
 def _options(params):
     """S2doRun's arguments from svm-train's parameters (--multiclass llw|cs, --solver
-    online): -e, -m, --seed, --epochs, --strategy, --llw-target, --schedule, --cs-second."""
+    online): -e, -m, --seed, --epochs, --strategy, --llw-target, --step-schedule, --cs-second."""
     return dict(eps=params.eps, epochs=params.epochs, strategy=params.strategy,
                 cache_mb=params.cache_size, target=params.llw_target, seed_value=params.seed,
                 schedule=params.schedule, cs_second=params.cs_second)
