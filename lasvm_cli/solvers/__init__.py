@@ -75,6 +75,7 @@ C_SVC_SOLVERS = tuple(k for k, v in SOLVERS.items() if v.kind == "c_svc")  # --s
 TRACKING_SOLVERS = ("track1", "track2", "track2-lasvm", "rcd")
 ONLINE = ("lasvm", "lasvm-g", "full-svm", "lasvm-nc", "lasvm-i")  # training/run_control.py
 RAMP = ("lasvm-g", "full-svm", "lasvm-nc", "lasvm-i")  # their options: --ramp-s, --clean-*
+RAMP_STARTS = ("convex", "printed")  # --ramp-start (qp/lasvm_g_core.RAMP_STARTS)
 
 
 def dispatch_key(params):
@@ -206,7 +207,16 @@ LASVM_G_OPTIONS = (
 	four, the left region of --counters)"""),
     Option("sv_threshold", ("--sv-threshold",), int, default=None, solvers=RAMP,
            check=below(0, "--sv-threshold < 0"), kwarg="sv_threshold",
-           usage="--sv-threshold n : lasvm-nc: flag outliers only once #SV > n (default 10)"),
+           usage="""\
+--sv-threshold n : lasvm-nc, lasvm-i: the convex stage lasts until more than n SVs of each
+	class (default 10; --ramp-start printed: lasvm-nc flags outliers once #SV > n)"""),
+    Option("ramp_start", ("--ramp-start",), str, default=None, choices=RAMP_STARTS,
+           what="--ramp-start", solvers=("lasvm-nc", "lasvm-i"), kwarg="ramp_start",
+           usage="""\
+--ramp-start {choices} : lasvm-nc, lasvm-i: convex (default): LASVM-G iterations until
+	more than --sv-threshold SVs of each class, then the ramp; printed: the paper's
+	pseudo-code (lasvm-nc: the ramp once #SV > --sv-threshold; lasvm-i: from the first
+	example), which can end with a one-class machine on skewed data at small gamma"""),
     Option("clean_every", ("--clean-every",), int, default=None, solvers=RAMP,
            check=below(1, "--clean-every < 1"), kwarg="clean_every",
            usage="--clean-every n : lasvm-g, -nc, -i: PROCESS calls between CLEANs "
