@@ -4,12 +4,12 @@ returns a one-class machine where batch SMO learns, with the paper's printed sta
 001-10).
 
     python bench/paper_001_sweep.py [--part adult-orders,adult,ijcnn1,reuters,mnist|report]
-        [--orders 4] [--adult-orders 60] [--rows adult=4000,...] [--out results/paper-001-sweep]
+        [--orders 3] [--adult-orders 60] [--rows adult=2000,...] [--out results/paper-001-sweep]
 
 Parts (each a list of runs; every (data set, C, gamma) writes OUT/raw/PART-C-GAMMA.csv and is
 skipped when that file exists, so an interrupted sweep resumes where it stopped):
 
-  adult-orders  adult at the paper's C = 100, gamma = 0.005, --adult-orders orders
+  adult-orders  adult at the paper's C = 100, gamma = 0.005, --adult-orders orders, 4,000 rows
   adult         adult (a9a, 24% positive), gamma 0.005 / 0.05 / 0.5, C 1 / 100
   ijcnn1        ijcnn1 (10% positive, 22 dense features), gamma 0.005 / 0.05 / 0.5, C 4 / 100
   reuters       reuters money-fx (7% positive, unit-norm tf-idf), gamma 0.05 / 0.5 / 5, C 1 / 100
@@ -20,8 +20,9 @@ skipped when that file exists, so an interrupted sweep resumes where it stopped)
 Every grid point trains our batch SMO once (the convex, biased reference: does the task admit
 a two-class machine?), LASVM-G on the first orders, and LASVM-NC and LASVM-I with both starts
 on --orders orders (LasvmGRun seeds 0..n-1; one epoch, s = -1, S = 10, the defaults of
-solvers/lasvm_nc.py). Training rows are drawn with numpy's default_rng(0) (--rows; the
-test rows likewise, --test-rows), the same rows for every run of a data set.
+solvers/lasvm_nc.py). Training rows are drawn with numpy's default_rng(0) (--rows, default
+adult 2,000, ijcnn1 3,000, reuters 3,000, mnist 2,000: sized for minutes on a busy 2-core
+host; the test rows likewise, --test-rows), the same rows for every run of a data set.
 
 A machine is "one-class" when it predicts one label for every test row. Raw rows: data set,
 C, gamma, solver, start, order, #SV, test accuracy, share predicted positive, one_class,
@@ -56,8 +57,9 @@ DATA = {
     "reuters": ("reuters", None, 1.0, (0.05, 0.5, 5.0), (1.0, 100.0)),
     "mnist": ("mnist", 8.0, 1 / 255, (0.001, 0.01, 0.05), (1.0, 100.0)),
 }
-ROWS = {"adult": 4000, "ijcnn1": 6000, "reuters": 0, "mnist": 5000}
+ROWS = {"adult": 2000, "ijcnn1": 3000, "reuters": 3000, "mnist": 2000}
 TEST_ROWS = {"adult": 4000, "ijcnn1": 4000, "reuters": 0, "mnist": 2000}
+ADULT_ORDERS_ROWS = 4000  # adult-orders: its training rows (--rows adult=N sets the grid's)
 PARTS = ("adult-orders", "adult", "ijcnn1", "reuters", "mnist")
 HEADER = ("data", "C", "gamma", "solver", "start", "order", "sv", "accuracy", "share_positive",
           "one_class", "majority", "seconds", "nonconvex_from", "gap_loops_capped")
@@ -146,7 +148,8 @@ def run_part(part, args, raw):
     if not todo:
         print(f"{part}: done (raw files present)", flush=True)
         return
-    data = load(name, args.rows[name], args.test_rows[name])
+    rows = ADULT_ORDERS_ROWS if part == "adult-orders" else args.rows[name]
+    data = load(name, rows, args.test_rows[name])
     print(f"{part}: {data[1].size} training rows ({np.mean(data[1] > 0):.1%} positive), "
           f"{data[3].size} test rows", flush=True)
     for C, g, path in todo:
@@ -205,7 +208,7 @@ def report(raw, out):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--part", default=",".join(PARTS) + ",report")
-    ap.add_argument("--orders", type=int, default=4, help="orders per grid point")
+    ap.add_argument("--orders", type=int, default=3, help="orders per grid point")
     ap.add_argument("--adult-orders", type=int, default=60, help="orders of adult-orders")
     ap.add_argument("--rows", default="", help="training rows, e.g. adult=4000 (0: all)")
     ap.add_argument("--test-rows", default="", help="test rows, e.g. mnist=2000 (0: all)")
