@@ -72,7 +72,7 @@ R_MIDDLE, R_LEFT, R_RIGHT = 0, 1, 2
 
 # how LASVM-NC and LASVM-I begin (corrections 001-10; svm-train --ramp-start)
 START_PRINTED, START_CONVEX = 0, 1
-RAMP_STARTS = {"printed": START_PRINTED, "convex": START_CONVEX}
+START_CODES = {"printed": START_PRINTED, "convex": START_CONVEX}  # by --ramp-start name
 
 NO_PARTNER_YET = -2  # gap_loop's pair step before its first partner search
 GAP_CAP = 100000  # REPROCESS steps of one gap loop at most (counted in G_CAPPED)

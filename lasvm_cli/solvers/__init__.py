@@ -75,7 +75,7 @@ C_SVC_SOLVERS = tuple(k for k, v in SOLVERS.items() if v.kind == "c_svc")  # --s
 TRACKING_SOLVERS = ("track1", "track2", "track2-lasvm", "rcd")
 ONLINE = ("lasvm", "lasvm-g", "full-svm", "lasvm-nc", "lasvm-i")  # training/run_control.py
 RAMP = ("lasvm-g", "full-svm", "lasvm-nc", "lasvm-i")  # their options: --ramp-s, --clean-*
-RAMP_STARTS = ("convex", "printed")  # --ramp-start (qp/lasvm_g_core.RAMP_STARTS)
+RAMP_STARTS = ("convex", "printed")  # --ramp-start (qp/lasvm_g_core.START_CODES)
 
 
 def dispatch_key(params):

@@ -36,7 +36,7 @@ from ..numerics.kernels import KernelData
 from ..qp import REPROCESS_STEPS
 from ..qp import lasvm_g_core as G
 from ..qp import online_core as core
-from .lasvm_nc import DEFAULTS, RAMP_STARTS
+from .lasvm_nc import DEFAULTS
 from .lasvm_stream import (S_NFREE, SEED_ROWS_MAX, Labels, Store, StreamError, check_one_pass,
                            StoredZeros, csr_concat, load_slot, model_from_store, release)
 
@@ -152,9 +152,9 @@ def train_stream_g(source, params, *, zero_based=False, info=None, warn=None, pr
         Cw = weighted_C(p, label, warn)
         store.Cp, store.Cn = float(Cw[0]), float(Cw[1])
         args = (np.int64(G.VARIANTS[p.solver]), float(opt["ramp_s"]),
-                np.int64(opt["sv_threshold"]), np.int64(RAMP_STARTS[opt["ramp_start"]]),
-                np.int64(opt["clean_every"]), np.int64(opt["clean_keep"]), store.Cp, store.Cn, max(store.Cp, store.Cn), tau,
-                np.int64(reprocess == "pair"))
+                np.int64(opt["sv_threshold"]), np.int64(G.START_CODES[opt["ramp_start"]]),
+                np.int64(opt["clean_every"]), np.int64(opt["clean_keep"]), store.Cp, store.Cn,
+                max(store.Cp, store.Cn), tau, np.int64(reprocess == "pair"))
         store.set_fill(kp)
 
     def run_block(block):

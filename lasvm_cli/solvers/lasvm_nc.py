@@ -36,9 +36,9 @@ from ..numerics.cache import KERNEL_EVALS, cache_positions_loaded, cache_set_wid
 from ..qp import REPROCESS_STEPS
 from ..qp.lasvm_g_core import (F_GAP, F_TARGET, G_ADMIT_L, G_ADMIT_M, G_ADMIT_R, G_BAILED,
                                G_CAPPED, G_CLEAN_L, G_CLEAN_M, G_CLEAN_R, G_FLAGGED, G_IN_S,
-                               G_NONCONVEX, G_SEEN, G_SKIP_L, G_SKIP_R, M_FINISH, M_GAP, M_NEW_EPOCH, M_ONLINE,
-                               M_PURGE, N_GFS, N_GST, RAMP_STARTS, V_FULL, VARIANTS,
-                               g_run)
+                               G_NONCONVEX, G_SEEN, G_SKIP_L, G_SKIP_R, M_FINISH, M_GAP,
+                               M_NEW_EPOCH, M_ONLINE, M_PURGE, N_GFS, N_GST, START_CODES, V_FULL,
+                               VARIANTS, g_run)
 from ..qp.online_core import (CHUNK, I_EPOCH, I_NS, I_POOL, MODE_DELTA, MODE_NEW_EPOCH,
                               MODE_ONLINE, fit_width)
 from .lasvm import PH_DONE, PH_FINISH, PH_ONLINE, SAVED_FIELDS, LasvmRun, result_of, run_to_end
@@ -85,11 +85,12 @@ class LasvmGRun(LasvmRun):
                            ramp_start=opt["ramp_start"],
                            clean_every=int(opt["clean_every"]),
                            clean_keep=int(opt["clean_keep"]), reprocess=reprocess)
-        if opt["ramp_start"] not in RAMP_STARTS:
+        if opt["ramp_start"] not in START_CODES:
             raise ValueError(f"unknown ramp_start {opt['ramp_start']!r} (expected one of "
-                             f"{sorted(RAMP_STARTS)})")
+                             f"{sorted(START_CODES)})")
         self._args = (np.int64(VARIANTS[solver]), float(opt["ramp_s"]),
-                      np.int64(opt["sv_threshold"]), np.int64(RAMP_STARTS[opt["ramp_start"]]),
+                      np.int64(opt["sv_threshold"]),
+                      np.int64(START_CODES[opt["ramp_start"]]),
                       np.int64(opt["clean_every"]),
                       np.int64(opt["clean_keep"]), float(Cp), float(Cn), max(float(Cp),
                                                                               float(Cn)),
