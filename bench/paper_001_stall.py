@@ -2,11 +2,13 @@
 
     python bench/paper_001_stall.py [--solvers lasvm-i,lasvm-nc] [--seeds 0-9]
         [--first N | --sample N --sample-seed S] [--checkpoints 500,1000,2000,4000]
-        [--keep-order 4000] [--stop-at N] [--reference N] [--libsvm]
+        [--keep-order 4000] [--stop-at N] [--reference N] [--libsvm] [--ramp-start printed]
         [--out results/paper-001-stall]
 
 adult (a9a, $LASVM_DATA) with the paper's C = 100, gamma = 0.005 (Table 2), one epoch, s = -1,
-the defaults of solvers/lasvm_nc.py, the paper's one-variable REPROCESS; --seeds are
+the defaults of solvers/lasvm_nc.py but for --ramp-start (default printed: the paper's blocks,
+with which the stall of docs/reproductions/seed-001.md section 2 was measured; convex: the
+initialisation stage, the solver's default), the paper's one-variable REPROCESS; --seeds are
 LasvmGRun's seeds of the example order (svm-train --seed S draws another order from the same
 seed: it trains on the rows grouped by class, as LIBSVM does). The whole training set by default; --first N
 its first N rows; --sample N the N rows bench/paper_001.py --max-train N --seed S draws (the
@@ -81,7 +83,7 @@ def dense_rows(d, rows, width):
     return X
 
 
-def reference_replay(kd, kp, y, order, solver, checkpoints, tau):
+def reference_replay(kd, kp, y, order, solver, checkpoints, tau, start):
     """The numpy reference of the paper's pseudo-code (tests/reference_lasvm_nc.py) over the
     draws ``order``, the kernel rows from the library's kernel_row_serial rounded to float32
     (the compiled cache's rows). Returns {draw: (#SV, processed, skipped L, skipped R,
@@ -95,7 +97,7 @@ def reference_replay(kd, kp, y, order, solver, checkpoints, tau):
     for q, ex in enumerate(order):
         kernel_row_serial(kd, int(ex), kd, order, kp, K[q])
     K = K.astype(np.float32).astype(np.float64)
-    ref = ReferenceLasvm(K, y[order], C, solver, tau=tau)
+    ref = ReferenceLasvm(K, y[order], C, solver, tau=tau, start=start)
     out, flags, skl, skr = {}, [], 0, 0
     for t in range(order.size):
         rec = ref.online_iteration(t)
@@ -126,6 +128,7 @@ def main():
                     help="end every run after this many draws (0: one whole epoch)")
     ap.add_argument("--libsvm", action="store_true",
                     help="also LIBSVM (libsvm-official) on the same rows: #SV and test error")
+    ap.add_argument("--ramp-start", default="printed", choices=("printed", "convex"))
     ap.add_argument("--out", default=str(REPO / "results" / "paper-001-stall"))
     args = ap.parse_args()
     out = Path(args.out)
@@ -164,7 +167,8 @@ def main():
     ref_lines = []
     for solver in args.solvers.split(","):
         for seed in seeds_of(args.seeds):
-            run = LasvmGRun(kd, kp, y, C, C, solver=solver, seed=seed)
+            run = LasvmGRun(kd, kp, y, C, C, solver=solver, seed=seed,
+                            ramp_start=args.ramp_start)
             run.begin()
             order, flags, snaps = [], [], {}
             last_process = 0
@@ -210,7 +214,8 @@ def main():
             orders[f"{solver}_{seed}"] = np.array(order, np.int64)
             if args.reference:
                 o = np.array(order[:args.reference], np.int64)
-                got, rflags = reference_replay(kd, kp, y, o, solver, set(snaps), run._tau)
+                got, rflags = reference_replay(kd, kp, y, o, solver, set(snaps), run._tau,
+                                               args.ramp_start)
                 for goal in sorted(got):
                     n_sv, n_proc, skl, skr, alpha = got[goal]
                     ours = snaps[goal]

@@ -57,7 +57,8 @@ def main():
     K = K.astype(np.float32).astype(np.float64)
     yo = y[order]
     if what == "rounding":
-        a, b = ReferenceLasvm(K, yo, C, "lasvm-i"), ReversedSum(K, yo, C, "lasvm-i")
+        a = ReferenceLasvm(K, yo, C, "lasvm-i", start="printed")
+        b = ReversedSum(K, yo, C, "lasvm-i", start="printed")
         first = None
         for t in range(n):
             ra, rb = a.online_iteration(t), b.online_iteration(t)
@@ -70,7 +71,7 @@ def main():
                 print(f"draw {t + 1}: max |alpha_A - alpha_B| "
                       f"{np.abs(a.alpha - b.alpha).max():.3g}, #SV {a.n_sv()} / {b.n_sv()}")
         return
-    ref = ReferenceLasvm(K, yo, C, "lasvm-i")
+    ref = ReferenceLasvm(K, yo, C, "lasvm-i", start="printed")  # section 2: the printed block
     for t in range(n):
         rec = ref.online_iteration(t)
         if rec["action"] == "process":

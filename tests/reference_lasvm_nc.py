@@ -45,6 +45,14 @@ the SVs of S, 0 without any; the gap and the CLEAN over the expansion S; CLEAN e
 except for FULL SVM. The while-loop also stops when REPROCESS bails out (the paper's need not
 end); that is the only guard.
 
+The initialisation stage (corrections 001-10): the paper's text has LASVM-NC run "a few online
+convex iterations as the initialization stage" (beta_i = 0) before the nonconvex ones, S_thr
+being the number of SVs that ends it; the printed block tests #SV > S_thr at every example, and
+LASVM-I's block has no stage at all. ``start="convex"`` (the package's default) runs LASVM-G
+iterations (beta_i = 0, no filter) for both until S holds more than S_thr SVs of each class,
+and the ramp from then on, for good (LASVM-NC then flags every z < s); ``start="printed"`` is
+the printed blocks.
+
 No array is shared with the compiled solver; K is given whole (small problems only).
 """
 
@@ -59,11 +67,14 @@ class ReferenceLasvm:
     examples with :meth:`online_iteration`; every call returns a record of what it did."""
 
     def __init__(self, K, y, C, variant, *, s=-1.0, S_thr=10, clean_every=50, m=100,
-                 tau=1e-3):
+                 tau=1e-3, start="convex"):
         self.K = np.asarray(K, np.float64)
         self.y = np.asarray(y, np.float64)
         self.C, self.variant, self.s, self.S_thr = float(C), variant, float(s), int(S_thr)
         self.clean_every, self.m, self.tau = int(clean_every), int(m), float(tau)
+        assert start in ("convex", "printed")
+        self.start = start
+        self.nonconvex = False  # the convex initialisation stage is over (start="convex")
         n = self.y.size
         # Initialization: alpha <- 0, beta <- 0, S empty (no seeding)
         self.alpha = np.zeros(n)
@@ -84,6 +95,12 @@ class ReferenceLasvm:
 
     def n_sv(self):
         return sum(1 for s in self.S if self.alpha[s] != 0.0)
+
+    def stage_over(self):
+        """The end of the convex initialisation stage: more than S_thr SVs of each class."""
+        pos = sum(1 for s in self.S if self.alpha[s] != 0.0 and self.y[s] > 0)
+        neg = self.n_sv() - pos
+        return min(pos, neg) > self.S_thr
 
     def gap_target(self):
         """Ghat, eq. (8), over the l SVs of S: h = C y g."""
@@ -168,7 +185,8 @@ class ReferenceLasvm:
     def online_iteration(self, i):
         """Pick example x_i: LASVM-I's filter, LASVM-NC's beta_i and bounds, the gap target,
         PROCESS, REPROCESS while the gap exceeds the threshold, and CLEAN every clean_every
-        PROCESS calls (not FULL SVM). Returns a dict: ``z``, ``action`` ("skip" or "process"),
+        PROCESS calls (not FULL SVM). Returns a dict: ``z``, ``ramp`` (False in the convex
+        stage: a LASVM-G iteration), ``action`` ("skip" or "process"),
         ``beta``, ``process_step`` (alpha_i moved), ``reprocessed`` (the examples REPROCESS
         stepped on, in order), ``pairs`` (each step's (g_min, g_max)), ``bailed``,
         ``cleaned`` (the examples CLEAN removed)."""
@@ -177,10 +195,16 @@ class ReferenceLasvm:
         z = y[i] * f_i
         rec = dict(z=z, action="process", beta=0.0, process_step=False, reprocessed=[],
                    pairs=[], bailed=False, cleaned=[])
-        if self.variant == LASVM_I and (z > 1 or z < self.s):
+        ramp = self.variant in (LASVM_NC, LASVM_I)
+        if ramp and self.start == "convex" and not self.nonconvex:
+            self.nonconvex = self.stage_over()
+            ramp = self.nonconvex  # else a LASVM-G iteration
+        rec["ramp"] = ramp
+        if ramp and self.variant == LASVM_I and (z > 1 or z < self.s):
             rec["action"] = "skip"  # ignored: no PROCESS, no CLEAN count
             return rec
-        if self.variant == LASVM_NC and z < self.s and self.n_sv() > self.S_thr:
+        if (ramp and self.variant == LASVM_NC and z < self.s
+                and (self.start == "convex" or self.n_sv() > self.S_thr)):
             self.beta[i] = C  # an outlier of the ramp loss, frozen (eq. 16)
         self.A[i] = min(0.0, C * y[i]) - self.beta[i] * y[i]  # eq. (17)
         self.B[i] = max(0.0, C * y[i]) - self.beta[i] * y[i]

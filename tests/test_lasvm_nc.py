@@ -33,6 +33,7 @@ from lasvm_cli.io.svmlight import read_svmlight
 from lasvm_cli.numerics.kernels import RBF, kernel_row_serial, make_params
 from lasvm_cli.qp import lasvm_g_core as gc
 from lasvm_cli.qp import online_core as core
+from lasvm_cli.solvers.csvc import solve_binary
 from lasvm_cli.solvers.lasvm_nc import LasvmGRun, solve_lasvm_g
 
 from .conftest import HEART, REPO, box_qp_optimum, dual, heart_rbf_gram, libsvm_or_skip
@@ -255,6 +256,75 @@ def test_gap_loop_stops_when_reprocess_bails_out(heart):
     assert r.counters["gap_loops_capped"] == 0
 
 
+def test_gap_loop_ends_at_gap_cap(heart, monkeypatch):
+    """Corrections 001-5, the second guard: a gap loop that nothing else ends (a target below
+    any gap, tau = -1 so that REPROCESS never bails out) stops after GAP_CAP steps, counted
+    in G_CAPPED, with the gap of where it stopped. The loop's Python body (its py_func, which
+    reads GAP_CAP at run time) over the compiled steps, GAP_CAP set to 7."""
+    kd, kp, y, _ = heart
+    run = LasvmGRun(kd, kp, y, 10.0, 10.0, solver="lasvm-g", seed=1)
+    run.begin()
+    run.step(100)
+    gap, k, v = gc.scan(run.st)
+    assert k >= 0 and v > 0
+    monkeypatch.setattr(gc, "GAP_CAP", 7)
+    steps = int(run.st.ist[core.I_STEPS])
+    capped = int(run.gst[gc.G_CAPPED])
+    gc.gap_loop.py_func(run.st, run.kc, run.kd, run.kp, -1.0, -1.0, run.gst, run.gfs, gap, k,
+                        v, 0)
+    assert int(run.st.ist[core.I_STEPS]) - steps == 7
+    assert int(run.gst[gc.G_CAPPED]) == capped + 1
+    assert run.gfs[gc.F_GAP] == pytest.approx(gc.gap_of(run.st), rel=1e-12)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_gap_cap_is_never_reached_on_heart(heart, solver):
+    """Corrections 001-5, was GAP_CAP ever reached? Not in these runs (C up to 1000, both
+    starts, three epochs): REPROCESS bails out, or the gap falls below its target, first."""
+    kd, kp, y, _ = heart
+    for C in (1.0, 100.0, 1000.0):
+        for start in ("printed", "convex"):
+            r = solve_lasvm_g(kd, kp, y, C, C, solver=solver, seed=2, epochs=3,
+                              ramp_start=start)
+            assert r.counters["gap_loops_capped"] == 0, (C, start)
+
+
+def test_later_epochs_do_not_process_an_example_in_s_again(heart):
+    """Corrections 001-8: in the second epoch an example drawn while it is in S is not
+    PROCESSed again (its box, hence LASVM-NC's beta, unchanged; counted in G_IN_S) and an
+    example CLEAN removed earlier arrives afresh (PROCESSed, its box set anew)."""
+    kd, kp, y, _ = heart
+    run = LasvmGRun(kd, kp, y, 10.0, 10.0, solver="lasvm-nc", seed=4, clean_every=10,
+                    clean_keep=5, epochs=2)
+    run.begin()
+    while run.online and int(run.st.ist[core.I_EPOCH]) == 0:
+        run.step(1)
+    again = fresh = 0
+    while run.online:
+        st = run.st
+        n = int(st.ist[core.I_NS])
+        in_s = st.ex2pos[:y.size] < n
+        box = {ex: (st.A[st.ex2pos[ex]], st.B[st.ex2pos[ex]]) for ex in np.flatnonzero(in_s)}
+        processed, in_s_count = int(st.ist[core.I_PROCESSED]), int(run.gst[gc.G_IN_S])
+        run.step(1)
+        if not run.online:
+            break
+        ex = int(st.pool[st.ist[core.I_POOL]])  # the example just drawn
+        if in_s[ex]:
+            again += 1
+            assert int(st.ist[core.I_PROCESSED]) == processed, ex
+            assert int(run.gst[gc.G_IN_S]) == in_s_count + 1, ex
+            p = st.ex2pos[ex]
+            if p < int(st.ist[core.I_NS]):  # (unless this iteration's CLEAN removed it)
+                assert (st.A[p], st.B[p]) == box[ex], ex
+        else:
+            fresh += 1
+            assert int(st.ist[core.I_PROCESSED]) == processed + 1, ex
+            assert int(run.gst[gc.G_IN_S]) == in_s_count, ex
+    assert again > 0 and fresh > 0
+    assert again + fresh == y.size
+
+
 # ---------------------------------------------------------------------------------------------
 # the optimum on separable data
 
@@ -382,37 +452,93 @@ def test_nc_with_s_to_minus_infinity_is_lasvm_g_step_for_step(heart):
         for f in ("alpha", "g", "A", "B", "pos2ex", "ist"):
             assert np.array_equal(getattr(g.st, f), getattr(nc.st, f)), f
     assert not nc.online
-    # the same counters, but for the regions, which are relative to s
+    # the same counters, but for the regions, which are relative to s, and the end of NC's
+    # convex stage (LASVM-G has none)
     def same(c):
-        return {k: v for k, v in c.items() if not k.startswith(("admitted", "cleaned"))}
+        return {k: v for k, v in c.items()
+                if not k.startswith(("admitted", "cleaned", "nonconvex_from"))}
 
     assert same(g.result().counters) == same(nc.result().counters)
     assert nc.result().counters["outliers_flagged"] == 0
 
 
-def test_lasvm_i_processes_exactly_the_ramp_region(heart):
+@pytest.mark.parametrize("start", ["printed", "convex"])
+def test_lasvm_i_processes_exactly_the_ramp_region(heart, start):
     """Before each example, z = y f(x) from numpy (float64 K); PROCESS iff -1 <= z <= 1
     (examples within 1e-5 of an edge, where float32 rows may decide otherwise, are not
-    checked)."""
+    checked); with the convex stage (corrections 001-10), every example until S holds more
+    than S SVs of each class, the ramp region after."""
     kd, kp, y, K = heart
-    run = LasvmGRun(kd, kp, y, 1.0, 1.0, solver="lasvm-i", seed=5)
+    run = LasvmGRun(kd, kp, y, 1.0, 1.0, solver="lasvm-i", seed=5, ramp_start=start)
     run.begin()
-    inside = outside = 0
+    inside = outside = staged = 0
     while run.online:
         coef, _ = run.coef_rho()
         z = y * (K @ coef)
+        sv_per_class = (np.count_nonzero(coef > 0), np.count_nonzero(coef < 0))
         before = int(run.st.ist[core.I_PROCESSED])
         run.step(1)
         if not run.online:
             break
         ex = run.st.pool[run.st.ist[core.I_POOL]]  # the example just drawn
         processed = int(run.st.ist[core.I_PROCESSED]) > before
+        if start == "convex" and min(sv_per_class) <= 10:
+            assert processed and run.gst[gc.G_NONCONVEX] == 0, ex
+            staged += 1
+            continue
         if abs(z[ex] - 1) < 1e-5 or abs(z[ex] + 1) < 1e-5:
             continue
         assert processed == (-1 <= z[ex] <= 1), (ex, z[ex])
         inside += processed
         outside += not processed
     assert inside > 50 and outside > 50
+    assert (staged > 20) == (start == "convex")
+    assert (run.gst[gc.G_NONCONVEX] == staged + 1) == (start == "convex")
+
+
+def skewed(n, rng, pos=0.08, d=60, k=10):
+    """Sparse binary rows, a few positives, a kernel nearly constant at gamma = 0.005
+    (K >= exp(-0.1)): every row has k ones; a negative draws them among the first d - 6
+    columns (one of them, with probability 0.1, among the last 6), a positive two of them
+    among the last 6. Returns (kd, y, X dense)."""
+    y = np.where(rng.random(n) < pos, 1.0, -1.0)
+    X = np.zeros((n, d))
+    for i in range(n):
+        m = 2 if y[i] > 0 else int(rng.random() < 0.1)
+        X[i, rng.choice(d - 6, k - m, replace=False)] = 1.0
+        X[i, d - 6 + rng.choice(6, m, replace=False)] = 1.0
+    return dense_kd(X), y, X
+
+
+def test_printed_start_stalls_where_the_convex_stage_learns():
+    """The product defect of corrections 001-10, on generated skewed sparse data (8%
+    positive, gamma = 0.005, C = 100), ten orders: as printed, LASVM-I ends with a one-class
+    machine in several orders (the paper's blocks: its filter from the first example), where
+    batch SMO separates the training set; with the convex stage (the default) neither LASVM-I
+    nor LASVM-NC ever does, and both stay within 1 point of SMO's training accuracy; the
+    stage ends once and for good (nonconvex_from)."""
+    X_kd, y, X = skewed(400, np.random.default_rng(0))
+    C, gamma = 100.0, 0.005
+    kp = make_params(RBF, gamma=gamma)
+    K = gram(X, gamma)
+    smo = solve_binary(X_kd, kp, y, C, C)
+    smo_acc = np.mean(np.where(K @ smo.coef[0] - smo.rho[0] > 0, 1.0, -1.0) == y)
+    assert smo_acc >= 0.99
+    one_class = {}
+    for solver in ("lasvm-nc", "lasvm-i"):
+        for start in ("printed", "convex"):
+            for seed in range(10):
+                r = solve_lasvm_g(X_kd, kp, y, C, C, solver=solver, seed=seed,
+                                  ramp_start=start)
+                pred = np.where(K @ r.coef[0] > 0, 1.0, -1.0)
+                one = bool(np.all(pred == pred[0]))
+                one_class[solver, start] = one_class.get((solver, start), 0) + one
+                if start == "convex":
+                    assert not one and np.mean(pred == y) >= smo_acc - 0.01, (solver, seed)
+                    assert r.counters["nonconvex_from"] > 20
+                else:
+                    assert r.counters["nonconvex_from"] == 0
+    assert one_class["lasvm-i", "printed"] >= 2, one_class
 
 
 def test_sine_sanity_experiment(sine_data):
@@ -446,6 +572,23 @@ def _cli(args):
     from lasvm_cli.cli.main import svm_train
 
     return CliRunner().invoke(svm_train, args)
+
+
+def test_ramp_start_from_the_command_line(tmp_path):
+    """--ramp-start reaches the solver: printed and convex give other LASVM-I models on
+    heart_scale (the convex stage processes its first examples unfiltered), convex is the
+    default, and --counters reports where the stage ended (0 as printed)."""
+    models = {}
+    for extra in ([], ["--ramp-start", "convex"], ["--ramp-start", "printed"]):
+        path = tmp_path / ("m" + "".join(extra))
+        r = _cli(["--solver", "lasvm-i", "-q", "--counters"] + extra + [str(HEART), str(path)])
+        assert r.exit_code == 0, r.output
+        models[tuple(extra)] = open(path).read()
+        m = re.search(r"nonconvex_from[ =:]+(\d+)", r.output)
+        assert m, r.output
+        assert (int(m.group(1)) == 0) == ("printed" in extra), r.output
+    assert models[()] == models[("--ramp-start", "convex")]
+    assert models[()] != models[("--ramp-start", "printed")]
 
 
 def test_wrong_sign_svs_survive_export_and_libsvm(sine_data, tmp_path):
@@ -597,6 +740,9 @@ def test_multiclass(tmp_path, multiclass):
     (["--solver", "lasvm-g", "--clean-every", "0"], "--clean-every < 1"),
     (["--solver", "lasvm-g", "--clean-keep", "-1"], "--clean-keep < 0"),
     (["--solver", "lasvm-nc", "--sv-threshold", "-3"], "--sv-threshold < 0"),
+    (["--solver", "lasvm-nc", "--ramp-start", "late"], "unknown --ramp-start 'late'"),
+    (["--solver", "lasvm-g", "--ramp-start", "printed"],
+     "--ramp-start: only with --solver lasvm-nc|lasvm-i"),
     (["--solver", "lasvm-i", "--reprocess", "two"], "unknown --reprocess 'two'"),
     (["--reprocess", "pair"], "--reprocess: only with --solver lasvm-g"),
     (["--solver", "lasvm-g", "--selection", "active"], "--selection: only with --solver lasvm"),

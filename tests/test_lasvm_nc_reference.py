@@ -16,7 +16,9 @@ order the compiled run draws the examples. After every example:
 and at the end the same model (CLEAN(0) for all but FULL SVM). Over every variant, several
 seeds (example orders), C, s, S_thr, CLEAN settings and kernels (RBF at two widths, one of them
 nearly constant like adult's gamma = 0.005, polynomial, linear), on noisy 2-D data where
-LASVM-NC flags outliers and LASVM-I skips on both sides.
+LASVM-NC flags outliers and LASVM-I skips on both sides; LASVM-NC and LASVM-I with both starts
+(corrections 001-10): the convex initialisation stage (the default; the same example ends it)
+and the printed blocks.
 """
 
 import numpy as np
@@ -84,7 +86,12 @@ def expansion(run):
     return dict(zip(ex.tolist(), run.st.alpha[:n].tolist()))
 
 
-def replay(variant, kname, C, s, S_thr, clean_every, m, flip, seed, n=240, tau=1e-3):
+# LASVM-NC and LASVM-I also replayed as printed (ramp_start="printed", no convex stage)
+PRINTED = [c for c in CASES if c[0] in ("lasvm-nc", "lasvm-i")]
+
+
+def replay(variant, kname, C, s, S_thr, clean_every, m, flip, seed, n=240, tau=1e-3,
+           start="convex"):
     """Run both on the same data and order; assert the module docstring's agreement after
     every example. Returns the compiled run's counters and the reference's records."""
     rng = np.random.default_rng(1000 + seed)
@@ -92,9 +99,9 @@ def replay(variant, kname, C, s, S_thr, clean_every, m, flip, seed, n=240, tau=1
     M = kernel(X, kname)
     kd, kp = precomputed(M)
     run = LasvmGRun(kd, kp, y, C, C, solver=variant, seed=seed, ramp_s=s, sv_threshold=S_thr,
-                    clean_every=clean_every, clean_keep=m, eps=tau)
+                    clean_every=clean_every, clean_keep=m, eps=tau, ramp_start=start)
     ref = ReferenceLasvm(M, y, C, variant, s=s, S_thr=S_thr, clean_every=clean_every, m=m,
-                         tau=tau)
+                         tau=tau, start=start)
     run.begin()
     records = []
     while run.online:
@@ -109,6 +116,7 @@ def replay(variant, kname, C, s, S_thr, clean_every, m, flip, seed, n=240, tau=1
         records.append(rec)
         d = run.gst - gst
         where = f"example {i} (draw {len(records)})"
+        assert (run.gst[gc.G_NONCONVEX] > 0) == ref.nonconvex, where  # the stage's end
         skipped = d[gc.G_SKIP_L] + d[gc.G_SKIP_R]
         assert (rec["action"] == "skip") == (skipped == 1), where
         if rec["action"] == "skip":
@@ -133,15 +141,18 @@ def replay(variant, kname, C, s, S_thr, clean_every, m, flip, seed, n=240, tau=1
     return res.counters, records
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}-C{c[2]:g}-s{c[3]:g}")
-def test_compiled_solver_takes_the_papers_steps(case):
+@pytest.mark.parametrize("case,start", [(c, "convex") for c in CASES]
+                         + [(c, "printed") for c in PRINTED],
+                         ids=lambda c: c if isinstance(c, str) else
+                         f"{c[0]}-{c[1]}-C{c[2]:g}-s{c[3]:g}")
+def test_compiled_solver_takes_the_papers_steps(case, start):
     """Every example's decision and alphas as the numpy reference's (module docstring), for
     three example orders (seeds 0-2); over them the case exercises what it is for: CLEAN
     removing examples (not FULL SVM), LASVM-NC's outliers, LASVM-I's skips."""
     variant = case[0]
     cleaned = flagged = skipped = 0
     for seed in range(3):
-        counters, records = replay(*case, seed=seed)
+        counters, records = replay(*case, seed=seed, start=start)
         cleaned += sum(len(r["cleaned"]) for r in records)
         flagged += counters["outliers_flagged"]
         skipped += counters["skipped_left"] + counters["skipped_right"]

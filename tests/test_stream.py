@@ -462,14 +462,14 @@ def g_file_order_driver(order):
                         Cp, Cn, solver=p.solver, ramp_s=p.ramp_s, sv_threshold=p.sv_threshold,
                         clean_every=p.clean_every, clean_keep=p.clean_keep, eps=p.eps,
                         cache_mb=p.cache_size, finish=p.finish_tau,
-                        reprocess=p.reprocess or "one")
+                        reprocess=p.reprocess or "one", ramp_start=p.ramp_start)
         run.begin()
-        variant, s, sv_thr, clean_every, clean_keep, Cp_, Cn_, C, tau, pair = run._args
+        variant, s, sv_thr, start, clean_every, clean_keep, Cp_, Cn_, C, tau, pair = run._args
         for lo in range(0, order.size, L.CHUNK):
             L.fit_width(run.kc, run.st)
             for ex in order[lo:lo + L.CHUNK]:
-                G.iteration(run.st, run.kc, run.kd, run.kp, ex, variant, s, sv_thr, Cp_, Cn_, C,
-                            tau, pair, run.region, run.gst, run.gfs)
+                G.iteration(run.st, run.kc, run.kd, run.kp, ex, variant, s, sv_thr, start, Cp_,
+                            Cn_, C, tau, pair, run.region, run.gst, run.gfs)
                 if variant != G.V_FULL and run.gst[G.G_SINCE_CLEAN] >= clean_every:
                     G.clean(run.st, run.kc, clean_keep, run.gst, run.region)
                     run.gst[G.G_SINCE_CLEAN] = 0

@@ -17,8 +17,12 @@ pseudo-code, which tests/reference_lasvm_nc.py lists and makes too, marked "[fix
 an entry of docs/corrections.md, seed 001):
 
     f_i = sum_S alpha_s K_is,  z = y_i f_i                 (one kernel row of i against S)
+    -NC, -I:  convex stage ([fix], corrections 001-10): until S holds more than S_thr SVs of
+              each class, a LASVM-G iteration (beta_i = 0, no filter); then the ramp, for good
     LASVM-I:  skip i when z > 1 or z < s                  (its row is dropped from the cache)
-    LASVM-NC: beta_i = C_i when z < s and #SV > S_thr     (strict inequalities)
+    LASVM-NC: beta_i = C_i when z < s                     (strict inequalities)
+              (``start`` = START_PRINTED: no stage; NC flags when z < s and #SV > S_thr,
+              I filters from the first example: the printed blocks)
     T = max(C, Ghat),  Ghat = sqrt(sum h^2 - (sum h)^2 / l), h = C_l y_l g_l over the l SVs
                                                            (eq. 8, before PROCESS)
     PROCESS(i): insert i into S, alpha_i = 0, g_i = y_i - f_i; one clipped Newton step
@@ -66,6 +70,10 @@ VARIANTS = {"full-svm": V_FULL, "lasvm-g": V_G, "lasvm-nc": V_NC, "lasvm-i": V_I
 # where an example arrived: z = y f(x) against the ramp region [s, 1]
 R_MIDDLE, R_LEFT, R_RIGHT = 0, 1, 2
 
+# how LASVM-NC and LASVM-I begin (corrections 001-10; svm-train --ramp-start)
+START_PRINTED, START_CONVEX = 0, 1
+START_CODES = {"printed": START_PRINTED, "convex": START_CONVEX}  # by --ramp-start name
+
 NO_PARTNER_YET = -2  # gap_loop's pair step before its first partner search
 GAP_CAP = 100000  # REPROCESS steps of one gap loop at most (counted in G_CAPPED)
 
@@ -84,7 +92,8 @@ G_SINCE_CLEAN = 10  # PROCESS calls since the last CLEAN
 G_BAILED = 11      # gap loops ended because REPROCESS found no tau-violating variable
 G_CAPPED = 12      # gap loops ended by GAP_CAP
 G_IN_S = 13        # examples drawn while already in S (later epochs)
-N_GST = 14
+G_NONCONVEX = 14   # -NC, -I: the draw (G_SEEN) that ended the convex stage; 0 while it runs
+N_GST = 15
 
 # float64 block ``gfs``
 F_GAP = 0          # the duality gap after the last gap loop (or M_GAP)
@@ -341,7 +350,23 @@ def process_g(st, kc, kd, kp, ex, f):
 
 
 @numba.njit(**_NJIT)
-def iteration(st, kc, kd, kp, ex, variant, s, sv_thr, Cp, Cn, C, tau, pair, region, gst, gfs):
+def convex_stage_over(st, sv_thr):
+    """Whether LASVM-NC's and LASVM-I's convex initialisation stage is over (corrections
+    001-10): S holds more than sv_thr SVs of each class."""
+    n_pos = 0
+    n_neg = 0
+    for p in range(st.ist[I_NS]):
+        if st.alpha[p] != 0.0:
+            if st.y[st.pos2ex[p]] > 0.0:
+                n_pos += 1
+            else:
+                n_neg += 1
+    return n_pos > sv_thr and n_neg > sv_thr
+
+
+@numba.njit(**_NJIT)
+def iteration(st, kc, kd, kp, ex, variant, s, sv_thr, start, Cp, Cn, C, tau, pair, region, gst,
+              gfs):
     """One online iteration of LASVM-G / -NC / -I / FULL SVM on example ``ex`` (module
     docstring)."""
     gst[G_SEEN] += 1
@@ -361,7 +386,13 @@ def iteration(st, kc, kd, kp, ex, variant, s, sv_thr, Cp, Cn, C, tau, pair, regi
     f = expansion_at(st, kc, kd, kp, ex)  # f_i = sum_S alpha_s K(x_i, x_s)
     z = y * f
     reg = R_LEFT if z < s else (R_RIGHT if z > 1.0 else R_MIDDLE)
-    if variant == V_I and reg != R_MIDDLE:  # LASVM-I (§6): only s <= z <= 1 is processed
+    ramp = variant == V_NC or variant == V_I
+    if ramp and start == START_CONVEX and gst[G_NONCONVEX] == 0:  # corrections 001-10
+        if convex_stage_over(st, sv_thr):
+            gst[G_NONCONVEX] = gst[G_SEEN]
+        else:
+            ramp = False  # the convex stage: this iteration is LASVM-G's
+    if ramp and variant == V_I and reg != R_MIDDLE:  # LASVM-I (§6): only s <= z <= 1
         gst[G_SKIP_L if reg == R_LEFT else G_SKIP_R] += 1
         cache_discard(kc, ex)
         return
@@ -369,7 +400,8 @@ def iteration(st, kc, kd, kp, ex, variant, s, sv_thr, Cp, Cn, C, tau, pair, regi
     target = max(C, ghat)
     c = Cp if y > 0 else Cn
     beta = 0.0
-    if variant == V_NC and z < s and n_sv > sv_thr:  # LASVM-NC (§5.2): an outlier, frozen
+    # LASVM-NC (§5.2): an outlier, frozen; as printed, once #SV > S_thr at this example
+    if ramp and variant == V_NC and z < s and (start == START_CONVEX or n_sv > sv_thr):
         beta = c
         gst[G_FLAGGED] += 1
     st.A[pk] = min(0.0, c * y) - beta * y  # eq. (17)
@@ -382,8 +414,8 @@ def iteration(st, kc, kd, kp, ex, variant, s, sv_thr, Cp, Cn, C, tau, pair, regi
 
 
 @numba.njit(**_NJIT)
-def g_run(st, kc, kd, kp, region, gst, gfs, mode, n_iter, variant, s, sv_thr, clean_every,
-          clean_keep, Cp, Cn, C, tau, pair):
+def g_run(st, kc, kd, kp, region, gst, gfs, mode, n_iter, variant, s, sv_thr, start,
+          clean_every, clean_keep, Cp, Cn, C, tau, pair):
     """The one compiled entry point of the LASVM-G family: M_NEW_EPOCH; M_ONLINE (at most
     n_iter examples drawn in random order from the epoch's unseen ones, CLEAN every
     clean_every PROCESS calls except for FULL SVM; returns how many); M_GAP (gap and delta
@@ -397,8 +429,8 @@ def g_run(st, kc, kd, kp, region, gst, gfs, mode, n_iter, variant, s, sv_thr, cl
         done = 0
         while done < n_iter and st.ist[I_POOL] > 0:
             ex = take_from_pool(st, rand_below(st.rng, st.ist[I_POOL]))
-            iteration(st, kc, kd, kp, ex, variant, s, sv_thr, Cp, Cn, C, tau, pair, region, gst,
-                      gfs)
+            iteration(st, kc, kd, kp, ex, variant, s, sv_thr, start, Cp, Cn, C, tau, pair, region,
+                      gst, gfs)
             if variant != V_FULL and gst[G_SINCE_CLEAN] >= clean_every:
                 clean(st, kc, clean_keep, gst, region)
                 gst[G_SINCE_CLEAN] = 0

@@ -87,6 +87,7 @@ TRACKING_SOLVERS = tuple(k for k, v in SOLVERS.items() if v.tracking)
 ONLINE_DRIVEN = tuple(k for k, v in SOLVERS.items() if v.driven)
 ONLINE = tuple(k for k in ONLINE_DRIVEN if SOLVERS[k].kind == "c_svc")  # binary online --solver
 RAMP = tuple(k for k in ONLINE if SOLVERS[k].bias_free)  # their options: --ramp-s, --clean-*
+RAMP_STARTS = ("convex", "printed")  # --ramp-start (qp/lasvm_g_core.START_CODES)
 
 
 def stream_trainer(params):
@@ -246,7 +247,16 @@ LASVM_G_OPTIONS = (
 	four, the left region of --counters)"""),
     Option("sv_threshold", ("--sv-threshold",), int, default=None, solvers=RAMP,
            check=below(0, "--sv-threshold < 0"), kwarg="sv_threshold",
-           usage="--sv-threshold n : lasvm-nc: flag outliers only once #SV > n (default 10)"),
+           usage="""\
+--sv-threshold n : lasvm-nc, lasvm-i: the convex stage lasts until more than n SVs of each
+	class (default 10; --ramp-start printed: lasvm-nc flags outliers once #SV > n)"""),
+    Option("ramp_start", ("--ramp-start",), str, default=None, choices=RAMP_STARTS,
+           what="--ramp-start", solvers=("lasvm-nc", "lasvm-i"), kwarg="ramp_start",
+           usage="""\
+--ramp-start {choices} : lasvm-nc, lasvm-i: convex (default): LASVM-G iterations until
+	more than --sv-threshold SVs of each class, then the ramp; printed: the paper's
+	pseudo-code (lasvm-nc: the ramp once #SV > --sv-threshold; lasvm-i: from the first
+	example), which can end with a one-class machine on skewed data at small gamma"""),
     Option("clean_every", ("--clean-every",), int, default=None, solvers=RAMP,
            check=below(1, "--clean-every < 1"), kwarg="clean_every",
            usage="--clean-every n : lasvm-g, -nc, -i: PROCESS calls between CLEANs "

@@ -47,7 +47,7 @@ ST_DONE, ST_GROW, ST_YIELD = 0, 1, 2
 
 @numba.njit(**_NJIT)
 def g_stream_block(ss, kc, skd, kp, ckd, cy, crowid, ctl, region, gst, gfs, n_iter, variant,
-                   s, sv_thr, clean_every, clean_keep, Cp, Cn, C, tau, pair):
+                   s, sv_thr, start, clean_every, clean_keep, Cp, Cn, C, tau, pair):
     """The iteration on the block's rows from ctl[0], each in a free slot, then the slots that
     left S freed; at most n_iter rows (the cache's width is fitted for that many insertions).
     Returns ST_DONE, ST_GROW (no free slot) or ST_YIELD."""
@@ -64,8 +64,8 @@ def g_stream_block(ss, kc, skd, kp, ckd, cy, crowid, ctl, region, gst, gfs, n_it
         region[q] = 0
         n0 = st.ist[core.I_NS]
         inserted = st.ist[core.I_INSERTED]
-        G.iteration(st, kc, skd, kp, q, variant, s, sv_thr, Cp, Cn, C, tau, pair, region, gst,
-                    gfs)
+        G.iteration(st, kc, skd, kp, q, variant, s, sv_thr, start, Cp, Cn, C, tau, pair, region,
+                    gst, gfs)
         if variant != G.V_FULL and gst[G.G_SINCE_CLEAN] >= clean_every:
             G.clean(st, kc, clean_keep, gst, region)
             gst[G.G_SINCE_CLEAN] = 0
@@ -76,13 +76,13 @@ def g_stream_block(ss, kc, skd, kp, ckd, cy, crowid, ctl, region, gst, gfs, n_it
 
 
 @numba.njit(**_NJIT)
-def g_end(ss, kc, skd, kp, region, gst, gfs, n_iter, variant, s, sv_thr, clean_every,
+def g_end(ss, kc, skd, kp, region, gst, gfs, n_iter, variant, s, sv_thr, start, clean_every,
           clean_keep, Cp, Cn, C, tau, pair, mode):
     """lasvm_g_core.g_run's M_FINISH / M_PURGE / M_GAP over the store; after a purge, the
     slots CLEAN(0) removed are freed."""
     st = ss.core
     n0 = st.ist[core.I_NS]
-    r = G.g_run(st, kc, skd, kp, region, gst, gfs, mode, n_iter, variant, s, sv_thr,
+    r = G.g_run(st, kc, skd, kp, region, gst, gfs, mode, n_iter, variant, s, sv_thr, start,
                 clean_every, clean_keep, Cp, Cn, C, tau, pair)
     if mode == G.M_PURGE:
         for p in range(st.ist[core.I_NS], n0):
@@ -152,9 +152,9 @@ def train_stream_g(source, params, *, zero_based=False, info=None, warn=None, pr
         Cw = weighted_C(p, label, warn)
         store.Cp, store.Cn = float(Cw[0]), float(Cw[1])
         args = (np.int64(G.VARIANTS[p.solver]), float(opt["ramp_s"]),
-                np.int64(opt["sv_threshold"]), np.int64(opt["clean_every"]),
-                np.int64(opt["clean_keep"]), store.Cp, store.Cn, max(store.Cp, store.Cn), tau,
-                np.int64(reprocess == "pair"))
+                np.int64(opt["sv_threshold"]), np.int64(G.START_CODES[opt["ramp_start"]]),
+                np.int64(opt["clean_every"]), np.int64(opt["clean_keep"]), store.Cp, store.Cn,
+                max(store.Cp, store.Cn), tau, np.int64(reprocess == "pair"))
         store.set_fill(kp)
 
     def run_block(block):

@@ -12,9 +12,17 @@ model with ``rho 0``; under the ramp loss an SV may have the "wrong" sign (alpha
 which the model file, SV counts and LIBSVM's loader take as they are.
 
 Defaults the paper leaves open (corrections 001-7):
-``ramp_s`` = -1 (the paper's), ``sv_threshold`` S = 10 SVs before LASVM-NC flags outliers,
-CLEAN every ``clean_every`` = 50 PROCESS calls keeping ``clean_keep`` m = 100 non-SVs (so the
-expansion, whose every member costs one kernel value per row, stays within 150 of #SV).
+``ramp_s`` = -1 (the paper's), ``sv_threshold`` S = 10, CLEAN every ``clean_every`` = 50
+PROCESS calls keeping ``clean_keep`` m = 100 non-SVs (so the expansion, whose every member
+costs one kernel value per row, stays within 150 of #SV).
+
+How LASVM-NC and LASVM-I begin (``ramp_start``, corrections 001-10): "convex" (the default)
+runs LASVM-G iterations, the paper's "few online convex iterations as the initialization
+stage", until S holds more than S SVs of each class, then the ramp for the rest of the run;
+"printed" is the paper's blocks (NC flags outliers once #SV > S, whatever their classes; I
+filters from the first example). Printed, both return a one-class machine on skewed data with
+a nearly constant kernel: without a bias, a first wave of one class puts f just past -1
+everywhere, and the other class then has z < s, flagged or skipped for good.
 
 Iterations (``processed``: what --stop-iterations, --trace-every and --snapshots count) are
 examples drawn, LASVM-I's skipped ones included (the paper's "number of training instances").
@@ -28,13 +36,15 @@ from ..numerics.cache import KERNEL_EVALS, cache_positions_loaded, cache_set_wid
 from ..qp import REPROCESS_STEPS
 from ..qp.lasvm_g_core import (F_GAP, F_TARGET, G_ADMIT_L, G_ADMIT_M, G_ADMIT_R, G_BAILED,
                                G_CAPPED, G_CLEAN_L, G_CLEAN_M, G_CLEAN_R, G_FLAGGED, G_IN_S,
-                               G_SEEN, G_SKIP_L, G_SKIP_R, M_FINISH, M_GAP, M_NEW_EPOCH, M_ONLINE,
-                               M_PURGE, N_GFS, N_GST, V_FULL, VARIANTS, g_run)
+                               G_NONCONVEX, G_SEEN, G_SKIP_L, G_SKIP_R, M_FINISH, M_GAP,
+                               M_NEW_EPOCH, M_ONLINE, M_PURGE, N_GFS, N_GST, START_CODES, V_FULL,
+                               VARIANTS, g_run)
 from ..qp.online_core import (CHUNK, I_EPOCH, I_NS, I_POOL, MODE_DELTA, MODE_NEW_EPOCH,
                               MODE_ONLINE, fit_width)
 from .lasvm import PH_DONE, PH_FINISH, PH_ONLINE, SAVED_FIELDS, LasvmRun, result_of, run_to_end
 
-DEFAULTS = dict(ramp_s=-1.0, sv_threshold=10, clean_every=50, clean_keep=100)
+DEFAULTS = dict(ramp_s=-1.0, sv_threshold=10, ramp_start="convex", clean_every=50,
+                clean_keep=100)
 _MODES = {MODE_NEW_EPOCH: M_NEW_EPOCH, MODE_ONLINE: M_ONLINE, MODE_DELTA: M_GAP}
 EXTRA_FIELDS = ("region", "gst", "gfs")
 
@@ -51,8 +61,8 @@ class LasvmGRun(LasvmRun):
     TRACE_EXTRA = ("gap",)
 
     def __init__(self, kd, kp, y, Cp, Cn, *, solver="lasvm-g", ramp_s=None, sv_threshold=None,
-                 clean_every=None, clean_keep=None, eps=1e-3, cache_mb=100.0, epochs=1,
-                 finish=False, seed=0, rng="splitmix64", symmetric_fill="auto",
+                 ramp_start=None, clean_every=None, clean_keep=None, eps=1e-3, cache_mb=100.0,
+                 epochs=1, finish=False, seed=0, rng="splitmix64", symmetric_fill="auto",
                  reprocess="one"):
         if solver not in VARIANTS:
             raise ValueError(f"unknown solver {solver!r} (expected one of {sorted(VARIANTS)})")
@@ -64,7 +74,7 @@ class LasvmGRun(LasvmRun):
                          bias=False)
         opt = dict(DEFAULTS)
         opt.update({k: v for k, v in dict(ramp_s=ramp_s, sv_threshold=sv_threshold,
-                                          clean_every=clean_every,
+                                          ramp_start=ramp_start, clean_every=clean_every,
                                           clean_keep=clean_keep).items() if v is not None})
         self.solver = solver
         self.finish_tau = bool(finish)
@@ -72,10 +82,16 @@ class LasvmGRun(LasvmRun):
         self.options = opt
         self.config.update(solver=solver, finish=bool(finish), ramp_s=float(opt["ramp_s"]),
                            sv_threshold=int(opt["sv_threshold"]),
+                           ramp_start=opt["ramp_start"],
                            clean_every=int(opt["clean_every"]),
                            clean_keep=int(opt["clean_keep"]), reprocess=reprocess)
+        if opt["ramp_start"] not in START_CODES:
+            raise ValueError(f"unknown ramp_start {opt['ramp_start']!r} (expected one of "
+                             f"{sorted(START_CODES)})")
         self._args = (np.int64(VARIANTS[solver]), float(opt["ramp_s"]),
-                      np.int64(opt["sv_threshold"]), np.int64(opt["clean_every"]),
+                      np.int64(opt["sv_threshold"]),
+                      np.int64(START_CODES[opt["ramp_start"]]),
+                      np.int64(opt["clean_every"]),
                       np.int64(opt["clean_keep"]), float(Cp), float(Cn), max(float(Cp),
                                                                               float(Cn)),
                       self._tau, np.int64(reprocess == "pair"))
@@ -167,7 +183,8 @@ class LasvmGRun(LasvmRun):
             cleaned_ramp=int(gst[G_CLEAN_M]), outliers_flagged=int(gst[G_FLAGGED]),
             expansion_sv=n_sv, expansion_non_sv=n - n_sv,
             gap_loops_bailed=int(gst[G_BAILED]), gap_loops_capped=int(gst[G_CAPPED]),
-            drawn_in_expansion=int(gst[G_IN_S]), gap=float(self.gfs[F_GAP]),
+            drawn_in_expansion=int(gst[G_IN_S]), nonconvex_from=int(gst[G_NONCONVEX]),
+            gap=float(self.gfs[F_GAP]),
             gap_target=float(self.gfs[F_TARGET]))
 
     def result(self):
