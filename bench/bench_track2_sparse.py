@@ -1,15 +1,23 @@
-"""track2 -K 10 against our SMO on a sparse binary problem (issue 36 §3, first bullet).
+"""track2 -K 10 against our SMO on sparse binary problems, a generated one and a real one.
 
-    python bench/bench_track2_sparse.py [--rows 30000] [--repeat 1]
+    python bench/bench_track2_sparse.py [--data generated,adult] [--rows 30000] [--repeat 1]
                                         [--solvers smo,track2,rcd,track2@plain] [-m MB]
 
-The problem is generated (fixed seed): 30,000 rows of 300 binary features, about 12 stored a
-row (feature frequencies falling off with the feature's rank), a third positive, each class
+``generated`` (fixed seed): 30,000 rows of 300 binary features, about 12 stored a row
+(feature frequencies falling off with the feature's rank), a third positive, each class
 with 25 planted features that a row draws about 40% of its features from, 2% of the labels
-flipped. Two orders of the same rows: the file's own, every positive first, and a shuffled one.
+flipped. ``adult`` (the shared a9a, LASVM_DATA): 30,000 of its 32,561 training rows drawn at
+random (seed 0), 123 binary features, 14 stored a row, a quarter positive; any other name
+is a shared data set read the same way (two classes). Two orders of the same rows: the
+file's own, every positive first, and a shuffled one. For each set the script prints what
+sets the cost of an update: rows, stored values a row, how concentrated the feature
+frequencies are (the share of stored values in the 10 most frequent features: a common
+feature makes many rows' kernel values differ from 0), then each solver's SVs and kernel
+evaluations (``--counters``).
 Each solver trains with ``-c 1 -g 0.05`` through svm-train's own fit (the file
 read and the JIT warm-up, on a tiny file first, are outside the times); the figure is the
-ratio track2 / SMO of one run, so that both share the machine's load. ``track2@plain`` is
+ratio track2 / SMO within one repeat (the solvers alternate, so that both share the
+machine's load), its range over the repeats. ``track2@plain`` is
 track2 without renumbering the data in the teacher's order (TrackRun's by_position off): the
 figure before that change, in the same run.
 """
@@ -56,6 +64,32 @@ def make_problem(n=30000, d=300, per_row=12, seed=36, planted=0.4, noise=0.02):
     return [r + 1 for r in rows], y
 
 
+def real_problem(name, n, seed=0):
+    """(rows, y) of ``n`` rows of the shared set ``name`` (bench/paper_tables.read_shared),
+    drawn at random (seed 0), in the form of make_problem's (1-based binary features: the
+    values are dropped, as adult's are all 1)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from paper_tables import read_shared
+
+    d = read_shared(name)
+    take = np.sort(np.random.default_rng(seed).choice(len(d.y), min(n, len(d.y)), False))
+    rows = [np.asarray(d.indices[d.indptr[i]:d.indptr[i + 1]], np.int64) for i in take]
+    labels = np.asarray(d.y)[take]
+    y = np.where(labels == labels.max(), 1, -1)
+    return rows, y
+
+
+def describe(rows, y):
+    """Rows, positives, stored values a row (mean, min-max), features used, the share of
+    stored values in the 10 most frequent features."""
+    lengths = np.array([len(r) for r in rows])
+    counts = np.bincount(np.concatenate(rows))
+    top = np.sort(counts)[::-1][:10].sum() / counts.sum()
+    return (f"{len(y)} rows, {int((y > 0).sum())} positive, {lengths.mean():.1f} features a row "
+            f"({lengths.min()}-{lengths.max()}), {int((counts > 0).sum())} features used, "
+            f"{100 * top:.0f}% of the stored values in the 10 most frequent")
+
+
 def write(path, rows, y, order):
     with open(path, "w") as f:
         for i in order:
@@ -95,11 +129,13 @@ def train(path, solver, kernel_args):
         seconds, model = timed_fit(problem, p)
     finally:
         TrackRun._by_position = saved
-    return seconds, int(model.sv_indptr.shape[0] - 1)
+    return seconds, int(model.sv_indptr.shape[0] - 1), int(model.counters["kernel_evals"])
 
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default="generated,adult",
+                    help="comma-separated: generated, adult (or another shared set)")
     ap.add_argument("--rows", type=int, default=30000)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--solvers", default="smo,track2,rcd")
@@ -107,7 +143,13 @@ def main():
     a = ap.parse_args()
     solvers = a.solvers.split(",")
     kernel_args = ["-c", "1", "-g", "0.05", "-m", a.cache_mb]
-    rows, y = make_problem(a.rows)
+    for data in a.data.split(","):
+        rows, y = make_problem(a.rows) if data == "generated" else real_problem(data, a.rows)
+        print(f"{data}: {describe(rows, y)}", flush=True)
+        run_set(rows, y, solvers, kernel_args, a.repeat)
+
+
+def run_set(rows, y, solvers, kernel_args, repeat):
     tmp = Path(tempfile.mkdtemp(prefix="track2-sparse-"))
     try:
         pos = np.flatnonzero(y > 0)
@@ -119,21 +161,25 @@ def main():
         t = time.perf_counter()
         for s in solvers:
             train(tmp / "tiny.svm", s, kernel_args)
-        print(f"{len(y)} rows, {int((y > 0).sum())} positive, "
-              f"{sum(len(r) for r in rows) / len(rows):.1f} features a row; "
-              f"warm-up {time.perf_counter() - t:.1f} s", flush=True)
+        print(f"  warm-up {time.perf_counter() - t:.1f} s", flush=True)
         for name, path in files.items():
             res = {}
+            times = {s: [] for s in solvers}
+            for _ in range(repeat):  # alternating: the solvers share the machine's load
+                for s in solvers:
+                    sec, n_sv, evals = train(path, s, kernel_args)
+                    times[s].append(sec)
+                    res[s] = (min(times[s]), n_sv, evals)
             for s in solvers:
-                best = None
-                for _ in range(a.repeat):
-                    sec, n_sv = train(path, s, kernel_args)
-                    best = sec if best is None else min(best, sec)
-                res[s] = (best, n_sv)
-                print(f"  {name:10s} {s:12s} {best:7.2f} s  {n_sv:6d} SVs", flush=True)
+                best, n_sv, evals = res[s]
+                print(f"  {name:10s} {s:12s} {best:7.2f} s  {n_sv:6d} SVs  "
+                      f"{evals / 1e6:7.1f} M kernel evaluations", flush=True)
             if "smo" in res:
-                ratios = ", ".join(f"{s}/smo {res[s][0] / res['smo'][0]:.2f}"
-                                   for s in solvers if s != "smo")
+                # the ratio within each repeat (the same load), min-max over the repeats
+                ratios = ", ".join(
+                    f"{s}/smo " + "-".join(f"{f(r):.2f}" for f in (min, max))
+                    for s in solvers if s != "smo"
+                    for r in [[t / u for t, u in zip(times[s], times["smo"])]])
                 print(f"  {name:10s} {ratios}", flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

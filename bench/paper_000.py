@@ -16,7 +16,8 @@ usps (digit 0 against the rest; rows scaled to unit length, which the paper's ga
 needs: on the [-1, 1] pixels every point would be a support vector), usps+N (the same with 10%
 of the training labels flipped, seed 0), adult. Forest is not among the shared data sets.
 ``--only NAME ...`` runs some; ``--seeds S`` averages LASVM over S example orders (the paper:
-one). Writes results/paper-000/figure8.md|csv and figure9.md|csv.
+one); ``--finishing smo,reprocess`` runs LASVM with both finishing rules (svm-train's
+``--finishing``; default smo). Writes results/paper-000/figure8.md|csv and figure9.md|csv.
 
 ``--mnist-figures`` runs Figures 1, 2 and 5 instead: the ten MNIST binary classifiers (digit d
 against the nine others; the paper's section 3.3: RBF gamma = 0.005, C = 1000, tau = 0.001,
@@ -139,7 +140,7 @@ def run_libsvm(tr, y_tr, gamma, C, n, cache_mb=CACHE_MB):
     return coef, sign * m.rho[0], seconds
 
 
-def figure_rows(name, seeds):
+def figure_rows(name, seeds, finishings=("smo",)):
     from lasvm_cli.numerics.kernels import RBF, make_params
     from lasvm_cli.solvers.csvc import solve_binary
     from lasvm_cli.solvers.lasvm import solve_lasvm
@@ -156,17 +157,28 @@ def figure_rows(name, seeds):
     rows["ours, SMO"] = (test_error(kd, kd_te, kp, r.coef[0], r.rho[0], y_te), r.n_sv,
                          r.counters["kernel_evals"], seconds)
     for epochs in (1, 2):
-        for finish in ((False, True) if epochs == 1 else (True,)):
+        for finish, finishing in ([(False, "smo")] if epochs == 1 else []) + \
+                [(True, f) for f in finishings]:
             runs = []
             for seed in range(seeds):
                 r, seconds = clock(solve_lasvm, kd, kp, y_tr, C, C, eps=TAU, cache_mb=CACHE_MB,
-                                   epochs=epochs, finish=finish, seed=seed)
+                                   epochs=epochs, finish=finish, seed=seed,
+                                   finishing=finishing)
                 runs.append((test_error(kd, kd_te, kp, r.coef[0], r.rho[0], y_te), r.n_sv,
                              r.counters["kernel_evals"], seconds))
-            label = f"ours, LASVM x{epochs}" + ("" if finish else " before finishing")
-            rows[label] = tuple(float(np.mean(c)) for c in zip(*runs))
+            rows[lasvm_label(epochs, finish, finishing, finishings)] = tuple(
+                float(np.mean(c)) for c in zip(*runs))
         print(name, rows, file=sys.stderr, flush=True)
     return rows
+
+
+def lasvm_label(epochs, finish, finishing, finishings):
+    """The table's name of a LASVM run: "ours, LASVM x1", "... before finishing", and the
+    finishing rule's name when more than one ran."""
+    if not finish:
+        return f"ours, LASVM x{epochs} before finishing"
+    return f"ours, LASVM x{epochs}" + (f", --finishing {finishing}" if len(finishings) > 1
+                                       else "")
 
 
 # Figures 1, 2 and 5 (section 3.3): the ten MNIST "digit d against the rest" classifiers
@@ -402,6 +414,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", default=list(PROBLEMS), choices=list(PROBLEMS))
     ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--finishing", default="smo",
+                    help="LASVM's finishing rule(s), comma-separated: smo, reprocess or "
+                         "smo,reprocess (Figure 9 then has a row for each)")
     ap.add_argument("--mnist-figures", action="store_true",
                     help="Figures 1-5 (the ten MNIST binary classifiers) instead of 8, 9")
     ap.add_argument("--mnist-rows", type=int, default=5000,
@@ -418,14 +433,17 @@ def main():
             "(a 2005 machine: compare ratios, not seconds).")
     f8 = Table("figure8", "Figure 8: LIBSVM against LASVM", [
         "data set", "trainer", "error (%)", "SV", "kernel calls", "time (s)",
-        "time / LIBSVM", "paper: error (%)", "paper: SV", "paper: kernel calls",
+        "time / LIBSVM", "time / our SMO", "paper: error (%)", "paper: SV", "paper: kernel calls",
         "paper: time (s)"], note)
     f9 = Table("figure9", "Figure 9: LASVM x1 across the finishing step (relative variation)", [
-        "data set", "error", "SV", "time", "paper: error", "paper: SV", "paper: time"], note)
+        "data set", "finishing", "error", "SV", "kernel calls", "time", "paper: error",
+        "paper: SV", "paper: time"], note)
+    finishings = tuple(args.finishing.split(","))
     for name in args.only:
-        rows = figure_rows(name, args.seeds)
+        rows = figure_rows(name, args.seeds, finishings)
         lib_seconds = rows["LIBSVM"][3]
-        paper = dict(zip(("LIBSVM", "ours, LASVM x1"), PAPER_FIGURE8[name]))
+        paper = dict(zip(("LIBSVM", lasvm_label(1, True, finishings[0], finishings)),
+                         PAPER_FIGURE8[name]))
         for trainer, (err, sv, kcalc, seconds) in rows.items():
             if trainer.endswith("before finishing"):
                 continue
@@ -433,15 +451,20 @@ def main():
             f8.add(**{"data set": name, "trainer": trainer, "error (%)": err, "SV": int(sv),
                       "kernel calls": "-" if kcalc is None else f"{kcalc / 1e6:.2f}M",
                       "time (s)": seconds, "time / LIBSVM": seconds / lib_seconds,
+                      "time / our SMO": seconds / rows["ours, SMO"][3],
                       "paper: error (%)": p[0], "paper: SV": p[1], "paper: kernel calls": p[2],
                       "paper: time (s)": p[3]})
-        before, after = rows["ours, LASVM x1 before finishing"], rows["ours, LASVM x1"]
-        change = [f"{100 * (a - b) / b:+.0f}%" if b else "-" for a, b in
-                  ((after[0], before[0]), (after[1], before[1]), (after[3], before[3]))]
-        p9 = PAPER_FIGURE9[name]
-        f9.add(**{"data set": name, "error": change[0], "SV": change[1], "time": change[2],
-                  "paper: error": f"{p9[0]:+d}%", "paper: SV": f"{p9[1]:+d}%",
-                  "paper: time": f"{p9[2]:+d}%"})
+        before = rows["ours, LASVM x1 before finishing"]
+        for finishing in finishings:
+            after = rows[lasvm_label(1, True, finishing, finishings)]
+            change = [f"{100 * (a - b) / b:+.0f}%" if b else "-" for a, b in
+                      ((after[0], before[0]), (after[1], before[1]), (after[2], before[2]),
+                       (after[3], before[3]))]
+            p9 = PAPER_FIGURE9[name]
+            f9.add(**{"data set": name, "finishing": finishing, "error": change[0],
+                      "SV": change[1], "kernel calls": change[2], "time": change[3],
+                      "paper: error": f"{p9[0]:+d}%", "paper: SV": f"{p9[1]:+d}%",
+                      "paper: time": f"{p9[2]:+d}%"})
     out = RESULTS / "paper-000"
     f8.write(out)
     f9.write(out)

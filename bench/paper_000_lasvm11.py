@@ -3,6 +3,7 @@
 
     LASVM11_BIN=/path/to/built/la_svm python bench/paper_000_lasvm11.py \
         [--only Banana USPS ...] [--orders 3] [--rows N] [--gamma G]
+        [--bail-outs lasvm11,printed]
         [--out results/paper-000-lasvm11]
 
 For every problem of Figure 7 (bench/paper_000.py's set-up: RBF, its gamma and C, 40 MB
@@ -28,7 +29,10 @@ Kernel evaluations: ours count every K(x_i, x_j) computed (kernel_evals); la_svm
 of its kernel function. Writes OUT/lasvm11.csv and prints one line per run. Without
 LASVM11_BIN (or when it is absent) the LaSVM 1.1 rows are skipped. --rows N keeps N training
 rows (drawn at random, seed 0) for large problems; --gamma G replaces Figure 7's gamma (USPS+N
-at gamma = 0.5: docs/reproductions/seed-000.md, section 1).
+at gamma = 0.5: docs/reproductions/seed-000.md, section 1). ``--bail-outs lasvm11,printed``
+adds our rows with the paper's REPROCESS bail-out (``bail_out="printed"``, svm-train's
+``--bail-out printed``: a REPROCESS that finds no tau-violating pair does nothing), marked
+", printed bail-out".
 """
 
 import argparse
@@ -83,13 +87,13 @@ def lasvm11(binary, train, test, gamma, C, finish, workdir):
                 error=100.0 - acc, seconds=wall - load)
 
 
-def ours(kd, kd_te, kp, y, y_te, C, finishing):
+def ours(kd, kd_te, kp, y, y_te, C, finishing, bail_out="lasvm11"):
     """Our LASVM x1 in LaSVM 1.1's order: (online-phase row, finished row)."""
     from lasvm_cli.solvers.lasvm import LasvmRun
 
     t = time.perf_counter()
     run = LasvmRun(kd, kp, y, C, C, eps=TAU, cache_mb=CACHE_MB, rng="glibc", seed=1,
-                   symmetric_fill=True, finishing=finishing)
+                   symmetric_fill=True, finishing=finishing, bail_out=bail_out)
     run.begin()
     while run.online:
         run.step()
@@ -114,6 +118,9 @@ def main(argv=None):
     ap.add_argument("--orders", type=int, default=3)
     ap.add_argument("--rows", type=int, default=0)
     ap.add_argument("--gamma", type=float, default=None)
+    ap.add_argument("--bail-outs", default="lasvm11",
+                    help="comma-separated: lasvm11 (LaSVM 1.1's REPROCESS bail-out, the "
+                         "default) and/or printed (the paper's: a bail-out does nothing)")
     ap.add_argument("--out", default="results/paper-000-lasvm11")
     args = ap.parse_args(argv)
     from lasvm_cli.numerics.data import kernel_data
@@ -167,11 +174,13 @@ def main(argv=None):
                               kcalcs=r.counters["kernel_evals"], seconds=round(sec, 3),
                               error=round(test_error(kd, kd_te, kp, r.coef[0], r.rho[0], yt),
                                           3)))
-                for finishing in ("reprocess", "smo"):
-                    online, done = ours(kd, kd_te, kp, y, yt, C, finishing)
-                    if finishing == "reprocess":
-                        emit(dict(base, trainer="ours, online", **online))
-                    emit(dict(base, trainer=f"ours, finish={finishing}", **done))
+                for bail_out in args.bail_outs.split(","):
+                    tail = "" if bail_out == "lasvm11" else ", printed bail-out"
+                    for finishing in ("reprocess", "smo"):
+                        online, done = ours(kd, kd_te, kp, y, yt, C, finishing, bail_out)
+                        if finishing == "reprocess":
+                            emit(dict(base, trainer="ours, online" + tail, **online))
+                        emit(dict(base, trainer=f"ours, finish={finishing}" + tail, **done))
                 if binary:
                     for fin in (0, 1):
                         emit(dict(base, trainer=f"LaSVM 1.1 -o {fin}",

@@ -43,6 +43,9 @@ runs):
   (y_k = +1 and g_k < g_min, y_k = -1 and g_k > g_max, given a pair in S with g_min < g_max),
   where the paper inserts it and lets REPROCESS step 4 evict it with the thresholds of after
   its own step;
+* a REPROCESS that bails out at step 2 still runs steps 4 and 5 (eviction, b and delta), as
+  LaSVM 1.1's lasvm_reprocess does; as printed it does nothing, and the finishing loop (whose
+  delta a bail-out leaves as it was) then ends at the first bail-out;
 * the first index wins ties in the argmax/argmin, the index being the position in S, which the
   compiled solver keeps as LaSVM 1.1 does: k appended at the end, an evicted s swapped with
   the last member (the paper's S is a set and says nothing of ties; the reference keeps the
@@ -60,7 +63,7 @@ class ReferenceLasvm:
     """The state (S, alpha, g) and the operations of the paper over a kernel matrix K."""
 
     def __init__(self, K, y, C, tau=1e-3, lasvm11=True, seed_by_process=None,
-                 reject_before_insert=None):
+                 reject_before_insert=None, evict_after_bail=None):
         self.K = np.asarray(K, np.float64)
         self.y = np.asarray(y, np.float64)
         self.n = len(self.y)
@@ -71,6 +74,7 @@ class ReferenceLasvm:
         self.seed_by_process = lasvm11 if seed_by_process is None else seed_by_process
         self.reject_before_insert = lasvm11 if reject_before_insert is None else \
             reject_before_insert
+        self.evict_after_bail = lasvm11 if evict_after_bail is None else evict_after_bail
         self.S = []                      # a list: its order breaks ties (module docstring)
         self.alpha = np.zeros(self.n)
         self.g = np.zeros(self.n)
@@ -153,6 +157,8 @@ class ReferenceLasvm:
         if self.violating(i, j):                                    # 2
             self.direction_search(i, j)                             # 3
             moved = (i, j)
+        elif not self.evict_after_bail:
+            return None                                             # 2, as printed: bail out
         i, j = self.argmax_g(), self.argmin_g()                     # 4
         g_i = self.g[i] if i is not None else np.inf
         g_j = self.g[j] if j is not None else -np.inf
@@ -235,8 +241,10 @@ class ReferenceLasvm:
         return self.process(k), self.reprocess()
 
     def finishing(self):
-        """Step 3: REPROCESS until delta <= tau; the pairs moved, in order (None: bailed)."""
+        """Step 3: REPROCESS until delta <= tau; the pairs moved, in order (None: bailed).
+        As printed, a bail-out leaves delta as it was and every later REPROCESS would bail
+        out too: the loop ends there."""
         pairs = [self.reprocess()]
-        while self.delta > self.tau:
+        while self.delta > self.tau and (pairs[-1] is not None or self.evict_after_bail):
             pairs.append(self.reprocess())
         return pairs

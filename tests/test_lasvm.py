@@ -286,3 +286,32 @@ def test_finished_copy_leaves_run_unchanged(heart):
             assert np.array_equal(before[k], after[k]), k
     res = run.run_to_end().result()
     assert np.array_equal(res.coef[0], ref.coef[0]) and res.rho[0] == ref.rho[0]
+
+
+def test_cli_finishing_option(tmp_path, monkeypatch):
+    """svm-train's --finishing smo|reprocess and --bail-out lasvm11|printed reach LasvmRun
+    (the declared options' keyword arguments), and the printed finishing writes another model
+    than the default, whose options spelled out give the default's bytes."""
+    from lasvm_cli.cli.train import main
+
+    seen = []
+    init = L.LasvmRun.__init__
+
+    def spy(self, *args, **kwargs):
+        seen.append({k: kwargs[k] for k in ("finishing", "bail_out")})
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(L.LasvmRun, "__init__", spy)
+    models = {}
+    for name, argv in [("default", []), ("spelled", ["--finishing", "smo", "--bail-out",
+                                                     "lasvm11"]),
+                       ("reprocess", ["--finishing", "reprocess"]),
+                       ("printed", ["--finishing", "reprocess", "--bail-out", "printed"])]:
+        model = tmp_path / name
+        assert main(["-q", "--solver", "lasvm", *argv, str(HEART), str(model)]) == 0
+        models[name] = model.read_bytes()
+    assert seen == [dict(finishing="smo", bail_out="lasvm11")] * 2 + [
+        dict(finishing="reprocess", bail_out="lasvm11"),
+        dict(finishing="reprocess", bail_out="printed")]
+    assert models["spelled"] == models["default"]
+    assert models["reprocess"] != models["default"]

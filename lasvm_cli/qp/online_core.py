@@ -34,6 +34,9 @@ Deviations from the paper (each also marked in the code):
   REPROCESS evict it with the same test.
 - The delta_max loop also stops when REPROCESS finds no tau-violating pair (LaSVM 1.1 loops
   forever when delta_max < tau).
+- A REPROCESS that bails out (no tau-violating pair) still evicts and recomputes delta, as
+  LaSVM 1.1's lasvm_reprocess does; the paper's step 2 makes it do nothing
+  (``ist[I_BAIL_PRINTED] = 1``, svm-train's ``--bail-out printed``).
 - Finishing with a bias is the SMO loop over S with second-order selection and LIBSVM's
   shrinking (solvers/finishing.py), not REPROCESS's maximal violating pairs: the same stopping
   rule (delta < tau), fewer steps.
@@ -80,7 +83,9 @@ I_EPOCH = 6       # epochs completed
 I_REPROCESS = 7   # REPROCESS calls
 I_FINISH_STEPS = 8  # steps of the finishing phase (SMO iterations with a bias)
 I_NOBIAS = 9      # the formulation: 0 = with a bias (equality constraint), 1 = without
-N_IST = 10
+I_BAIL_PRINTED = 10  # 1: a REPROCESS that bails out does nothing (the paper's step 2); 0: it
+                     # still evicts and recomputes delta (LaSVM 1.1, the default)
+N_IST = 11
 
 # float64 scalar block ``st.fst``
 F_DELTA = 0       # delta = the largest violation after the last REPROCESS
@@ -369,8 +374,11 @@ def reprocess(st, kc, kd, kp, tau):
     st.ist[I_REPROCESS] += 1
     i, j, _ = _violation(st, st.ist[I_NS])
     status = _direction_search(st, kc, kd, kp, i, j, tau)
-    _evict(st, kc)
-    _update_delta(st)
+    # deviation from paper (by default): after a bail-out (step 2), steps 4 and 5 still run,
+    # as in LaSVM 1.1's lasvm_reprocess; I_BAIL_PRINTED makes the bail-out do nothing
+    if status == 1 or st.ist[I_BAIL_PRINTED] == 0:
+        _evict(st, kc)
+        _update_delta(st)
     held(kc, kd)  # one last use of the namedtuples, together (cache.held says why)
     held(kp, st)
     return status
@@ -617,8 +625,10 @@ def seed_run(st, kc, kd, kp, n_seed, tau):
 
 @numba.njit(**_NJIT)
 def reprocess_run(st, kc, kd, kp, tau, n_iter):
-    """REPROCESS until it finds no tau-violating variable (paper §3.2 step 3), at most n_iter
-    steps; returns 1 when finished."""
+    """REPROCESS until it finds no tau-violating pair (variable, without a bias), at most n_iter
+    steps; returns 1 when finished. The paper's step 3 repeats REPROCESS until delta <= tau:
+    that is the same stop, since delta is the violation of the pair just found, except after
+    a bail-out that leaves delta unchanged (``I_BAIL_PRINTED``), where only this stop ends."""
     for _ in range(n_iter):
         if reprocess(st, kc, kd, kp, tau) == 0:
             return 1
@@ -665,9 +675,10 @@ def lasvm_run(st, kc, kd, kp, mode, n_iter, selection, candidates, tau, delta_ma
 # Python side: state, measures of the expansion, cache width
 
 
-def make_state(kc, y, A, B, seed=0, rng=RNG_SPLITMIX, bias=True):
+def make_state(kc, y, A, B, seed=0, rng=RNG_SPLITMIX, bias=True, bail_printed=False):
     """Fresh state over the cache's positions (its perm/pos arrays are shared, not copied).
-    ``y`` the labels (the linear term) and ``A``/``B`` the boxes, by example id."""
+    ``y`` the labels (the linear term) and ``A``/``B`` the boxes, by example id;
+    ``bail_printed``: a REPROCESS that bails out does nothing (the paper's step 2)."""
     l = y.shape[0]
     st = LasvmState(kc.perm, kc.pos,
                     np.zeros(l), np.zeros(l), np.array(A, np.float64), np.array(B, np.float64),
@@ -675,6 +686,7 @@ def make_state(kc, y, A, B, seed=0, rng=RNG_SPLITMIX, bias=True):
                     np.zeros(l, np.uint8), np.zeros(N_IST, np.int64), np.zeros(N_FST),
                     make_rng(rng, seed), np.zeros(l, np.int64), np.zeros(l, np.int64))
     st.ist[I_NOBIAS] = 0 if bias else 1
+    st.ist[I_BAIL_PRINTED] = int(bool(bail_printed))
     return st
 
 

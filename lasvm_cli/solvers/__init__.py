@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 from ..base.options import ALL_IN_ONE_KEYS, LIBSVM_OPTIONS, SVM_TYPES, Option, atoi, below
 from ..base.options import solver_kwargs as _kwargs
-from ..qp import REPROCESS_STEPS, SELECTIONS, WSS
+from ..qp import BAIL_OUTS, FINISHINGS, REPROCESS_STEPS, SELECTIONS, WSS
 
 
 class Machine(NamedTuple):
@@ -224,6 +224,14 @@ LASVM_OPTIONS = (
     Option("finish", ("--no-finish",), None, False, default=True, solvers=("lasvm",),
            kwarg="finish", sklearn="finish",
            usage="--no-finish : LASVM: skip the finishing step"),
+    Option("finishing", ("--finishing",), str, default="smo", choices=FINISHINGS,
+           what="--finishing", solvers=("lasvm",), kwarg="finishing", usage="""\
+--finishing {choices} : LASVM's finishing step: SMO over the expansion with second
+	order selection and shrinking (default), or REPROCESS until delta <= -e (the paper's)"""),
+    Option("bail_out", ("--bail-out",), str, default="lasvm11", choices=BAIL_OUTS,
+           what="--bail-out", solvers=("lasvm",), kwarg="bail_out", usage="""\
+--bail-out {choices} : LASVM: a REPROCESS that finds no violating pair still evicts
+	and recomputes delta (default, as LaSVM 1.1), or does nothing (as printed)"""),
     Option("selection", ("--selection",), str, default="random",
            choices=SELECTIONS, what="selection",
            solvers=("lasvm",), kwarg="selection", sklearn="selection", usage="""\

@@ -25,15 +25,12 @@ A finishing run is resumable like the online phase: :meth:`SmoFinish.arrays` and
 
 import numpy as np
 
-from ..qp import ITER, RUNNING, WS_SO, SmoState
+from ..qp import FINISHINGS, ITER, RUNNING, WS_SO, SmoState
 from ..qp.online_core import (CHUNK, I_FINISH_STEPS, I_NOBIAS, I_NS, I_STEPS, MODE_EVICT,
                               MODE_FINISH, lasvm_run)
 from ..qp.smo import make_state, smo_init, smo_run
 
 PREFIX = "smo_"  # names of the SMO arrays in a saved LASVM state
-
-
-FINISHINGS = ("smo", "reprocess")
 
 
 def start_finishing(st, kc, kd, kp, tau, saved=None, rule="smo"):

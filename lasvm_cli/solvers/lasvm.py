@@ -25,7 +25,8 @@ from ..qp.online_core import (CHUNK, F_DELTA, I_EPOCH, I_FINISH_STEPS, I_INSERTE
                               MODE_NEW_EPOCH, MODE_ONLINE, MODE_SEED, N_SEED, RNGS,
                               SELECTION_CODES, bias, dual_objective, fit_width, lasvm_run,
                               make_state, svc_boxes, sv_counts)
-from .finishing import FINISHINGS, start_finishing
+from ..qp import BAIL_OUTS, FINISHINGS
+from .finishing import start_finishing
 from .result import SolverResult
 from .run import binary_expansion
 from .saved import load_into
@@ -73,7 +74,7 @@ class LasvmRun:
     def __init__(self, kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish=True,
                  selection="random", candidates=50, delta_max=None, seed=0, label_budget=None,
                  rng="splitmix64", symmetric_fill="auto", bias=True, boxes=None,
-                 finishing="smo"):
+                 finishing="smo", bail_out="lasvm11"):
         if selection not in SELECTION_CODES:
             raise ValueError(
                 f"unknown selection {selection!r} (expected one of {sorted(SELECTION_CODES)})")
@@ -81,6 +82,8 @@ class LasvmRun:
             raise ValueError(f"unknown rng {rng!r} (expected one of {sorted(RNGS)})")
         if finishing not in FINISHINGS:
             raise ValueError(f"unknown finishing {finishing!r} (expected one of {FINISHINGS})")
+        if bail_out not in BAIL_OUTS:
+            raise ValueError(f"unknown bail_out {bail_out!r} (expected one of {BAIL_OUTS})")
         if label_budget is not None and selection == "random":
             selection = "active"
         self.kd, self.kp = kd, kp
@@ -90,7 +93,7 @@ class LasvmRun:
                            delta_max=None if delta_max is None else float(delta_max),
                            seed=int(seed), label_budget=None if label_budget is None
                            else int(label_budget), rng=rng, Cp=float(Cp), Cn=float(Cn),
-                           bias=bool(bias), finishing=finishing)
+                           bias=bool(bias), finishing=finishing, bail_out=bail_out)
         self.cache_mb = cache_mb
         y = np.asarray(y)
         self.l = l = y.shape[0]
@@ -106,7 +109,8 @@ class LasvmRun:
         self.kc = self._new_cache(cache_mb)
         A, B = svc_boxes(y, Cp, Cn) if boxes is None else boxes
         yy = np.where(y > 0, 1.0, -1.0)
-        self.st = make_state(self.kc, yy, A, B, seed, RNGS[rng], bias=bias)
+        self.st = make_state(self.kc, yy, A, B, seed, RNGS[rng], bias=bias,
+                             bail_printed=bail_out == "printed")
         self.phase = PH_ONLINE
         self._width_ready = False
         self._finish = None  # the finishing run (solvers/finishing.py) once in PH_FINISH
@@ -326,7 +330,8 @@ class LasvmRun:
 def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish=True,
                 selection="random", candidates=50, delta_max=None, seed=0,
                 label_budget=None, progress=None, rng="splitmix64",
-                symmetric_fill="auto", bias=True, boxes=None, finishing="smo"):
+                symmetric_fill="auto", bias=True, boxes=None, finishing="smo",
+                bail_out="lasvm11"):
     """Train a binary SVM with LASVM (Bordes et al. 2005): seeding, ``epochs`` passes of
     PROCESS + REPROCESS over examples chosen by ``selection``, then (``finish``) REPROCESS
     until delta <= tau = ``eps``.
@@ -353,13 +358,16 @@ def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish
                 step 3 as printed and LaSVM 1.1's, REPROCESS (maximal violating pairs) until
                 delta <= tau. Both stop at the same rule; they reach different tau-approximate
                 solutions at different costs (docs/reproductions/seed-000.md)
+    bail_out    "lasvm11" (default): a REPROCESS that finds no tau-violating pair still evicts
+                and recomputes delta, as LaSVM 1.1 does; "printed": it does nothing, the
+                paper's step 2 (docs/corrections.md, 000-6)
 
     Returns a SolverResult (coef = alpha by example, rho = -b, obj = LIBSVM's 0.5a'Qa - e'a).
     """
     run = LasvmRun(kd, kp, y, Cp, Cn, eps=eps, cache_mb=cache_mb, epochs=epochs, finish=finish,
                    selection=selection, candidates=candidates, delta_max=delta_max, seed=seed,
                    label_budget=label_budget, rng=rng, symmetric_fill=symmetric_fill,
-                   bias=bias, boxes=boxes, finishing=finishing)
+                   bias=bias, boxes=boxes, finishing=finishing, bail_out=bail_out)
     return run_to_end(run, progress)
 
 
@@ -373,7 +381,7 @@ def run_to_end(run, progress=None):
 def start(machine, params):
     """The LasvmRun of svm-train's parameters (the SOLVERS table's entry for "lasvm"): -e, -m,
     --seed and the declared options of "lasvm" (solvers.LASVM_OPTIONS: --epochs, --no-finish,
-    --selection, --candidates, --delta-max, --label-budget)."""
+    --finishing, --bail-out, --selection, --candidates, --delta-max, --label-budget)."""
     from . import solver_kwargs
 
     kd, kp, y, Cp, Cn = machine[:5]

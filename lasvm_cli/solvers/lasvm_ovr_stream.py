@@ -181,6 +181,7 @@ class _OvrStore:
         self.features = np.zeros(0, np.int64)
         self.machines = []
         self.fill = None
+        self.bail_printed = False
 
     @property
     def cap(self):
@@ -205,6 +206,8 @@ class _OvrStore:
             m.grow(self.cap, share, self.fill)  # comes out of theirs (their rows dropped)
         self.machines.append(_Machine(label, len(self.machines), Cp, Cn, start_row, self.cap,
                                       share, self.fill))
+        # the paper's bail-out (--bail-out printed): in ist, which grow() copies
+        self.machines[-1].st.ist[core.I_BAIL_PRINTED] = int(self.bail_printed)
 
     def grow(self, free_needed):
         old_cap = self.cap
@@ -241,6 +244,7 @@ def train_stream_ovr(source, params, *, zero_based=False, info=None, warn=None, 
     tau = float(p.eps)
     dmax = np.inf if p.delta_max is None else float(p.delta_max)
     store = _OvrStore(p.cache_size)
+    store.bail_printed = p.bail_out == "printed"
     zeros = StoredZeros()
     index = {}  # label -> class index (order of first appearance)
     late = []  # (label, 0-based first row, 0-based start row of its machine)
@@ -300,7 +304,7 @@ def train_stream_ovr(source, params, *, zero_based=False, info=None, warn=None, 
         for m in store.machines:
             if p.finish:
                 core.fit_width(m.kc, m.st, finishing=True)
-                start_finishing(m.st, m.kc, skd, kp, tau).run()
+                start_finishing(m.st, m.kc, skd, kp, tau, rule=p.finishing).run()
             else:
                 core.lasvm_run(m.st, m.kc, skd, kp, np.int64(core.MODE_DELTA), np.int64(0),
                                np.int64(0), np.int64(1), 0.0, np.inf, np.int64(1))

@@ -20,7 +20,8 @@ this module adds is where the examples live and in which order they come:
   autoactive selection keep a window of the next ``candidates`` examples (100 for autoactive)
   in slots and process the best one by the core's criterion (y f(x) or |f(x)|), refilling the
   window from the stream, across block boundaries.
-* **Finishing** as in memory (solvers/finishing.py: the SMO loop over the expansion).
+* **Finishing** as in memory (solvers/finishing.py: the SMO loop over the expansion, or
+  ``--finishing reprocess``, the paper's REPROCESS loop).
 * **Seeding** (LaSVM 1.1: PROCESS the first 5 examples of each class without REPROCESS): the
   first blocks are held until 5 of each class have been read (at most ``SEED_ROWS_MAX`` rows);
   the rest of those blocks is then processed in file order.
@@ -481,6 +482,8 @@ def train_stream(source, params, *, zero_based=False, info=None, warn=None, prog
 
     labels = _Labels(source)
     store = _Store(p.cache_size)
+    # the paper's bail-out (--bail-out printed): in ist, which the store's growth copies
+    store.ss.core.ist[core.I_BAIL_PRINTED] = int(p.bail_out == "printed")
     zeros = StoredZeros()
     # rows whose squared norm would overflow the kernels are input errors (FILE:LINE), as in
     # memory
@@ -581,7 +584,7 @@ def train_stream(source, params, *, zero_based=False, info=None, warn=None, prog
         st = store.ss.core
         if p.finish:
             store.fit_width(finishing=True)
-            start_finishing(st, store.kc, store.kd(), kp, tau).run(show)
+            start_finishing(st, store.kc, store.kd(), kp, tau, rule=p.finishing).run(show)
         else:
             _delta(store, kp)
     finally:
