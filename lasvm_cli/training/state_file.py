@@ -18,7 +18,7 @@ import numpy as np
 from ..base.errors import ParameterError, ReportedInterrupt
 from .drive import Observer
 
-STATE_VERSION = 2  # 2: the online core's scalar block gained I_NOBIAS
+STATE_VERSION = 3  # 3: the online core's scalars gained I_BAIL_PRINTED, the LASVM-G family's G_NONCONVEX
 
 
 def _error(msg):
