@@ -53,7 +53,7 @@ def _selectors_moved(mp):
 def _propagate_changed(mp):
     from numba.core import callconv
 
-    def return_status_propagate(self, status, builder, extra=None):
+    def return_status_propagate(self, builder, status, context):  # a third argument
         raise AssertionError("not called")
 
     mp.setattr(callconv.CPUCallConv, "return_status_propagate", return_status_propagate)

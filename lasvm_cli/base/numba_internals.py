@@ -103,14 +103,22 @@ def _attr(obj, *names):
 
 
 def _takes(func, *params, what=None):
-    """``func`` accepts ``params`` by these names, first and in this order (self/cls aside)."""
+    """``func`` can be called with ``len(params)`` positional arguments (self or cls aside),
+    as this module calls it; ``params`` name them for the message."""
     try:
-        names = list(inspect.signature(func).parameters)
+        parameters = list(inspect.signature(func).parameters.values())
     except (TypeError, ValueError):
         raise Missing(what or str(func)) from None
-    if names[:1] in (["self"], ["cls"]):
-        names = names[1:]
-    _need(names[:len(params)] == list(params),
+    if parameters and parameters[0].name in ("self", "cls"):
+        parameters = parameters[1:]
+    kinds = inspect.Parameter
+    positional = [p for p in parameters
+                  if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
+    spread = any(p.kind == kinds.VAR_POSITIONAL for p in parameters)
+    required = [p for p in parameters if p.default is p.empty
+                and p.kind not in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD)]
+    _need((len(positional) >= len(params) or spread) and len(required) <= len(params)
+          and all(p in positional[:len(params)] for p in required),
           f"{what or getattr(func, '__qualname__', func)}({', '.join(params)})")
 
 
@@ -324,10 +332,11 @@ class _PlainNotice:
 _notice = _PlainNotice()
 
 
-def notice(program, quiet=False, stream=None):
+def notice(program, quiet=False, stream=None, now=False):
     """One line on stderr, once per process and not when quiet, that names the features that
     take the plain path and why: when the process first compiles if they cost compile time
-    only, else now. Raises UnavailableInternal when the essential API is missing."""
+    only (and not ``now``), else now. Raises UnavailableInternal when the essential API is
+    missing."""
     if _ESSENTIAL_MISSING is not None:
         raise UnavailableInternal(
             f"numba {numba.__version__} lacks {_ESSENTIAL_MISSING}, which lasvm-cli's "
@@ -336,7 +345,7 @@ def notice(program, quiet=False, stream=None):
     plain = [f for f in PLAIN if f not in _SAID_WHEN_USED]
     if not plain:
         return
-    if uses(COMPILE_EVENTS) and all(f in _SAID_AT_COMPILE for f in plain):
+    if not now and uses(COMPILE_EVENTS) and all(f in _SAID_AT_COMPILE for f in plain):
         if not _notice.registered:
             _notice.registered = True
             on_first_compile(_notice)
