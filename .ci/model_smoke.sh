@@ -39,7 +39,7 @@ run h-b1 svm-train -q -b 1 H h-b1.model
 run h-b1-predict svm-predict -q -b 1 H h-b1.model h-b1.predict
 run h-s3-predict svm-predict -q H h-s3.model h-s3.predict
 run h-v5 svm-train -q -v 5 H
-run h-stream svm-train -q --stream --solver lasvm H h-stream.model
+run h-stream svm-train -q --stream --solver lasvm -g 0.07 H h-stream.model
 run m-ovo svm-train -q M m-ovo.model
 run m-ovo-predict svm-predict -q M m-ovo.model m-ovo.predict
 run m-ovr svm-train -q --multiclass ovr --solver lasvm M m-ovr.model
@@ -48,7 +48,7 @@ run m-llw-online svm-train -q --multiclass llw --solver online M m-llw-online.mo
 run m-cs-stop svm-train -q --multiclass cs --solver online --stop-iterations 80 --save-state m-state M m-cs-stop.model
 run m-cs-resume svm-train -q --multiclass cs --solver online --resume m-state M m-cs-resume.model
 rm -f m-state
-run m-cs-stream svm-train -q --stream --multiclass cs --solver online M m-cs-stream.model
+run m-cs-stream svm-train -q --stream --multiclass cs --solver online -g 0.1 M m-cs-stream.model
 run m-b1 svm-train -q -b 1 M m-b1.model
 
 # the warm server: the first command starts one as it exits, the next ones are served

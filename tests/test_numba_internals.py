@@ -251,7 +251,7 @@ def _train(tmp_path, name, plain, cache, *args):
     code = ("import sys; from lasvm_cli.cli import main; "
             "sys.argv = ['svm-train'] + sys.argv[1:]; main.svm_train()")
     r = subprocess.run([sys.executable, "-c", code, "-q", *args, str(HEART), str(model)],
-                       env=env, capture_output=True, text=True, timeout=1200)
+                       env=env, capture_output=True, text=True, timeout=3600)
     assert r.returncode == 0, r.stderr
     return model.read_bytes()
 
