@@ -14,30 +14,34 @@ BIN     = $(VENV)/bin
 # editable mode installs an import hook that every Python start loads (pathlib, re,
 # urllib.parse), about 13 ms of each command's 75-90 ms through the warm server. setuptools
 # calls the compat mode transitional (its warning in make's output): where it is gone, the
-# default mode is installed instead. (The extras go in through variables: a comma in $(call)'s
-# arguments would split them.)
-editable = $(BIN)/pip install --quiet --config-settings editable_mode=compat -e '.$(1)' \
+# default mode is installed instead; its warning that the mode is transitional is not printed.
+# (The extras go in through variables: a comma in $(call)'s arguments would split them.)
+editable = PYTHONWARNINGS="ignore:Compat editable installs" \
+	$(BIN)/pip install --quiet --config-settings editable_mode=compat -e '.$(1)' \
 	|| $(BIN)/pip install --quiet -e '.$(1)'
 TEST_EXTRAS = [test,plot,sklearn,dask]
 BENCH_EXTRAS = [test,bench,plot,sklearn,dask]
 
 $(BIN)/svm-train: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(call editable,)
+	@echo "make: installing lasvm-cli and numpy, numba, click, tqdm into $(VENV)"
+	@$(PYTHON) -m venv $(VENV)
+	@$(BIN)/pip install --quiet --upgrade pip
+	@$(call editable,)
 	$(BIN)/lasvm compile
-	touch $@
+	@touch $@
 
 # test: pytest and libsvm-official (LIBSVM itself, the oracle; pip builds it from source on
 # Linux, which needs a C++ compiler), matplotlib for the plot example, scikit-learn for
 # lasvm_cli.sklearn, dask for lasvm grid
 $(VENV)/.test-extras: $(BIN)/svm-train
-	$(call editable,$(TEST_EXTRAS))
-	touch $@
+	@echo "make: adding the test extras $(TEST_EXTRAS)"
+	@$(call editable,$(TEST_EXTRAS))
+	@touch $@
 
 $(VENV)/.bench-extras: $(VENV)/.test-extras
-	$(call editable,$(BENCH_EXTRAS))
-	touch $@
+	@echo "make: adding the benchmark extras $(BENCH_EXTRAS)"
+	@$(call editable,$(BENCH_EXTRAS))
+	@touch $@
 
 # Train on the bundled heart_scale with our solver, then predict on it (LIBSVM's example run).
 demo: $(BIN)/svm-train

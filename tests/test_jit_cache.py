@@ -12,9 +12,16 @@ import sys
 from pathlib import Path
 
 import numba
+import pytest
 
 import lasvm_cli
 from lasvm_cli.base import jit_cache
+from lasvm_cli.base.numba_internals import BY_SYMBOL, CACHE_STAMP, ON_DEMAND, uses
+
+# each part needs numba's internals for it (base/numba_internals.py); without them the package
+# takes numba's plain path, which tests/test_numba_internals.py checks
+needs = {f: pytest.mark.skipif(not uses(f), reason=f"numba's plain path for {f}")
+         for f in (BY_SYMBOL, CACHE_STAMP, ON_DEMAND)}
 
 PACKAGE = Path(lasvm_cli.__file__).parent
 
@@ -38,6 +45,7 @@ def test_the_stamp_covers_the_whole_package():
     assert jit_cache.PACKAGE_DIR == str(PACKAGE.resolve())
 
 
+@needs[CACHE_STAMP]
 def test_every_cached_function_is_stamped_with_the_package():
     for info in pkgutil.walk_packages([str(PACKAGE)], "lasvm_cli."):
         if info.name.startswith(("lasvm_cli.sklearn", "lasvm_cli.cli.warm_server")):
@@ -53,6 +61,7 @@ def test_every_cached_function_is_stamped_with_the_package():
             assert locator.get_source_stamp() == jit_cache.package_stamp()
 
 
+@needs[CACHE_STAMP]
 def test_an_edit_to_another_module_recompiles(tmp_path):
     tree = tmp_path / "tree"
     shutil.copytree(PACKAGE, tree / "lasvm_cli", ignore=shutil.ignore_patterns("__pycache__"))
@@ -74,6 +83,7 @@ def test_an_edit_to_another_module_recompiles(tmp_path):
     assert (hits, misses) == (0, 1) and new_stamp != stamp  # compiled again
 
 
+@needs[CACHE_STAMP]
 def test_an_index_naming_a_missing_type_recompiles(tmp_path):
     """An index written by another tree whose signatures name a type this tree lacks: numba
     unpickles it before comparing stamps; it must be read as stale, not raise."""
@@ -212,6 +222,7 @@ def toy_runner(folder, modules, script):
     return run
 
 
+@needs[BY_SYMBOL]
 def test_by_symbol_callers_call_the_one_copy_and_load_it_from_the_cache(tmp_path):
     """A by_symbol function's code stays out of its callers' libraries; a caller loaded from
     the cache loads it first: also a caller that linked in a callee loaded from the cache, and
@@ -284,6 +295,7 @@ print(repr((first, top(x, out), out.tolist(), len(top.stats.cache_hits))))
 """
 
 
+@needs[ON_DEMAND]
 def test_if_compiled_calls_a_function_only_once_it_is_asked_for(tmp_path):
     """A caller of if_compiled(leaf) takes its other path, leaf not even compiled, until the
     process asks for leaf (before or after the caller is compiled or loaded from the cache);

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lasvm_cli.base.numba_internals import ON_DEMAND, uses
 from lasvm_cli.numerics import kernels as K
 from lasvm_cli.numerics.data import kernel_data, subset
 
@@ -184,6 +185,7 @@ print(asked()[2][0], filled(K.kernel_row_parallel) > 0)
 """
 
 
+@pytest.mark.skipif(not uses(ON_DEMAND), reason="numba's plain path: every row path compiled")
 def test_the_optional_row_paths_compile_only_for_data_that_use_them(tmp_path):
     """A default training on small dense data neither compiles nor loads the bit-set rows,
     the whole row by column or the parallel row; data that can use one asks for it

@@ -4,12 +4,13 @@ A cold run compiles (or loads from numba's cache) each jitted function the first
 called, inside the solver's first step; counted, that puts half a minute of compiling before a
 trace's first row and into a run's reported seconds. A :class:`Clock` subtracts the time numba
 spends holding its compiler lock (``numba:compiler_lock`` events: compiling or loading from the
-cache, outermost only) while the clock runs, so a cold run's time axis is a warm run's.
+cache, outermost only) while the clock runs, so a cold run's time axis is a warm run's. (A
+numba without these events: the seconds include compiling; base/numba_internals.py.)
 """
 
 import time
 
-from numba.core import event
+from .numba_internals import compile_timer, stop_compile_timer
 
 
 class Clock:
@@ -17,8 +18,7 @@ class Clock:
     context manager it stops at the block's end (``seconds()`` is then fixed)."""
 
     def __init__(self):
-        self._compiling = event.TimingListener()
-        event.register("numba:compiler_lock", self._compiling)
+        self._compiling = compile_timer()
         self._t0 = time.perf_counter()
         self._stopped = None
 
@@ -31,7 +31,7 @@ class Clock:
     def stop(self):
         if self._stopped is None:
             self._stopped = self.seconds()
-            event.unregister("numba:compiler_lock", self._compiling)
+            stop_compile_timer(self._compiling)
         return self._stopped
 
     def __enter__(self):

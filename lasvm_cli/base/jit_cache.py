@@ -11,7 +11,13 @@ them recompiles everything (once). Numba's own locators still choose the folder
 An index written by another tree of the package can name a type that this tree no longer
 has (a removed namedtuple in a signature): numba unpickles the whole index before it compares
 stamps, so it would fail with an AttributeError instead of recompiling. Such an index is
-stale by definition and is read as empty here (``_tolerant_index``).
+stale by definition and is read as empty here.
+
+Calls by symbol (:func:`by_symbol`) and functions compiled on demand (:func:`if_compiled`)
+keep callees' code out of their callers' libraries, for compile time. What these need of
+numba's internals is in :mod:`lasvm_cli.base.numba_internals`, which checks it at import;
+where it is missing, each falls back to numba's plain linking (the same machine code for
+the arithmetic, a slower first compile), and the stamp records which of them are on.
 
 Every module with cached jitted functions imports this module before its first decorator
 (tests/test_imports.py checks that each function of the package is stamped this way).
@@ -23,13 +29,12 @@ import hashlib
 import importlib
 import os
 
-from llvmlite import binding as llvm
-from llvmlite import ir
-from numba.core import caching, cgutils, types
-from numba.core.compiler import CompileResult
-from numba.core.imputils import fix_returning_optional, impl_ret_new_ref
+import numba
+from numba import types
 from numba.extending import intrinsic
-from . import exception_exits  # noqa: F401 (before any function compiles: see the module)
+
+from . import numba_internals
+from .numba_internals import BY_SYMBOL, CACHE_STAMP, EXCEPTION_EXITS, ON_DEMAND, uses
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # lasvm_cli/
 STAMP_PREFIX = "lasvm-cli:"
@@ -37,8 +42,9 @@ STAMP_PREFIX = "lasvm-cli:"
 
 @functools.lru_cache(maxsize=None)
 def package_stamp():
-    """sha256 over the relative path and content of every .py file of the package."""
-    digest = hashlib.sha256()
+    """sha256 over the compile features on (numba_internals.mode) and the relative path and
+    content of every .py file of the package."""
+    digest = hashlib.sha256(numba_internals.mode().encode() + b"\0")
     for root, dirs, files in os.walk(PACKAGE_DIR):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
@@ -55,37 +61,6 @@ def _in_package(py_file):
     return os.path.abspath(py_file).startswith(PACKAGE_DIR + os.sep)
 
 
-def _package_locator(base):
-    """``base`` (one of numba's locators) for this package's files, with the package stamp."""
-
-    def from_function(cls, py_func, py_file):
-        if not _in_package(py_file):
-            return None
-        return super(locator, cls).from_function(py_func, py_file)
-
-    locator = type(f"Package{base.__name__}", (base,), {
-        "get_source_stamp": lambda self: package_stamp(),
-        "from_function": classmethod(from_function),
-    })
-    return locator
-
-
-def _tolerant_index(load_index):
-    """numba's index loader, reading an index of ours that cannot be unpickled as empty."""
-
-    @functools.wraps(load_index)
-    def load(self):
-        try:
-            return load_index(self)
-        except Exception:  # unpickling a stale index: any error of a missing module or type
-            if not str(self._source_stamp).startswith(STAMP_PREFIX):
-                raise
-            return {}
-
-    load.tolerant = True
-    return load
-
-
 def by_symbol(dispatcher):
     """Callers of this jitted function call it by its symbol instead of linking in its code.
 
@@ -100,43 +75,18 @@ def by_symbol(dispatcher):
     counts per process; when the loaded function has another name than the one the caller
     was compiled against, the loader registers the address under the caller's name.
     """
-    add_overload = dispatcher.add_overload
-
-    def add_overload_by_symbol(cres):
-        add_overload(cres)
-        loader = _SymbolLoader(dispatcher.py_func.__module__, dispatcher.py_func.__qualname__,
-                               tuple(cres.signature.args), cres.fndesc.llvm_func_name)
-        impl = _call_by_symbol(cres.fndesc, loader)
-        selector = dispatcher.targetctx._defns[cres.entry_point]
-        selector.versions = [(sig, impl if sig == impl.signature else f)
-                             for sig, f in selector.versions]
-        selector._cache.clear()
-
-    dispatcher.add_overload = add_overload_by_symbol
+    if uses(BY_SYMBOL):
+        numba_internals.route_calls_by_symbol(dispatcher, lambda cres: _SymbolLoader(
+            dispatcher.py_func.__module__, dispatcher.py_func.__qualname__,
+            tuple(cres.signature.args), numba_internals.symbol_of(cres)))
     return dispatcher
-
-
-def _call_by_symbol(fndesc, loader):
-    """numba's call of a user function (imputils.user_function) without its library."""
-
-    def imp(context, builder, sig, args):
-        context.active_code_library._reload_init.add(loader)
-        func = context.declare_function(builder.module, fndesc)
-        status, retval = context.call_conv.call_function(
-            builder, func, fndesc.restype, fndesc.argtypes, args)
-        with cgutils.if_unlikely(builder, status.is_error):
-            context.call_conv.return_status_propagate(builder, status)
-        retval = fix_returning_optional(context, builder, sig, status, retval)
-        return impl_ret_new_ref(context, builder, fndesc.restype, retval)
-
-    imp.signature = fndesc.argtypes
-    imp.libs = ()
-    return imp
 
 
 class _SymbolLoader:
     """Picklable (a cached caller keeps it): load ``module.qualname`` for ``args`` and make
     its code answer to ``symbol``."""
+
+    lasvm_loader = True  # numba_internals keeps these in a library loaded from the cache
 
     def __init__(self, module, qualname, args, symbol):
         self.module, self.qualname, self.args, self.symbol = module, qualname, args, symbol
@@ -155,10 +105,9 @@ class _SymbolLoader:
         for part in self.qualname.split("."):
             dispatcher = getattr(dispatcher, part)
         dispatcher.compile(self.args)
-        cres = dispatcher.overloads[self.args]
-        name = cres.fndesc.llvm_func_name
+        name, address = numba_internals.symbol_and_address(dispatcher.overloads[self.args])
         if name != self.symbol:
-            llvm.add_symbol(self.symbol, cres.library.get_pointer_to_function(name))
+            numba_internals.add_symbol(self.symbol, address)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -180,6 +129,9 @@ def if_compiled(dispatcher):
     cached code refers to the slot, never to the function's code; each caller records a
     loader in its ``reload_init`` that opens the slot before its cached code is linked."""
 
+    if not uses(ON_DEMAND):
+        return _always_call(dispatcher)
+
     @intrinsic
     def call(typingctx, args):
         if not isinstance(args, types.BaseTuple):
@@ -187,25 +139,19 @@ def if_compiled(dispatcher):
         slot = _Slot(dispatcher.py_func.__module__, dispatcher.py_func.__qualname__,
                      tuple(args))
         slot.open()
+        return types.boolean(args), numba_internals.call_through_slot(slot, types.none)
 
-        def codegen(context, builder, signature, llargs):
-            context.active_code_library._reload_init.add(slot)
-            address = builder.module.globals.get(slot.symbol)
-            if address is None:  # a declaration: the slot's address is added by slot.open
-                address = ir.GlobalVariable(builder.module, ir.IntType(64), slot.symbol)
-            pointer = builder.load(address)
-            ready = builder.icmp_unsigned("!=", pointer, pointer.type(0))
-            with builder.if_then(ready):
-                fnty = context.call_conv.get_function_type(types.none, slot.args)
-                function = builder.inttoptr(pointer, fnty.as_pointer())
-                values = [builder.extract_value(llargs[0], i) for i in range(len(slot.args))]
-                status, _ = context.call_conv.call_function(builder, function, types.none,
-                                                            slot.args, values)
-                with cgutils.if_unlikely(builder, status.is_error):
-                    context.call_conv.return_status_propagate(builder, status)
-            return ready
+    return call
 
-        return types.boolean(args), codegen
+
+def _always_call(dispatcher):
+    """if_compiled's plain path (numba without the internals of slots): the call is compiled
+    with its caller and always made, as if every function had been asked for."""
+
+    @numba.njit
+    def call(args):
+        dispatcher(*args)
+        return True
 
     return call
 
@@ -236,6 +182,8 @@ class _Slot:
     """The address of ``module.qualname`` compiled for ``args``; picklable (a cached caller
     keeps it and calls it before its code is loaded)."""
 
+    lasvm_loader = True  # numba_internals keeps these in a library loaded from the cache
+
     def __init__(self, module, qualname, args):
         self.module, self.qualname, self.args = module, qualname, args
         self.key = (module, qualname)
@@ -257,7 +205,7 @@ class _Slot:
         if self.symbol not in _SLOTS:
             value = ctypes.c_uint64(0)
             _SLOTS[self.symbol] = (value, self)
-            llvm.add_symbol(self.symbol, ctypes.addressof(value))
+            numba_internals.add_symbol(self.symbol, ctypes.addressof(value))
         if self.key in _WANTED:
             self.fill()
 
@@ -273,39 +221,18 @@ class _Slot:
         if cres.signature.return_type != types.none:
             raise TypeError(f"{self.qualname} returns {cres.signature.return_type}: "
                             "if_compiled calls functions that return nothing")
-        value.value = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
-
-
-def _keep_reload_init(rebuild):
-    """numba's CompileResult._rebuild, keeping the loaded library's reload_init.
-
-    A caller compiled later links in a callee's library and inherits its reload_init from
-    the library; numba rebuilds a library loaded from the cache without it, so a caller of a
-    callee that calls a by_symbol function would not load that function first."""
-
-    @functools.wraps(rebuild.__func__)
-    def _rebuild(cls, *args):
-        cres = rebuild.__func__(cls, *args)
-        cres.library._reload_init.update(cres.reload_init or ())
-        return cres
-
-    _rebuild.keeps_reload_init = True
-    return classmethod(_rebuild)
+        value.value = numba_internals.symbol_and_address(cres)[1]
 
 
 def _install():
-    if not getattr(CompileResult._rebuild, "keeps_reload_init", False):
-        CompileResult._rebuild = _keep_reload_init(CompileResult._rebuild)
-    index_file = caching.IndexDataCacheFile
-    if not getattr(index_file._load_index, "tolerant", False):
-        index_file._load_index = _tolerant_index(index_file._load_index)
-    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl  # renamed in numba 0.6x
-    if any(getattr(c, "__name__", "").startswith("Package") for c in impl._locator_classes):
-        return
-    ours = [_package_locator(base) for base in (caching.UserProvidedCacheLocator,
-                                                 caching.InTreeCacheLocator,
-                                                 caching.UserWideCacheLocator)]
-    impl._locator_classes = ours + list(impl._locator_classes)
+    if uses(CACHE_STAMP):
+        numba_internals.install_cache_stamp(
+            _in_package, package_stamp, lambda stamp: str(stamp).startswith(STAMP_PREFIX))
+    if uses(BY_SYMBOL) or uses(ON_DEMAND):
+        numba_internals.install_reload_init_keeper(
+            lambda loader: getattr(loader, "lasvm_loader", False))
+    if uses(EXCEPTION_EXITS):  # before any function of the package compiles
+        numba_internals.install_exception_exits()
 
 
 _install()

@@ -97,34 +97,36 @@ def _isatty(stream):
 
 COMPILE_NOTICE = ("{program}: compiling the numerical code for this machine (once after an "
                   "install or upgrade; later runs load it from the cache)")
-_notice = None  # the process's one compile listener (numba.core.event), once registered
+_notice = None  # the process's one compile listener (base/numba_internals.py), once registered
+
+
+class _CompileNotice:
+    said = False
+    settings = ("", True, None)
+
+    def __call__(self):
+        program, quiet, stream = self.settings
+        if not self.said and not quiet:
+            self.said = True
+            out = sys.stderr if stream is None else stream
+            out.write(COMPILE_NOTICE.format(program=program) + "\n")
+            out.flush()
 
 
 def announce_compilation(program, quiet=False, stream=None):
     """Print COMPILE_NOTICE once on stderr when this process first compiles jitted code (a
     first run after install spends up to a minute there, silent otherwise). Nothing when the
     compiled code loads from numba's cache (no compile event fires), with ``-q``, or with
-    LASVM_COMPILE_NOTICE=0 in the environment. One bounded line, also on a pipe."""
+    LASVM_COMPILE_NOTICE=0 in the environment. One bounded line, also on a pipe. Before it,
+    once, the line that says this numba takes numba's plain path somewhere
+    (numba_internals.notice), under the same conditions; a numba without the API the
+    compiled code needs raises its error here."""
     global _notice
-    if _notice is None:
-        from numba.core import event
+    from . import numba_internals
 
-        class CompileNotice(event.Listener):
-            said = False
-            settings = ("", True, None)
-
-            def on_start(self, ev):
-                program, quiet, stream = self.settings
-                if not self.said and not quiet:
-                    self.said = True
-                    out = sys.stderr if stream is None else stream
-                    out.write(COMPILE_NOTICE.format(program=program) + "\n")
-                    out.flush()
-
-            def on_end(self, ev):
-                pass
-
-        _notice = CompileNotice()
-        event.register("numba:compile", _notice)
     quiet = quiet or os.environ.get("LASVM_COMPILE_NOTICE", "1") == "0"
+    numba_internals.notice(program, quiet, stream)
+    if _notice is None:
+        _notice = _CompileNotice()
+        numba_internals.on_first_compile(_notice)
     _notice.settings = (program, quiet, stream)

@@ -105,6 +105,13 @@ def commands(name, d):
 def compile_all(jobs=None, everything=False, out=sys.stderr):
     """Run the groups in at most ``jobs`` processes (default: one per core); returns the
     exit status (0, or 1 when a group failed, with its output)."""
+    from ..base import numba_internals
+
+    try:  # the groups' own notice is off
+        numba_internals.notice("lasvm compile", stream=out, now=True)
+    except numba_internals.UnavailableInternal as e:
+        out.write(f"lasvm compile: {e}\n")
+        return 1
     names = list(GROUPS) + (list(MORE_GROUPS) if everything else [])
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(names)))
     env = dict(os.environ, LASVM_SERVER="0", LASVM_COMPILE_NOTICE="0")

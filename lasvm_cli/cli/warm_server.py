@@ -21,7 +21,8 @@ server (PR_SET_PDEATHSIG).
 
 Threads do not survive fork: loading cached parallel code launches numba's threading layer
 (GNU OpenMP refuses to fork after that), so here numba's launch only registers the layer's
-symbols, and each worker launches its own threads on first use (``_defer_thread_launch``).
+symbols, and each worker launches its own threads on first use
+(``numba_internals.defer_thread_launch``).
 
 One loop, no threads, and nothing a client sends or does ends it: ``selectors`` over the
 listening socket, each client's connection, each starting worker's status pipe and a pidfd per
@@ -81,14 +82,17 @@ def main(config):
     log = Log(folder, f"{key}.log")
     try:
         _raise_soft_limits()
-        launch_threads = _defer_thread_launch()
+        # after sys.path is the client's (imports numba)
+        from ..base.numba_internals import defer_thread_launch, threads_launched
+
+        launch_threads = defer_thread_launch()
         if launch_threads is None:
             log.write("numba's threading internals are not the expected ones: not serving")
             return
         warm = CompiledCode()
         warm.load()
         _warm_first_calls()
-        if _threads_launched():  # something compiled parallel code here: forks would fail
+        if threads_launched():  # something compiled parallel code here: forks would fail
             log.write("numba's threads were launched while loading: not serving")
             return
         Server(folder, key, lock, log, warm, launch_threads, config["idle"]).serve()
@@ -165,75 +169,7 @@ class Log:
 
 
 # --- numba: compiled code in, threads out ---------------------------------------------------
-
-def _threading_library():
-    """The threading-layer library numba's ``_launch_threads`` would choose (its rules:
-    NUMBA_THREADING_LAYER by name, else the priority list), or None when the choice is not
-    one of the named layers."""
-    from numba.core import config
-
-    chosen = str(config.THREADING_LAYER).lower()
-    if chosen in ("tbb", "omp", "workqueue"):
-        candidates = [chosen]
-    elif chosen == "default":
-        candidates = list(config.THREADING_LAYER_PRIORITY)
-    else:
-        return None
-    for name in candidates:
-        try:
-            if name == "tbb":
-                from numba.np.ufunc.parallel import _check_tbb_version_compatible
-
-                _check_tbb_version_compatible()
-                from numba.np.ufunc import tbbpool as library
-            elif name == "omp":
-                from numba.np.ufunc import omppool as library
-            else:
-                from numba.np.ufunc import workqueue as library
-            return library
-        except ImportError:
-            continue
-    return None
-
-
-# the symbols numba's _launch_threads and _load_threading_functions give compiled code
-_LAYER_SYMBOLS = {"numba_parallel_for": "parallel_for"}
-_LAYER_SYMBOLS.update((name, name) for name in (
-    "do_scheduling_signed", "do_scheduling_unsigned", "allocate_sched", "deallocate_sched",
-    "get_num_threads", "set_num_threads", "get_thread_id", "set_parallel_chunksize",
-    "get_parallel_chunksize", "get_sched_size"))
-
-
-def _defer_thread_launch():
-    """Make numba's thread launch register the layer's symbols only (what cached parallel
-    code needs to link); returns numba's own launch, which a worker restores and calls.
-    None when numba's internals are not the ones this was written against."""
-    try:
-        from llvmlite import binding as ll
-        from numba.np.ufunc import parallel
-
-        launch = parallel._launch_threads
-        library = _threading_library()
-    except (ImportError, AttributeError):
-        return None
-    if library is None or parallel._is_initialized:
-        return None
-
-    def register_symbols():
-        for symbol, attribute in _LAYER_SYMBOLS.items():
-            ll.add_symbol(symbol, getattr(library, attribute))
-        # numba.get_num_threads() (kernels.py calls it at import) reads the launched layer
-        parallel._get_num_threads = lambda: parallel.NUM_THREADS
-
-    parallel._launch_threads = register_symbols
-    return launch
-
-
-def _threads_launched():
-    from numba.np.ufunc import parallel
-
-    return bool(parallel._is_initialized)
-
+# (the numba internals each of these uses: base/numba_internals.py)
 
 def _warm_first_calls():
     """What every command's first calls do once per process, done here so the forks inherit it
@@ -251,10 +187,6 @@ def _warm_first_calls():
     import numpy as np
     import numpy.ma  # noqa: F401
 
-    try:  # numba's internal registry: if a release moves it, workers only lose the head start
-        from numba.core.typing.typeof import typeof_impl
-    except ImportError:
-        return
     classes = {int, float, bool, complex, tuple, str, type(None), np.ndarray}
     classes.update(np.dtype(code).type for code in "?bBhHiIlLqQefd")
     for name, module in list(sys.modules.items()):
@@ -262,8 +194,9 @@ def _warm_first_calls():
             classes.update(value for value in vars(module).values()
                            if isinstance(value, type) and issubclass(value, tuple)
                            and hasattr(value, "_fields"))
-    for cls in classes:
-        typeof_impl.dispatch(cls)
+    from ..base import numba_internals
+
+    numba_internals.warm_typeof(classes)
 
 
 class CompiledCode:
@@ -282,7 +215,7 @@ class CompiledCode:
     def _import_package(self):
         import importlib
 
-        from numba.core.dispatcher import Dispatcher
+        from ..base import numba_internals
 
         seen = set()
         for name in _module_names():
@@ -291,26 +224,21 @@ class CompiledCode:
             except Exception:  # an optional extra missing: its commands load it themselves
                 continue
             for value in list(vars(module).values()):
-                if (isinstance(value, Dispatcher) and value._cache is not None
-                        and id(value) not in seen):
+                if numba_internals.cached(value) and id(value) not in seen:
                     seen.add(id(value))
                     self.dispatchers.append(value)
 
     def refresh(self):
         """Load the cached signatures not loaded yet, when the cache folders changed."""
+        from ..base import numba_internals
+
         stamp = self._cache_stamp()
         if stamp == self.stamp:
             return
         self.stamp = stamp
         for dispatcher in self.dispatchers:
-            try:
-                index = dispatcher._cache._cache_file._load_index()
-                magic = dispatcher.targetctx.codegen().magic_tuple()
-            except Exception:
-                continue
-            for key in index:
-                signature = key[0]
-                if key[1] != magic or (id(dispatcher), signature) in self.loaded:
+            for signature in numba_internals.cached_signatures(dispatcher):
+                if (id(dispatcher), signature) in self.loaded:
                     continue
                 self.loaded.add((id(dispatcher), signature))
                 try:
@@ -319,7 +247,9 @@ class CompiledCode:
                     continue
 
     def _cache_stamp(self):
-        folders = {d._cache._cache_path for d in self.dispatchers}
+        from ..base import numba_internals
+
+        folders = {numba_internals.cache_folder(d) for d in self.dispatchers}
         stamp = []
         for folder in sorted(folders):
             try:
@@ -608,7 +538,9 @@ class Server:
             self._close(client)
 
     def _refusal(self):
-        if _threads_launched():
+        from ..base.numba_internals import threads_launched
+
+        if threads_launched():
             return "threads"
         changed = _changed(self.loaded)
         if changed:
@@ -769,10 +701,10 @@ class Server:
         try:
             os.write(status, b"ok")
             os.close(status)
-            from numba.np.ufunc import parallel
+            from ..base import numba_internals
 
-            parallel._launch_threads = self.launch_threads  # this process's own threads,
-            self.launch_threads()  # before any loaded code reaches a parallel region
+            # this process's own threads, before any loaded code reaches a parallel region
+            numba_internals.restore_thread_launch(self.launch_threads)
             code = _run_command(client.request)
         except BaseException as e:
             try:

@@ -23,7 +23,6 @@ written out, so every compile context computes the same numbers:
 import numba
 from llvmlite import ir
 from numba import types
-from numba.core import cgutils
 from numba.extending import intrinsic
 import numpy as np
 from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
@@ -47,6 +46,13 @@ EXP_COEFFS = (1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880
 LOG2E, LN2_HI, LN2_LO = 1.4426950408889634, 0.693145751953125, 1.4286068203094173e-06
 
 
+def _declare(module, fnty, name):
+    """The function ``name`` of the module, declared if it is not there yet (an LLVM
+    intrinsic: llvmlite's public IR API only)."""
+    function = module.globals.get(name)
+    return function if function is not None else ir.Function(module, fnty, name)
+
+
 def _exp_lanes_codegen(context, builder, signature, args):
     xa = context.make_array(signature.args[0])(context, builder, args[0])
     n_vec = args[1]
@@ -55,10 +61,8 @@ def _exp_lanes_codegen(context, builder, signature, args):
     vec = ir.VectorType(f64, W)
     ivec = ir.VectorType(i64, W)
     mod = builder.module
-    floor = cgutils.get_or_insert_function(mod, ir.FunctionType(vec, [vec]),
-                                           f"llvm.floor.v{W}f64")
-    fma_v = cgutils.get_or_insert_function(mod, ir.FunctionType(vec, [vec, vec, vec]),
-                                           f"llvm.fma.v{W}f64")
+    floor = _declare(mod, ir.FunctionType(vec, [vec]), f"llvm.floor.v{W}f64")
+    fma_v = _declare(mod, ir.FunctionType(vec, [vec, vec, vec]), f"llvm.fma.v{W}f64")
 
     def const(v):
         return ir.Constant(vec, [float(v)] * W)
@@ -157,7 +161,7 @@ def _dots8_codegen(context, builder, signature, args):
     i64, f64 = ir.IntType(64), ir.DoubleType()
     vec = ir.VectorType(f64, 4)
     elt = Xa.data.type.pointee  # double or float (X32: widened exactly to double)
-    n_cols = cgutils.unpack_tuple(builder, Xa.shape, 2)[1]
+    n_cols = builder.extract_value(Xa.shape, 1)
     rows = []
     for k in range(BLOCK):
         target = builder.load(builder.gep(ta.data, [builder.add(t, i64(k))], inbounds=True))

@@ -212,7 +212,7 @@ def _thresholds(st, n):
         return 0.0, 0.0
     i, j = _minmax(st, n)
     # read both unconditionally (g has l >= 1 entries), then choose: reading st.g in a branch
-    # leaves a reference count numba cannot prune (exception_exits.py)
+    # leaves a reference count numba cannot prune (numba_internals.py)
     g_i = st.g[max(i, 0)]
     g_j = st.g[max(j, 0)]
     return (g_i if i >= 0 else np.inf), (g_j if j >= 0 else -np.inf)
@@ -221,7 +221,7 @@ def _thresholds(st, n):
 @numba.njit(**_NJIT)
 def _swap_pos(st, kc, p1, p2):
     # one array at a time, no tuple of them: a tuple of arrays is new references, whose
-    # atomic reference counts stop numba's pruning of the arguments' (exception_exits.py)
+    # atomic reference counts stop numba's pruning of the arguments' (numba_internals.py)
     if p1 == p2:
         return
     _swap2(st.alpha, p1, p2)
@@ -262,7 +262,7 @@ def _direction_search(st, kc, kd, kp, i, j, tau):
         return 0
     n = st.ist[I_NS]
     # rows as offsets into the cache's buffer, not views (a view's reference count keeps
-    # those of every argument: exception_exits.py)
+    # those of every argument: numba_internals.py)
     bi = _row_at(kc, kd, kp, st.pos2ex[i], n, st)
     bj = _row_at(kc, kd, kp, st.pos2ex[j], n, st)
     _pair_step(st, kc, n, i, j, bi, bj)

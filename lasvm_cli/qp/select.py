@@ -106,7 +106,7 @@ def select_so(st, c, kd, kp):
     # Two leaf scans (so_lanes.py), row i as an offset into the cache's buffer, the
     # namedtuples passed whole and their last uses together: numba then prunes all 32
     # reference-count pairs of the arguments (36 atomic pairs an iteration otherwise; see
-    # exception_exits.py for the rules).
+    # numba_internals.py for the rules).
     active = st.ist[ACTIVE]
     st.ist[LAST_KIND] = 1
     i, Gmax, Gmax2 = max_violator(st, active)

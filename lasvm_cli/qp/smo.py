@@ -275,7 +275,7 @@ def _take_step(st, c, kd, kp, i, j):
 
     Small on purpose, its work in leaf functions over the arrays they use and rows as offsets
     into the cache's buffer: numba then drops the reference-count pairs of the namedtuple
-    arguments (exception_exits.py); inlined, they cost about 90 atomic pairs an iteration."""
+    arguments (numba_internals.py); inlined, they cost about 90 atomic pairs an iteration."""
     active = st.ist[ACTIVE]
     bi = cache_row_at(c, kd, kp, c.pex[i], active)  # the two most recent rows stay cached
     bj = cache_row_at(c, kd, kp, c.pex[j], active)

@@ -45,6 +45,7 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 from ..base.clock import Clock
+from ..base.numba_internals import rng_state, set_rng_state
 from ..numerics import cache as kc
 from ..numerics.kernels import row_work
 from ..qp import s2do as core
@@ -53,6 +54,7 @@ from .run import Expansion
 from .saved import load_into
 
 _NJIT = dict(cache=True, nogil=True)
+_SAVING = "saving or resuming an online multi-class run"
 
 TWO_NEWS, TWO_OLD, TWO_OLD_SUPPORTS = 0, 1, 2
 STEP_NAMES = ("two_news", "two_old", "two_old_supports")
@@ -402,8 +404,6 @@ class S2doRun:
         values computed, so the cache's hits steer the scheduling), the step gains and counts,
         the epoch's order and place, and both random generators (numpy's for the epochs'
         orders, numba's for the step draws and random patterns)."""
-        from numba import _helperlib
-
         d = {f"s2do_{name}": np.array(getattr(self.st, name)) for name in self.SAVED_FIELDS}
         d.update({f"cache_{f}": np.array(getattr(self.c, f)) for f in self.c._fields
                   if f != "scratch"})
@@ -413,15 +413,12 @@ class S2doRun:
                  scalars=np.array([self._r, self.epoch, int(self.optimal),
                                    int(self._order is not None)], np.int64),
                  np_rng=np.array(json.dumps(self._rng.bit_generator.state)))
-        index, key = _helperlib.rnd_get_state(_helperlib.rnd_get_np_state_ptr())
-        d["numba_rng"] = np.array([index] + list(key), np.int64)
+        d["numba_rng"] = np.array(rng_state(_SAVING), np.int64)
         return d
 
     def load_state_arrays(self, d, phase):
         """A run (not begun) continues from :meth:`state_arrays`. ``phase`` is recomputed
         from the epochs (a larger --epochs continues a run that ended)."""
-        from numba import _helperlib
-
         self._setup()
         for name in self.SAVED_FIELDS:
             load_into(getattr(self.st, name), d[f"s2do_{name}"], name)
@@ -436,9 +433,7 @@ class S2doRun:
         if self._order is not None and self._order.shape != (self.l,):
             raise ValueError(f"state array order: {self._order.shape}, expected ({self.l},)")
         self._rng.bit_generator.state = json.loads(str(d["np_rng"]))
-        words = np.asarray(d["numba_rng"])
-        _helperlib.rnd_set_state(_helperlib.rnd_get_np_state_ptr(),
-                                 (int(words[0]), [int(v) for v in words[1:]]))
+        set_rng_state(np.asarray(d["numba_rng"]), _SAVING)
         self.done = self.optimal or self.epoch >= self.epochs or self.l == 0
 
     def finished_copy(self):

@@ -119,7 +119,7 @@ def _expansion(kc, kd, kp, out, ex, targets, coef):
 def _track_nonzero(tr, ex, before, after):
     """Keep tr.nz / nz_at / nz_coef after example ex's alpha went from ``before`` to ``after``:
     a new non-zero joins at the end, one back at zero takes the last entry's place. (Arrays
-    taken once and held to the end: no reference counts, see exception_exits.py.)"""
+    taken once and held to the end: no reference counts, see numba_internals.py.)"""
     nz, nz_at, coef, tis = tr.nz, tr.nz_at, tr.nz_coef, tr.tis
     n = tis[T_NNZ]
     r = nz_at[ex]
@@ -226,7 +226,7 @@ def _record_pick(tr, ex):
 def _coordinate_step(st, kc, kd, kp, tr, k):
     """Lines 6-8: one eq. (3) step on a seen example drawn uniformly (step k of the mean).
     (The namedtuples go whole to the callees and are last used together: numba then prunes
-    their 50 reference-count pairs a step; exception_exits.py says why.)"""
+    their 50 reference-count pairs a step; numba_internals.py says why.)"""
     p = draw(st, tr.tis[T_T])
     ex = st.pos2ex[p]
     before = st.alpha[p]
