@@ -1,0 +1,77 @@
+"""svm-train --partitions P: one C-SVC over P parts of the training data, each read where it is
+trained (training/cascade.py): in this process one part after another, or on Dask workers
+with --workers N (a local cluster) or --scheduler ADDRESS. The training file may be a glob
+pattern (quoted) naming several files; compressed files are one part each.
+"""
+
+import os
+
+from ..base.errors import ParameterError
+
+
+def _error(msg):
+    raise ParameterError(f"ERROR: {msg}")
+
+
+def check_options(o):
+    """What --partitions trains: C-SVC (-s 0) with our SMO, one-vs-one; not -v, -b 1, a
+    precomputed kernel, --stream or the online options, nor float32 rows."""
+    from ..training.run_control import online_requested
+
+    p = o.params
+    refused = [("-s 1..4 (C-SVC, -s 0, only)", p.svm_type != 0),
+               (f"--solver {p.solver}", p.solver != "smo"),
+               (f"--multiclass {p.multiclass}", p.multiclass != "ovo"),
+               ("-v", bool(o.nr_fold)), ("-b 1", bool(p.probability)),
+               ("-t 4", p.kernel_type == 4), ("--stream", o.stream),
+               ("--x-storage float32", p.x_storage == "float32"),
+               ("the online options", online_requested(p))]
+    used = [name for name, bad in refused if bad]
+    if used:
+        _error(f"--partitions: not with {', '.join(used)}")
+    if o.early_model and "--partitions" not in o.given:
+        _error("--early-model: only with --partitions")
+    if o.partitions < 1:
+        _error("--partitions must be at least 1")
+
+
+def main_partitions(o, info, warn, progress, save_model, check_outputs, check_model):
+    """Train and save the model of --partitions (cli/train.py's helpers passed in)."""
+    from ..io.byte_ranges import expand_sources
+    from ..training.cascade import Cascade, InProcess, OnDask
+    from ..training.params import check_parameter
+
+    p = o.params
+    try:
+        expand_sources(o.input_file)
+    except (OSError, ValueError):
+        warn(f"can't open input file {o.input_file}")
+        return 1
+    check_outputs(o)
+    runner = None
+    if o.workers or o.scheduler:
+        from ..training.distributed import DaskRunner, dask_available
+
+        if not dask_available():
+            _error("--workers and --scheduler need Dask: pip install 'lasvm-cli[dask]'")
+        runner = DaskRunner(scheduler=o.scheduler, workers=o.workers)
+    try:
+        executor = OnDask(runner.client) if runner is not None else InProcess()
+        cascade = Cascade(o.input_file, o.partitions, executor, zero_based=o.zero_based)
+        if cascade.n == 0:
+            from ..base.errors import InputFormatError
+
+            raise InputFormatError(o.input_file, None, "no training data (the file is empty "
+                                   "or holds only comment lines)")
+        if p.gamma == 0 and cascade.max_index > 0:
+            p.gamma = 1.0 / cascade.max_index
+        err = check_parameter(p, None, given=o.given)
+        if err:
+            _error(err)
+        model = cascade.train(p, info=info, warn=warn, progress=progress is not None,
+                              early=o.early_model)
+    finally:
+        if runner is not None:
+            runner.close()
+    check_model(model)
+    return save_model(model, o)
