@@ -299,3 +299,52 @@ def test_worker_killed_mid_training_gives_the_same_model(tmp_path, client):
     for name in ("rho", "sv_coef", "sv_values", "nSV"):
         assert np.array_equal(getattr(expected, name), getattr(model, name)), name
     client.wait_for_workers(2, timeout=60)
+
+
+def test_cli_on_a_separately_started_scheduler_and_two_workers(tmp_path):
+    """`dask scheduler` and two `dask worker` processes started on their own, svm-train
+    --scheduler ADDRESS: the in-process model, byte for byte."""
+    pytest.importorskip("dask.distributed")
+    import shutil
+    import socket
+    import subprocess
+    import sys
+
+    from lasvm_cli.training.distributed import worker_env
+
+    dask = shutil.which("dask", path=os.path.dirname(sys.executable)) or shutil.which("dask")
+    if dask is None:
+        pytest.skip("no dask command")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    env = {**os.environ, **worker_env(2)}
+    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                               "--dashboard-address", ":0"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        procs += [subprocess.Popen([dask, "worker", address, "--nthreads", "1",
+                                    "--dashboard-address", ":0"], env=env,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                  for _ in range(2)]
+        from dask.distributed import Client
+
+        with Client(address, timeout=60) as c:
+            c.wait_for_workers(2, timeout=60)
+        local = CliRunner().invoke(svm_train, ["--partitions", "3", str(HEART),
+                                               str(tmp_path / "local.model")])
+        remote = CliRunner().invoke(svm_train, ["--partitions", "3", "--scheduler", address,
+                                                str(HEART), str(tmp_path / "remote.model")])
+        assert remote.exit_code == 0, remote.stderr
+        assert remote.stdout == local.stdout
+        assert (tmp_path / "remote.model").read_bytes() == (tmp_path / "local.model").read_bytes()
+    finally:
+        for p in procs[::-1]:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()

@@ -20,10 +20,14 @@ import os
 import numpy as np
 
 from ..base.errors import InputFormatError
-from .svmlight import (SvmlightData, _compression, _concat, _indptr, _read_chunk,
-                       open_binary, parse_block)
+from .svmlight import SvmlightData, iter_svmlight, parse_block
 
 CHUNK_BYTES = 1 << 24  # text parsed at a time (as read_svmlight)
+COMPRESSED = (".gz", ".bz2", ".xz", ".lzma")  # the suffixes the reader decompresses
+
+
+def compressed(path):
+    return os.fspath(path).endswith(COMPRESSED)
 
 
 def expand_sources(sources):
@@ -56,13 +60,13 @@ def split_parts(files, n_parts):
     cut into ranges in proportion to their sizes (at least one range per non-empty file, at
     most one per 4 KiB). Returns [(path, start, end)] in file order."""
     sizes = [os.path.getsize(f) for f in files]
-    plain = [(f, s) for f, s in zip(files, sizes) if _compression(f) is None]
+    plain = [(f, s) for f, s in zip(files, sizes) if not compressed(f)]
     n_compressed = len(files) - len(plain)
     plain_bytes = sum(s for _, s in plain)
     budget = max(int(n_parts) - n_compressed, len(plain))
     parts = []
     for f, size in zip(files, sizes):
-        if _compression(f) is not None:
+        if compressed(f):
             parts.append((f, 0, None))
             continue
         k = max(1, round(budget * size / plain_bytes)) if plain_bytes else 1
@@ -113,59 +117,52 @@ def _lines_before(path, offset):
     return n
 
 
-def _blocks(path, start, end):
-    """Blocks of complete lines of one part, with the offset where its first line starts."""
-    if end is None:
-        kind = _compression(path)
-        with open_binary(path) as f:
-            carry = b""
-            while True:
-                data = _read_chunk(f, CHUNK_BYTES, path, kind)
-                if not data:
-                    if carry:
-                        yield 0, carry
-                    return
-                cut = data.rfind(b"\n")
-                if cut < 0:
-                    carry += data
-                    continue
-                yield 0, carry + data[:cut + 1]
-                carry = data[cut + 1:]
-    else:
-        with open(path, "rb") as f:
-            yield from _owned_text(f, start, end)
+def _cat(parts, dtype):
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
 
 
 def read_part(part, *, zero_based=False, check_norms=True):
     """The rows of one part ``(path, start, end)`` as SvmlightData (labels and CSR rows as
-    read). Faults raise InputFormatError with the file's own line numbers."""
+    read); ``end`` None: the whole file, plain or compressed (read_svmlight's reader). Faults
+    raise InputFormatError with the file's own line numbers."""
     path, start, end = part
+    if end is None:
+        blocks = list(iter_svmlight(path, zero_based=zero_based, check_norms=check_norms,
+                                    chunk_bytes=CHUNK_BYTES))
+    else:
+        blocks = list(_range_blocks(path, start, end, zero_based, check_norms))
+    lens = _cat([np.diff(b.indptr) for b in blocks], np.int64)
+    indptr = np.zeros(lens.size + 1, np.int64)
+    np.cumsum(lens, out=indptr[1:])
+    return SvmlightData(y=_cat([b.y for b in blocks], np.float64), indptr=indptr,
+                        indices=_cat([b.indices for b in blocks], np.int32),
+                        values=_cat([b.values for b in blocks], np.float64),
+                        max_index=max([b.max_index for b in blocks] + [0]))
+
+
+def _range_blocks(path, start, end, zero_based, check_norms):
+    """SvmlightData blocks of the lines of plain ``path`` that start in [start, end)."""
     min_index = 0 if zero_based else 1
-    ys, lens, idxs, vals = [], [], [], []
-    max_index = 0
     line = 0  # lines of this part parsed so far
     first = 0
-    try:
-        for first, block in _blocks(path, start, end):
-            buf = np.frombuffer(bytearray(block), dtype=np.uint8)
-            nl = int(np.count_nonzero(buf == 10))
-            if buf[-1] == 10:
-                buf = buf[:-1]
-            else:
-                nl += 1
-            y, rowlen, indices, values, mi = parse_block(buf, min_index, line + 1, path,
-                                                         check_norms)
-            line += nl
-            ys.append(y)
-            lens.append(rowlen)
-            idxs.append(indices)
-            vals.append(values)
-            max_index = max(max_index, mi)
-    except InputFormatError as e:
-        if e.line is None or not first:
-            raise
-        raise InputFormatError(path, e.line + _lines_before(path, first), e.reason,
-                               e.token) from None
-    return SvmlightData(y=_concat(ys, np.float64), indptr=_indptr(_concat(lens, np.int64)),
-                        indices=_concat(idxs, np.int32), values=_concat(vals, np.float64),
-                        max_index=max_index)
+    with open(path, "rb") as f:
+        try:
+            for first, block in _owned_text(f, start, end):
+                buf = np.frombuffer(bytearray(block), dtype=np.uint8)
+                nl = int(np.count_nonzero(buf == 10))
+                if buf[-1] == 10:
+                    buf = buf[:-1]
+                else:
+                    nl += 1
+                y, rowlen, indices, values, mi = parse_block(buf, min_index, line + 1, path,
+                                                             check_norms)
+                line += nl
+                indptr = np.zeros(rowlen.size + 1, np.int64)
+                np.cumsum(rowlen, out=indptr[1:])
+                yield SvmlightData(y=y, indptr=indptr, indices=indices, values=values,
+                                   max_index=mi)
+        except InputFormatError as e:
+            if e.line is None or not first:
+                raise
+            raise InputFormatError(path, e.line + _lines_before(path, first), e.reason,
+                                   e.token) from None

@@ -337,7 +337,6 @@ class Record:
     w_sizes: list = field(default_factory=list)
     client_seconds: float = 0.0  # the W solves
     part_rss: dict = field(default_factory=dict)
-    early: list = field(default_factory=list)  # per pair: (coef ids, coef, rho) of pass 0
 
 
 class Cascade:
@@ -369,6 +368,8 @@ class Cascade:
         self.label = np.array(labels, np.int64)
         self.count = np.array([counts[lab] for lab in labels], np.int64)
         self.record = Record()
+        for k, summary in enumerate(self.summaries):
+            self._task("load", 0, k, summary["load"], sizeof(self.specs[k]), sizeof(summary))
 
     # -- one binary machine ---------------------------------------------------------------
 
@@ -444,6 +445,7 @@ class Cascade:
 
     def _task(self, kind, p, k, stats, bytes_in, bytes_out):
         rec = self.record
+        stats.setdefault("peak_rss", 0)
         rec.tasks.append((kind, p, k, stats["cpu"], stats["seconds"], bytes_in, bytes_out))
         rec.part_rss[k] = max(rec.part_rss.get(k, 0), stats["peak_rss"])
 
