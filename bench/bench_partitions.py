@@ -7,8 +7,8 @@ fresh child process (compile loading included in neither: the JIT cache is warm)
 for the cascade every task's CPU seconds and bytes each way, the client's W solves, peak
 resident memory of the client and of each part's worker; from the per-task CPU seconds, the
 critical path projected to 4, 16 and 64 workers (a projection, stated as such: each stage's
-tasks list-scheduled on W workers, plus the client's serial W solves, plus the bytes at
-1 GB/s). The early model (--early-model) is trained too and its test accuracy reported.
+measured task CPU seconds list-scheduled on W workers, plus the client's serial W solves (CPU
+seconds), plus the bytes at 1 GB/s; the parts stay as measured, P of them). The early model (--early-model) is trained too and its test accuracy reported.
 
     python bench/bench_partitions.py                     # ijcnn1, adult, banana, generated
     python bench/bench_partitions.py --sets gen --rows 200000 --parts 8 --workers 2
@@ -118,7 +118,7 @@ def one_smo(train, test, opts, eps):
     from lasvm_cli.training.fit import fit
 
     warm_seconds = warm_up()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     data = read_svmlight(train, check_norms=True)
     p = params_of(opts, eps)
     if p.gamma == 0:
@@ -126,8 +126,8 @@ def one_smo(train, test, opts, eps):
     problem = Problem.from_svmlight(data, x_storage="float64")
     lines = []
     model = fit(problem, p, info=lines.append)
-    seconds = time.perf_counter() - t0
-    return dict(kind="smo", seconds=seconds, obj=obj_of(lines)[0],
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return dict(kind="smo", seconds=seconds, cpu=cpu, obj=obj_of(lines)[0],
                 nsv=int(model.nSV.sum()), acc=accuracy(model, test), warm_up_seconds=warm_seconds,
                 peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 
@@ -155,18 +155,21 @@ def one_cascade(train, test, opts, eps, parts, workers, early, memory_limit):
     else:
         warm_seconds = warm_up()
         t0 = time.perf_counter()
+    c0 = time.process_time()
     cas = Cascade(train, parts, OnDask(client) if client else InProcess())
     p = params_of(opts, eps)
     if p.gamma == 0:
         p.gamma = 1.0 / cas.max_index
     lines = []
     model = cas.train(p, info=lines.append, early=early)
-    seconds = time.perf_counter() - t0
+    seconds, client_cpu = time.perf_counter() - t0, time.process_time() - c0
     rec = cas.record
     out = dict(kind="early" if early else "cascade", parts=parts, workers=workers,
                seconds=seconds, obj=obj_of(lines)[0], nsv=int(model.nSV.sum()),
                acc=accuracy(model, test), passes=rec.passes, w_sizes=rec.w_sizes,
-               client_w_seconds=rec.client_seconds, tasks=rec.tasks,
+               client_w_seconds=rec.client_seconds, client_w_cpu=rec.client_cpu,
+               client_cpu=client_cpu, tasks=rec.tasks,
+               cpu=client_cpu + (sum(t[3] for t in rec.tasks) if workers else 0.0),
                part_rss={str(k): v for k, v in rec.part_rss.items()},
                data_bytes=sum(s["nbytes"] for s in cas.summaries),
                text_bytes=sum(os.path.getsize(f) for f in cas.files),
@@ -195,7 +198,7 @@ def projection(run, workers, bandwidth=1e9):
     for kind, p, k, cpu, sec, b_in, b_out in run["tasks"]:
         stages.setdefault((kind, p), []).append(cpu)
         moved += b_in + b_out
-    return (sum(makespan(c, workers) for c in stages.values()) + run["client_w_seconds"]
+    return (sum(makespan(c, workers) for c in stages.values()) + run["client_w_cpu"]
             + moved / bandwidth)
 
 
@@ -258,6 +261,7 @@ def main():
             smo = runs[0]
             for run in runs[1:]:
                 run["ratio"] = run["seconds"] / smo["seconds"]
+                run["cpu_ratio"] = run["cpu"] / smo["cpu"]
                 run["obj_rel"] = abs(run["obj"] / smo["obj"] - 1)
                 run["projected"] = {w: projection(run, w) for w in (1, 2, 4, 16, 64)}
             record = dict(set=name, rows=sum(1 for _ in open(train)), uptime=os.getloadavg(),

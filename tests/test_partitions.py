@@ -348,3 +348,23 @@ def test_cli_on_a_separately_started_scheduler_and_two_workers(tmp_path):
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+
+
+def test_sklearn_svc_partitions_matches_svc():
+    pytest.importorskip("sklearn")
+    from sklearn.datasets import make_classification
+
+    from lasvm_cli.sklearn import SVC
+
+    X, y = make_classification(n_samples=500, n_features=6, n_informative=4, n_classes=3,
+                               random_state=0)
+    y = np.array(["a", "b", "c"])[y]
+    ref = SVC(C=3, gamma=0.2).fit(X, y)
+    est = SVC(C=3, gamma=0.2, partitions=5).fit(X, y)
+    assert list(est.classes_) == list(ref.classes_)
+    assert abs(est.n_support_.sum() - ref.n_support_.sum()) <= max(1, 0.01 * ref.n_support_.sum())
+    assert (est.predict(X) == ref.predict(X)).mean() >= 0.99
+    assert np.abs(est.decision_function(X) - ref.decision_function(X)).max() < 0.05
+    assert set(est.support_) <= set(range(500)) and np.all(np.diff(est.support_[:est.n_support_[0]]) > 0)
+    with pytest.raises(ValueError, match="partitions: not with -b 1"):
+        SVC(partitions=2, probability=True).fit(X, y)

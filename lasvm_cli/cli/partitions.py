@@ -16,17 +16,13 @@ def _error(msg):
 def check_options(o):
     """What --partitions trains: C-SVC (-s 0) with our SMO, one-vs-one; not -v, -b 1, a
     precomputed kernel, --stream or the online options, nor float32 rows."""
+    from ..training.cascade import refused
     from ..training.run_control import online_requested
 
     p = o.params
-    refused = [("-s 1..4 (C-SVC, -s 0, only)", p.svm_type != 0),
-               (f"--solver {p.solver}", p.solver != "smo"),
-               (f"--multiclass {p.multiclass}", p.multiclass != "ovo"),
-               ("-v", bool(o.nr_fold)), ("-b 1", bool(p.probability)),
-               ("-t 4", p.kernel_type == 4), ("--stream", o.stream),
-               ("--x-storage float32", p.x_storage == "float32"),
-               ("the online options", online_requested(p))]
-    used = [name for name, bad in refused if bad]
+    used = refused(p) + [name for name, bad in (
+        ("-v", bool(o.nr_fold)), ("--stream", o.stream),
+        ("the online options", online_requested(p))) if bad]
     if used:
         _error(f"--partitions: not with {', '.join(used)}")
     if o.early_model and "--partitions" not in o.given:

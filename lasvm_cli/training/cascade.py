@@ -63,6 +63,19 @@ def _quiet(_msg):
 # ---------------------------------------------------------------------------------------------
 # Worker side: a part and its tasks (module functions: Dask pickles them by name)
 
+def refused(params, precomputed=False):
+    """What in ``params`` cannot be trained over partitions (option words; [] when all can):
+    C-SVC with our SMO, one-vs-one, no probability outputs, no precomputed kernel, float64
+    rows."""
+    found = [("-s 1..4 (C-SVC, -s 0, only)", params.svm_type != 0),
+               (f"--solver {params.solver}", params.solver != "smo"),
+               (f"--multiclass {params.multiclass}", params.multiclass != "ovo"),
+               ("-b 1", bool(params.probability)),
+               ("-t 4", params.kernel_type == 4 or precomputed),
+               ("--x-storage float32", params.x_storage == "float32")]
+    return [name for name, bad in found if bad]
+
+
 class Part:
     """The rows of one part, read where the task runs (float64 rows: LIBSVM's arithmetic)."""
 
@@ -96,12 +109,16 @@ def _stats(t0, c0, sent=None):
 
 
 def load_part(spec):
-    """Task: read part ``spec`` = (index, (path, start, end), zero_based) where it runs."""
+    """Task: read part ``spec`` = (index, (path, start, end), zero_based) where it runs (or
+    take its rows, when ``spec[1]`` is an SvmlightData: rows the caller had in memory)."""
     from ..io.byte_ranges import read_part
+    from ..io.svmlight import SvmlightData
 
     t0, c0 = time.perf_counter(), time.process_time()
     index, where, zero_based = spec
-    part = Part(index, where, read_part(where, zero_based=zero_based))
+    data = where if isinstance(where, SvmlightData) else read_part(where,
+                                                                  zero_based=zero_based)
+    part = Part(index, None if data is where else where, data)
     part.load_stats = _stats(t0, c0)
     return part
 
@@ -335,19 +352,28 @@ class Record:
     passes: list = field(default_factory=list)  # per pair: number of passes
     tasks: list = field(default_factory=list)   # (kind, pass, part, cpu, seconds, bytes_in, bytes_out)
     w_sizes: list = field(default_factory=list)
-    client_seconds: float = 0.0  # the W solves
+    client_seconds: float = 0.0  # the W solves (wall)
+    client_cpu: float = 0.0  # the W solves (CPU seconds of the client process)
     part_rss: dict = field(default_factory=dict)
 
 
 class Cascade:
-    """Trains models over the parts of ``sources`` (a path, glob, or list), on ``executor``."""
+    """Trains models over the parts of ``sources`` (a path, glob, or list; or an SvmlightData
+    of rows in memory, cut into ``n_parts`` blocks of rows), on ``executor``. ``labels``: the
+    classes' order (default LIBSVM's: first appearance, +1 before -1)."""
 
-    def __init__(self, sources, n_parts, executor=None, zero_based=False):
+    def __init__(self, sources, n_parts, executor=None, zero_based=False, labels=None):
         from ..io.byte_ranges import expand_sources, split_parts
+        from ..io.svmlight import SvmlightData
 
-        self.files = expand_sources(sources)
-        self.specs = [(i, where, zero_based)
-                      for i, where in enumerate(split_parts(self.files, n_parts))]
+        if isinstance(sources, SvmlightData):
+            self.files = []
+            self.specs = [(i, _row_block(sources, a, b), zero_based)
+                          for i, (a, b) in enumerate(_blocks_of(sources.n, n_parts))]
+        else:
+            self.files = expand_sources(sources)
+            self.specs = [(i, where, zero_based)
+                          for i, where in enumerate(split_parts(self.files, n_parts))]
         self.executor = executor or InProcess()
         self.parts = self.executor.load(self.specs)
         self.summaries = list(self.executor.map(part_summary, self.parts, None,
@@ -356,7 +382,7 @@ class Cascade:
         self.offsets = np.concatenate([[0], np.cumsum(n)[:-1]]).astype(np.int64)
         self.n = int(n.sum())
         self.max_index = max([s["max_index"] for s in self.summaries] + [0])
-        labels, counts = [], {}
+        order, labels, counts = labels, [], {}
         for s in self.summaries:
             for lab, c in zip(s["labels"], s["counts"]):
                 if lab not in counts:
@@ -365,8 +391,8 @@ class Cascade:
                 counts[lab] += c
         if labels == [-1, 1]:
             labels = [1, -1]  # LIBSVM's svm_group_classes
-        self.label = np.array(labels, np.int64)
-        self.count = np.array([counts[lab] for lab in labels], np.int64)
+        self.label = np.array(labels if order is None else order, np.int64)
+        self.count = np.array([counts.get(lab, 0) for lab in self.label], np.int64)
         self.record = Record()
         for k, summary in enumerate(self.summaries):
             self._task("load", 0, k, summary["load"], sizeof(self.specs[k]), sizeof(summary))
@@ -397,7 +423,7 @@ class Cascade:
         states = None
         last = _Expansion.empty()  # what the parts' states hold
         for p in range(1, MAX_PASSES + 1):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             wkd = kernel_data(W.indptr, W.indices, W.values, width=self.max_index + 1,
                               x_storage="float64", training=True)
             if progress:
@@ -405,6 +431,7 @@ class Cascade:
             st, c = solve_w(wkd, kp, W.y, Cp, Cn, params, W.alpha, W.G, W.G_bar,
                             progress and (lambda: progress.step(1000)))
             rec.client_seconds += time.perf_counter() - t0
+            rec.client_cpu += time.process_time() - c0
             rec.w_sizes.append(int(W.ids.size))
             n_iter += int(st.ist[ITER])
             alpha, G, G_bar = (np.zeros(W.ids.size) for _ in range(3))
@@ -520,6 +547,21 @@ class Cascade:
         model.counters = counters
         model.sv_indices_train = np.array(order, np.int64) + 1
         return model
+
+
+def _blocks_of(n, n_parts):
+    k = max(1, min(int(n_parts), n))
+    cuts = [n * i // k for i in range(k + 1)]
+    return list(zip(cuts, cuts[1:]))
+
+
+def _row_block(data, a, b):
+    from ..io.svmlight import SvmlightData
+
+    lo, hi = data.indptr[a], data.indptr[b]
+    indices = data.indices[lo:hi]
+    return SvmlightData(y=data.y[a:b], indptr=data.indptr[a:b + 1] - lo, indices=indices,
+                        values=data.values[lo:hi], max_index=int(indices.max()) if hi > lo else 0)
 
 
 def _csr_take(W, rows):
