@@ -222,7 +222,76 @@ def run_child(kind, train, test, opts, eps, parts=0, workers=0, memory_limit=Non
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def libsvm_growth(train, sizes, opts, eps):
+    """LIBSVM's svm-train (Debian's libsvm-tools, 3.24) on the first n rows of ``train`` for
+    each n of ``sizes``: wall and CPU seconds (its process), and the growth exponent between
+    the two largest, t ~ n^k, to extrapolate to all rows (stated as an extrapolation)."""
+    import shutil
+    import tempfile
+
+    exe = shutil.which("svm-train", path="/usr/bin") or "/usr/bin/svm-train"
+    out = []
+    with tempfile.TemporaryDirectory() as d:
+        for n in sizes:
+            sub = Path(d) / f"sub{n}"
+            with open(train) as f, open(sub, "w") as g:
+                for _, line in zip(range(n), f):
+                    g.write(line)
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            res = subprocess.run([exe, "-c", str(opts.get("C", 1.0)), "-g",
+                                  str(opts.get("gamma", 0.1)), "-e", str(eps), str(sub),
+                                  str(sub) + ".model"], capture_output=True, text=True,
+                                 check=True)
+            wall = time.perf_counter() - t0
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            obj = obj_of(res.stdout.splitlines())[0]
+            out.append(dict(rows=n, seconds=wall, cpu=cpu, obj=obj))
+            print(json.dumps(out[-1]), flush=True)
+    (a, b) = out[-2:]
+    k = np.log(b["cpu"] / a["cpu"]) / np.log(b["rows"] / a["rows"])
+    return dict(points=out, exponent=float(k))
+
+
+def table():
+    """Markdown tables of every record under results/partitions/ (docs/benchmarks.md)."""
+    rows, scale = [], []
+    for path in sorted(OUT.glob("*.run*.json")):
+        r = json.loads(path.read_text())
+        smo, dask_run, local, early = r["runs"]
+        mb = sum(t[5] + t[6] for t in local["tasks"]) / 1e6
+        rows.append(
+            f"| {r['set']} | {r['rows']:,} | {local['parts']} | {smo['seconds']:.1f} / "
+            f"{smo['cpu']:.1f} | {dask_run['seconds']:.1f} / {dask_run['cpu']:.1f} | "
+            f"**{dask_run['ratio']:.2f}** / {dask_run['cpu_ratio']:.2f} | "
+            f"{local['seconds']:.1f} / {local['cpu']:.1f} | **{local['ratio']:.2f}** / "
+            f"{local['cpu_ratio']:.2f} | {local['obj_rel']:.1e} | {smo['nsv']} / {local['nsv']} | "
+            f"{smo['acc']:.2f} / {local['acc']:.2f} / {early['acc']:.2f} | "
+            f"{local['passes'][0]} | {r['uptime'][0]:.0f} |")
+        proj = local["projected"]
+        part_rss = max(dask_run["part_rss"].values()) / 2**20
+        scale.append(
+            f"| {r['set']} | {local['parts']} | {mb:.1f} | "
+            + " | ".join(f"{proj[str(w)] if str(w) in proj else proj[w]:.1f}"
+                         for w in (1, 2, 4, 16, 64))
+            + f" | {r['runs'][0]['peak_rss'] / 2**20:.0f} | {part_rss:.0f} | "
+            f"{dask_run['client_peak_rss'] / 2**20:.0f} | {local['data_bytes'] / 2**20:.0f} |")
+    print("| set | rows | P | SMO s wall / CPU | Dask 2 workers wall / CPU | ratio wall / CPU | "
+          "in-process wall / CPU | ratio wall / CPU | obj rel. diff | nSV SMO / ours | "
+          "test acc. SMO / ours / early | passes | load |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n".join(rows))
+    print()
+    print("| set | P | MB moved | path, 1 worker (CPU s) | 2 | 4 | 16 | 64 | "
+          "SMO peak MB | worker peak MB | client peak MB | rows in memory MB |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n".join(scale))
+
+
 def main():
+    if sys.argv[1:] == ["--table"]:
+        return table()
     ap = argparse.ArgumentParser()
     ap.add_argument("--sets", default="banana,adult,ijcnn1,gen")
     ap.add_argument("--rows", type=int, default=100000, help="rows of the generated set")
@@ -232,6 +301,8 @@ def main():
     ap.add_argument("--eps", type=float, default=1e-3)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--memory-limit", default=None, help="Dask worker memory_limit")
+    ap.add_argument("--libsvm", default=None,
+                    help="row counts n1,n2,...: LIBSVM on the generated set's first rows")
     ap.add_argument("--one"), ap.add_argument("--train"), ap.add_argument("--test")
     ap.add_argument("--opts")
     args = ap.parse_args()
@@ -240,6 +311,14 @@ def main():
     OUT.mkdir(parents=True, exist_ok=True)
     work = ROOT / "results" / "partitions" / "data"
     work.mkdir(exist_ok=True)
+    if args.libsvm:
+        train, _ = generated(work, args.rows, args.noise)
+        res = libsvm_growth(train, [int(n) for n in args.libsvm.split(",")], SETS["gen"][2],
+                            args.eps)
+        res.update(set=f"gen{args.rows}n{args.noise:g}", uptime=os.getloadavg())
+        (OUT / f"libsvm.gen{args.rows}n{args.noise:g}.json").write_text(json.dumps(res) + "\n")
+        print(json.dumps(res))
+        return
     for name in args.sets.split(","):
         rel_train, rel_test, opts = SETS[name]
         if name == "gen":
@@ -249,7 +328,8 @@ def main():
             train = plain_copy(name, rel_train, work, name == "mnist")
             test = plain_copy(name, rel_test, work, name == "mnist")
         for r in range(args.repeat):
-            path = OUT / f"{name}.P{args.parts}.W{args.workers}.run{r}.json"
+            limit = f".ML{args.memory_limit}" if args.memory_limit else ""
+            path = OUT / f"{name}.P{args.parts}.W{args.workers}{limit}.run{r}.json"
             if path.exists():
                 print(path.read_text().strip())
                 continue
