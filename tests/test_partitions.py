@@ -368,3 +368,18 @@ def test_sklearn_svc_partitions_matches_svc():
     assert set(est.support_) <= set(range(500)) and np.all(np.diff(est.support_[:est.n_support_[0]]) > 0)
     with pytest.raises(ValueError, match="partitions: not with -b 1"):
         SVC(partitions=2, probability=True).fit(X, y)
+
+
+def test_progress_on_a_terminal_leaves_libsvm_lines(tmp_path):
+    """On a terminal: the bar (pair, pass, partitions solved / checked, violation) is drawn and
+    leaves the screen holding exactly the lines of the same run without a terminal."""
+    from .test_cli_train import write_four_classes
+    from .test_progress_tty import TRAIN, off_terminal, on_terminal, screen
+
+    args = ["--partitions", "3", "-c", "2", str(write_four_classes(tmp_path / "multi")),
+            str(tmp_path / "m")]
+    raw = on_terminal(TRAIN, args, tmp_path)
+    assert "class 3 vs 1: pass 0, partitions solved" in raw and "violation=" in raw
+    expected = off_terminal(TRAIN, args, tmp_path)
+    assert sum(x.startswith("optimization finished") for x in expected) == 6
+    assert screen(raw) == expected

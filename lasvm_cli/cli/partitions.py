@@ -44,15 +44,15 @@ def main_partitions(o, info, warn, progress, save_model, check_outputs, check_mo
         warn(f"can't open input file {o.input_file}")
         return 1
     check_outputs(o)
-    runner = None
+    cluster = client = None
     if o.workers or o.scheduler:
-        from ..training.distributed import DaskRunner, dask_available
+        from ..training.distributed import dask_available
 
         if not dask_available():
             _error("--workers and --scheduler need Dask: pip install 'lasvm-cli[dask]'")
-        runner = DaskRunner(scheduler=o.scheduler, workers=o.workers)
+        cluster, client = _dask(o)
     try:
-        executor = OnDask(runner.client) if runner is not None else InProcess()
+        executor = OnDask(client) if client is not None else InProcess()
         cascade = Cascade(o.input_file, o.partitions, executor, zero_based=o.zero_based)
         if cascade.n == 0:
             from ..base.errors import InputFormatError
@@ -67,7 +67,27 @@ def main_partitions(o, info, warn, progress, save_model, check_outputs, check_mo
         model = cascade.train(p, info=info, warn=warn, progress=progress is not None,
                               early=o.early_model)
     finally:
-        if runner is not None:
-            runner.close()
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
     check_model(model)
     return save_model(model, o)
+
+
+def _dask(o):
+    """(cluster or None, client): a local cluster of --workers processes (its workers' own
+    log lines silenced: a part's bad line is reported once, here, as FILE:LINE), or a client
+    of --scheduler's cluster."""
+    import logging
+
+    from dask.distributed import Client, LocalCluster
+
+    from ..training.distributed import worker_env
+
+    if o.scheduler:
+        return None, Client(o.scheduler)
+    cluster = LocalCluster(n_workers=o.workers, threads_per_worker=1, processes=True,
+                           dashboard_address=":0", env=worker_env(o.workers),
+                           silence_logs=logging.CRITICAL)
+    return cluster, Client(cluster)

@@ -467,7 +467,8 @@ class Cascade:
             rho = -(m + M) / 2.0  # no free variable: LIBSVM's middle, over every row
         res = SolverResult.binary(W.y * alpha, rho, obj=float(objective(st)), n_iter=n_iter,
                                   n_sv=int((alpha > 0).sum()), n_bsv=int((alpha >= C).sum()),
-                                  counters=dict(passes=p, working_set=int(W.ids.size)))
+                                  counters=dict(iterations=n_iter, passes=p,
+                                                working_set=int(W.ids.size)))
         return res, W
 
     def _task(self, kind, p, k, stats, bytes_in, bytes_out):
