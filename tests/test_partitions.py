@@ -272,6 +272,16 @@ def test_dask_gives_the_in_process_model_and_never_opens_the_file_here(tmp_path,
         assert np.array_equal(getattr(local, name), getattr(on_dask, name)), name
 
 
+def test_bad_line_read_on_a_worker_is_the_readers_error(tmp_path, client):
+    from lasvm_cli.base.errors import InputFormatError
+
+    path = tmp_path / "bad.svm"
+    path.write_text("".join(f"{(-1) ** i} 1:{i}\n" for i in range(300)) + "1 2:nan\n")
+    with pytest.raises(InputFormatError) as e:
+        Cascade(str(path), 3, OnDask(client)).train(params())
+    assert str(e.value) == f"{path}:301: NaN and infinity are not allowed (token '2:nan')"
+
+
 def test_worker_killed_mid_training_gives_the_same_model(tmp_path, client):
     """SIGKILL the worker that holds a part after the first check: its nanny restarts it, Dask
     reads the part again and replays its tasks (the checks' states included), same model."""
