@@ -8,7 +8,8 @@ for the cascade every task's CPU seconds and bytes each way, the client's W solv
 resident memory of the client and of each part's worker; from the per-task CPU seconds, the
 critical path projected to 4, 16 and 64 workers (a projection, stated as such: each stage's
 measured task CPU seconds list-scheduled on W workers, plus the client's serial W solves (CPU
-seconds), plus the bytes at 1 GB/s; the parts stay as measured, P of them). The early model (--early-model) is trained too and its test accuracy reported.
+seconds), plus the bytes at 1 GB/s; the parts stay as measured, P of them). The early model
+(--early-model) is trained too and its test accuracy reported.
 
     python bench/bench_partitions.py                     # ijcnn1, adult, banana, generated
     python bench/bench_partitions.py --sets gen --rows 200000 --parts 8 --workers 2

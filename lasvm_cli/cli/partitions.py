@@ -4,8 +4,6 @@ with --workers N (a local cluster) or --scheduler ADDRESS. The training file may
 pattern (quoted) naming several files; compressed files are one part each.
 """
 
-import os
-
 from ..base.errors import ParameterError
 
 

@@ -24,6 +24,11 @@ ICML 2014). For each binary machine (each one-vs-one pair of classes):
    beyond W's extremes by more than eps, or the overall extreme pair (among every part's
    TOP_K), violates W's optimality, so each pass lowers the objective and the loop ends.
 
+Each part keeps f and f_bar = sum over a_j = C of y_j C K(x_i, x_j) between passes (a state
+that stays with it) and updates them with the rows whose coefficients changed: most support
+vectors are bounded and stay at C. The rows it returns carry G and LIBSVM's G_bar, and W's own
+rows keep the SMO's, so every merged solve after the first starts without a kernel row.
+
 rho is W's (LIBSVM's calculate_rho: the mean of y G over free variables, all in W), or, with
 no free variable, the middle of the overall [M(a), m(a)] as LIBSVM's. The early model
 (``--early-model``) is step 2's first result, before any feedback.
@@ -52,29 +57,29 @@ from ..qp.smo import calculate_rho, make_state, objective, smo_init, smo_run
 from ..solvers import kernel_params_for
 from ..solvers.result import SolverResult, report_binary
 
-TOP_K = 64  # extreme rows each part returns per side, beyond W's violators
-MAX_PASSES = 1000
+TOP_K = 64  # extreme rows each part returns per side, beyond W's violators (step 3)
+MAX_PASSES = 1000  # a guard only: every pass lowers the objective
 
 
 def _quiet(_msg):
     pass
 
 
-# ---------------------------------------------------------------------------------------------
-# Worker side: a part and its tasks (module functions: Dask pickles them by name)
-
 def refused(params, precomputed=False):
     """What in ``params`` cannot be trained over partitions (option words; [] when all can):
     C-SVC with our SMO, one-vs-one, no probability outputs, no precomputed kernel, float64
     rows."""
     found = [("-s 1..4 (C-SVC, -s 0, only)", params.svm_type != 0),
-               (f"--solver {params.solver}", params.solver != "smo"),
-               (f"--multiclass {params.multiclass}", params.multiclass != "ovo"),
-               ("-b 1", bool(params.probability)),
-               ("-t 4", params.kernel_type == 4 or precomputed),
-               ("--x-storage float32", params.x_storage == "float32")]
+             (f"--solver {params.solver}", params.solver != "smo"),
+             (f"--multiclass {params.multiclass}", params.multiclass != "ovo"),
+             ("-b 1", bool(params.probability)),
+             ("-t 4", params.kernel_type == 4 or precomputed),
+             ("--x-storage float32", params.x_storage == "float32")]
     return [name for name, bad in found if bad]
 
+
+# ---------------------------------------------------------------------------------------------
+# Worker side: a part and its tasks (module functions: Dask pickles them by name)
 
 class Part:
     """The rows of one part, read where the task runs (float64 rows: LIBSVM's arithmetic)."""
@@ -102,7 +107,7 @@ class Part:
         return np.concatenate([ri, rj]), np.concatenate([np.ones(ri.size), -np.ones(rj.size)])
 
 
-def _stats(t0, c0, sent=None):
+def _stats(t0, c0):
     """What a task reports: its wall and CPU seconds and its process's peak resident memory."""
     return dict(seconds=time.perf_counter() - t0, cpu=time.process_time() - c0,
                 peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
@@ -188,7 +193,10 @@ def check_part(part, shared, task, state):
     li, lj, (dcoef, dbar, d_indptr, d_indices, d_values), sv_ids, m_W, M_W, eps, params = shared
     rows, y = part.pair_rows(li, lj)
     rows64 = rows.astype(np.int64)
-    f, f_bar = (np.zeros(rows.size), np.zeros(rows.size)) if state is None else         (state[0].copy(), state[1].copy())
+    if state is None:
+        f, f_bar = np.zeros(rows.size), np.zeros(rows.size)
+    else:  # copies: the state a rerun replays from must stay as it was
+        f, f_bar = state[0].copy(), state[1].copy()
     kp = kernel_params_for(params)
     evals = 0
     if rows.size and dcoef.size:
@@ -350,7 +358,8 @@ class Record:
     """What a run did, for --counters and bench/: passes, W sizes, per-task CPU seconds, bytes
     each way, peak resident memory of the parts' processes."""
     passes: list = field(default_factory=list)  # per pair: number of passes
-    tasks: list = field(default_factory=list)   # (kind, pass, part, cpu, seconds, bytes_in, bytes_out)
+    # (kind, pass, part, CPU seconds, seconds, bytes in, bytes out)
+    tasks: list = field(default_factory=list)
     w_sizes: list = field(default_factory=list)
     client_seconds: float = 0.0  # the W solves (wall)
     client_cpu: float = 0.0  # the W solves (CPU seconds of the client process)
