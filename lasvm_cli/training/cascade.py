@@ -269,6 +269,9 @@ class InProcess:
     def load(self, specs):
         return [load_part(s) for s in specs]
 
+    def release(self):
+        pass
+
     def map(self, fn, parts, shared, tasks, states=None):
         """Yield fn(part, shared, task, state)'s first item, in part order; the second (a
         state that stays with the part) is in self.states once all are done."""
@@ -290,9 +293,16 @@ class OnDask:
 
     def __init__(self, client):
         self.client = client
+        self.kept = []
 
     def load(self, specs):
         return [self.client.submit(load_part, s, pure=False) for s in specs]
+
+    def release(self):
+        """Forget the scattered inputs of the last machine's tasks. Until then they are kept:
+        scattered data have no recipe, and a check rerun after a worker is lost replays every
+        earlier check of its part (its state's lineage), which reads them."""
+        self.kept = []
 
     def map(self, fn, parts, shared, tasks, states=None):
         import operator
@@ -302,6 +312,7 @@ class OnDask:
         client = self.client
         states = states or [None] * len(parts)
         shared_f = client.scatter(shared, broadcast=True, hash=False)
+        self.kept.append(shared_f)
         both = [client.submit(fn, p, shared_f, t, s, pure=False)
                 for p, t, s in zip(parts, tasks, states)]
         results = [client.submit(operator.getitem, b, 0, pure=False) for b in both]
@@ -417,6 +428,7 @@ class Cascade:
         eps = float(params.eps)
         rec = self.record
         offsets = list(self.offsets)
+        self.executor.release()
         shared = (li, lj, Cp, Cn, params)
         shared_bytes = sizeof(shared)
         pieces = []
