@@ -43,6 +43,7 @@ rerun from the part's file) gives the same model, and in-process and Dask runs t
 import pickle
 import resource
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -286,10 +287,14 @@ class InProcess:
         pass
 
 
+def _given(x):
+    return x
+
+
 class OnDask:
     """Parts as futures on a Dask cluster: each read by the worker that runs its load task;
     every later task of a part, and the state it leaves (check_part's f), lives where the
-    part does. ``shared`` is scattered once per call; only results travel to the client."""
+    part does. ``shared`` travels once per call; only results travel to the client."""
 
     def __init__(self, client):
         self.client = client
@@ -299,9 +304,9 @@ class OnDask:
         return [self.client.submit(load_part, s, pure=False) for s in specs]
 
     def release(self):
-        """Forget the scattered inputs of the last machine's tasks. Until then they are kept:
-        scattered data have no recipe, and a check rerun after a worker is lost replays every
-        earlier check of its part (its state's lineage), which reads them."""
+        """Forget the shared inputs of the last machine's tasks. Until then they are kept: a
+        check rerun after a worker is lost replays every earlier check of its part (its
+        state's lineage), which reads them."""
         self.kept = []
 
     def map(self, fn, parts, shared, tasks, states=None):
@@ -311,7 +316,11 @@ class OnDask:
 
         client = self.client
         states = states or [None] * len(parts)
-        shared_f = client.scatter(shared, broadcast=True, hash=False)
+        # a task that returns the inputs, not client.scatter: scattered data have no recipe
+        # (lost with the workers that held them) and a broadcast fails on a worker just lost
+        with warnings.catch_warnings():  # "large graph": the inputs travel once per call
+            warnings.simplefilter("ignore", UserWarning)
+            shared_f = client.submit(_given, shared, pure=False)
         self.kept.append(shared_f)
         both = [client.submit(fn, p, shared_f, t, s, pure=False)
                 for p, t, s in zip(parts, tasks, states)]
