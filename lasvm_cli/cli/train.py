@@ -40,6 +40,14 @@ COMMAND_OPTIONS = (
     Option("scheduler", ("--scheduler",), str, default=None, command=True, section="command",
            usage="""\
 --scheduler address : the same on an existing Dask cluster (tcp://host:8786)"""),
+    Option("partitions", ("--partitions",), int, default=0, command=True, section="command",
+           usage="""\
+--partitions P : one exact C-SVC over P parts of the training file(s) (a quoted glob names
+	several; a compressed file is one part), each read and checked where it is trained:
+	in this process, or on Dask with --workers / --scheduler (docs/partitions.md)"""),
+    Option("early_model", ("--early-model",), None, True, default=False, command=True,
+           section="command", usage="--early-model : with --partitions, the model of the "
+                                    "first merge (not the exact optimum)"),
 )
 ALL_OPTIONS = OPTIONS + COMMAND_OPTIONS
 
@@ -91,6 +99,8 @@ class Options:
         self.stream = False
         self.workers = None  # --workers n: a local Dask cluster (training/distributed.py)
         self.scheduler = None  # --scheduler address: an existing one
+        self.partitions = 0  # --partitions P: cli/partitions.py
+        self.early_model = False
         self.input_file = None
         self.model_file = None
         self.given = set()  # the option words given ("--epochs", "-c"): check_parameter's
@@ -138,7 +148,11 @@ def parse_command_line(argv):
     if o.workers is not None and o.scheduler:
         raise ParameterError("ERROR: --workers and --scheduler exclude each other (--workers "
                              "sizes a local cluster)")
-    if (o.workers or o.scheduler) and (o.stream or online_requested(p)):
+    if "--partitions" in o.given or o.early_model:
+        from .partitions import check_options
+
+        check_options(o)
+    elif (o.workers or o.scheduler) and (o.stream or online_requested(p)):
         raise ParameterError("ERROR: --workers and --scheduler: only for batch training and -v "
                              "(not with --stream or LASVM's online options)")
     return o
@@ -395,6 +409,11 @@ def main(argv):
     p = o.params
     if o.stream:
         return _main_stream(o)
+    if o.partitions:
+        from .partitions import main_partitions
+
+        return main_partitions(o, (lambda _m: None) if o.quiet else _stdout, _stderr,
+                               progress_factory(o.quiet), save_model, check_outputs, check_model)
     precomputed = p.kernel_type == 4
     if o.input_file != "-":  # LIBSVM's first message, before the outputs' checks
         try:

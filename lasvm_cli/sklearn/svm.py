@@ -52,8 +52,9 @@ from ..training.fit import fit as fit_model
 from ..training.params import SVM_TYPES, TrainParams, check_parameter
 
 # parameters of scikit-learn's own, with no svm-train option: the kernel by name (-t), the
-# output's shape and tie-breaking, verbosity
-SKLEARN_ONLY = ("kernel", "verbose", "decision_function_shape", "break_ties")
+# output's shape and tie-breaking, verbosity; and SVC's partitions (svm-train --partitions, a
+# command option: training/cascade.py over blocks of X's rows, in this process)
+SKLEARN_ONLY = ("kernel", "verbose", "decision_function_shape", "break_ties", "partitions")
 # lasvm-cli's options that the estimators take as parameters, set generically in train_params
 # (LIBSVM's, --seed and --max-iter are converted by hand: scikit-learn's random_state and -1)
 EXTENSION_OPTIONS = tuple(o for o in OPTIONS if o.sklearn and o not in LIBSVM_OPTIONS
@@ -406,7 +407,7 @@ class SVC(ClassifierMixin, LibSVMEstimator):
                  class_weight=None, verbose=False, max_iter=-1, decision_function_shape="ovr",
                  break_ties=False, random_state=None, solver="smo", wss="so",
                  final_kkt_check=True, multiclass="ovo", epochs=1, finish=True,
-                 selection="random", candidates=50, delta_max=None):
+                 selection="random", candidates=50, delta_max=None, partitions=None):
         self.C = C
         self.kernel = kernel
         self.degree = degree
@@ -431,6 +432,7 @@ class SVC(ClassifierMixin, LibSVMEstimator):
         self.selection = selection
         self.candidates = candidates
         self.delta_max = delta_max
+        self.partitions = partitions
 
     def fit(self, X, y):
         if self.decision_function_shape not in ("ovr", "ovo"):
@@ -449,9 +451,32 @@ class SVC(ClassifierMixin, LibSVMEstimator):
         # scikit-learn's libsvm: labels 0..k-1 (positions in classes_), rows grouped by class
         # in that order, each class's rows in input order (a stable sort); then the model gets
         # the classes' own labels back for its file
+        if getattr(self, "partitions", None):
+            return self.fit_partitions(X, y_idx, params)
         rows = np.argsort(y_idx, kind="stable")
         return self.fit_problem(X, y_idx.astype(np.float64), params, rows=rows,
                                 labels=self._labels)
+
+    def fit_partitions(self, X, y_idx, params):
+        """partitions=P: the exact C-SVC over P blocks of X's rows (training/cascade.py, in
+        this process); the classes in classes_' order, as fit's."""
+        from ..io.svmlight import SvmlightData
+        from ..training.cascade import Cascade, refused
+
+        used = refused(params, self.kernel == "precomputed")
+        if used or int(self.partitions) < 1:
+            raise ValueError("partitions: " + (f"not with {', '.join(used)}" if used else
+                                               "must be at least 1"))
+        indptr, indices, values = to_csr(X)
+        data = SvmlightData(y_idx.astype(np.float64), indptr, indices, values, X.shape[1])
+        info = print if self.verbose else (lambda _m: None)
+        model = Cascade(data, int(self.partitions), labels=np.arange(self.classes_.size)) \
+            .train(params, info=info, warn=lambda m: warnings.warn(m, stacklevel=3))
+        model.label = self._labels[np.asarray(model.label, np.int64)]
+        self.sparse_input_ = sp.issparse(X)
+        self.shape_fit_ = X.shape
+        self.set_model(model)
+        return self
 
     def class_weights(self, y_idx):
         """class_weight as svm-train's -wi weights, by encoded label (position in classes_)."""

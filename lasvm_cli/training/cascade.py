@@ -1,0 +1,673 @@
+"""One C-SVC trained over partitions of its rows (``svm-train --partitions P``): the rows stay
+where they were read, in P parts (io/byte_ranges.py), and the result is the SVM's exact optimum
+over all of them, to LIBSVM's stopping rule at ``-e``.
+
+After the Cascade SVM (Graf, Cosatto, Bottou, Durdanovic & Vapnik, NIPS 2004) and its
+feedback loop, with the partitions' alphas as a warm start as in DC-SVM (Hsieh, Si & Dhillon,
+ICML 2014). For each binary machine (each one-vs-one pair of classes):
+
+1. **Partitions.** Each part solves its own rows of the machine with our SMO (qp/smo.py) and
+   returns only its support vectors: rows, labels, alphas.
+2. **Merge.** The client solves the working set W (the union of those support vectors)
+   warm-started from their alphas, which are feasible for it: each part's satisfy y'a = 0 and
+   the box. The SMO's gradient over W gives m_W = max over I_up of -y G and M_W = min over
+   I_low of -y G (LIBSVM's m(a) and M(a)).
+3. **Feedback.** The expansion (W's support vectors and their y alpha) goes to every part,
+   which computes f(x_i) = sum_j y_j a_j K(x_i, x_j) where its rows live, so the gradient
+   G_i = y_i f(x_i) - 1 of every row outside the expansion (all at alpha = 0), and returns its
+   extremes (the largest -y G over I_up, the smallest over I_low) and the rows that violate:
+   those beyond W's own extremes by more than -e, and its TOP_K most extreme of each side.
+4. **Stop or repeat.** With the parts' extremes the client has LIBSVM's m(a) and M(a) over
+   all rows: the run stops when m(a) - M(a) <= eps, LIBSVM's own stopping rule, so the model is
+   what a single SMO over all rows would accept. Otherwise the returned rows join W (whose
+   rows at alpha = 0 leave it: the parts check them again) and step 2 runs again. A row
+   beyond W's extremes by more than eps, or the overall extreme pair (among every part's
+   TOP_K), violates W's optimality, so each pass lowers the objective and the loop ends.
+
+Each part keeps f and f_bar = sum over a_j = C of y_j C K(x_i, x_j) between passes (a state
+that stays with it) and updates them with the rows whose coefficients changed: most support
+vectors are bounded and stay at C. The rows it returns carry G and LIBSVM's G_bar, and W's own
+rows keep the SMO's, so every merged solve after the first starts without a kernel row.
+
+rho is W's (LIBSVM's calculate_rho: the mean of y G over free variables, all in W), or, with
+no free variable, the middle of the overall [M(a), m(a)] as LIBSVM's. The early model
+(``--early-model``) is step 2's first result, before any feedback.
+
+Parts are handles: in this process (:class:`InProcess`, the default and what runs without Dask)
+or futures on Dask workers (:class:`OnDask`), where each part is read by the worker that
+holds it and its tasks run there; the client gets only support vectors, violators and
+summaries. The tasks are pure functions of their inputs, so a worker lost mid-run (its tasks
+rerun from the part's file) gives the same model, and in-process and Dask runs the same bits.
+"""
+
+import pickle
+import resource
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..numerics import cache as kc
+from ..numerics import kernels
+from ..numerics.data import kernel_data, kernel_data_like
+from ..numerics.model import SVMModel
+from ..qp import ITER, RUNNING
+from ..qp.so_lanes import max_violator
+from ..qp.smo import calculate_rho, make_state, objective, smo_init, smo_run
+from ..solvers import kernel_params_for
+from ..solvers.result import SolverResult, report_binary
+
+TOP_K = 64  # extreme rows each part returns per side, beyond W's violators (step 3)
+MAX_PASSES = 1000  # a guard only: every pass lowers the objective
+
+
+def _quiet(_msg):
+    pass
+
+
+def refused(params, precomputed=False):
+    """What in ``params`` cannot be trained over partitions (option words; [] when all can):
+    C-SVC with our SMO, one-vs-one, no probability outputs, no precomputed kernel, float64
+    rows."""
+    found = [("-s 1..4 (C-SVC, -s 0, only)", params.svm_type != 0),
+             (f"--solver {params.solver}", params.solver != "smo"),
+             (f"--multiclass {params.multiclass}", params.multiclass != "ovo"),
+             ("-b 1", bool(params.probability)),
+             ("-t 4", params.kernel_type == 4 or precomputed),
+             ("--x-storage float32", params.x_storage == "float32")]
+    return [name for name, bad in found if bad]
+
+
+# ---------------------------------------------------------------------------------------------
+# Worker side: a part and its tasks (module functions: Dask pickles them by name)
+
+class Part:
+    """The rows of one part, read where the task runs (float64 rows: LIBSVM's arithmetic)."""
+
+    def __init__(self, index, spec, data):
+        self.index, self.spec = index, spec
+        self.y = data.y
+        self.indptr, self.indices, self.values = data.indptr, data.indices, data.values
+        self.max_index = data.max_index
+        self.kd = kernel_data(data.indptr, data.indices, data.values, width=data.max_index + 1,
+                              x_storage="float64", training=True)
+
+    def csr_rows(self, rows):
+        starts, stops = self.indptr[rows], self.indptr[rows + 1]
+        indptr = np.zeros(rows.size + 1, np.int64)
+        np.cumsum(stops - starts, out=indptr[1:])
+        take = np.concatenate([np.arange(a, b) for a, b in zip(starts, stops)]) \
+            if rows.size else np.zeros(0, np.int64)
+        return indptr, self.indices[take], self.values[take]
+
+    def pair_rows(self, li, lj):
+        """Rows of classes li then lj (each in file order, LIBSVM's grouping) and y = +1/-1."""
+        labels = np.trunc(self.y).astype(np.int64)
+        ri, rj = np.flatnonzero(labels == li), np.flatnonzero(labels == lj)
+        return np.concatenate([ri, rj]), np.concatenate([np.ones(ri.size), -np.ones(rj.size)])
+
+
+def _stats(t0, c0):
+    """What a task reports: its wall and CPU seconds and its process's peak resident memory."""
+    return dict(seconds=time.perf_counter() - t0, cpu=time.process_time() - c0,
+                peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+
+
+def load_part(spec):
+    """Task: read part ``spec`` = (index, (path, start, end), zero_based) where it runs (or
+    take its rows, when ``spec[1]`` is an SvmlightData: rows the caller had in memory)."""
+    from ..io.byte_ranges import read_part
+    from ..io.svmlight import SvmlightData
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    index, where, zero_based = spec
+    data = where if isinstance(where, SvmlightData) else read_part(where,
+                                                                  zero_based=zero_based)
+    part = Part(index, None if data is where else where, data)
+    part.load_stats = _stats(t0, c0)
+    return part
+
+
+def part_summary(part, _shared=None, _task=None, _state=None):
+    """Task: what the client needs of a part before training (no rows): its row count, its
+    labels in order of first appearance and their counts, its largest index, its bytes."""
+    labels = np.trunc(part.y).astype(np.int64)
+    uniq, first, counts = np.unique(labels, return_index=True, return_counts=True)
+    order = np.argsort(first, kind="stable")
+    return dict(n=int(part.y.size), labels=uniq[order].tolist(), counts=counts[order].tolist(),
+                max_index=int(part.max_index), nnz=int(part.values.size),
+                nbytes=int(part.values.nbytes + part.indices.nbytes + part.indptr.nbytes
+                           + part.y.nbytes), load=part.load_stats,
+                rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024), None
+
+
+@dataclass
+class RowSet:
+    """Rows sent to the client: global ids (file row numbers), y = +1/-1, alphas, CSR rows,
+    and (rows from a check) their gradient G and G_bar at the current expansion."""
+    ids: np.ndarray
+    y: np.ndarray
+    alpha: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    values: np.ndarray
+    G: np.ndarray | None = None
+    G_bar: np.ndarray | None = None
+    stats: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, part, rows, ids, y, alpha, stats, G=None, G_bar=None):
+        return cls(ids, y, alpha, *part.csr_rows(rows), G=G, G_bar=G_bar, stats=stats)
+
+
+def solve_part(part, shared, task, _state=None):
+    """Task (step 1): the machine ``shared`` = (li, lj, Cp, Cn, params) on this part's rows;
+    ``task`` = the part's first global row. Returns its support vectors as a RowSet."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    li, lj, Cp, Cn, params = shared
+    rows, y = part.pair_rows(li, lj)
+    alpha = np.zeros(rows.size)
+    n_iter = 0
+    if (y > 0).any() and (y < 0).any():  # one class alone: y'a = 0 holds only at a = 0
+        from ..numerics.data import subset
+
+        st, c = solve_w(subset(part.kd, rows), kernel_params_for(params), y, Cp, Cn, params)
+        alpha[c.perm] = st.alpha
+        n_iter = int(st.ist[ITER])
+    sv = np.flatnonzero(alpha > 0)
+    stats = _stats(t0, c0)
+    stats.update(iterations=n_iter, rows=int(rows.size))
+    return RowSet.of(part, rows[sv], task + rows[sv], y[sv], alpha[sv], stats), None
+
+
+def check_part(part, shared, task, state):
+    """Task (step 3): the KKT check of this part's rows of the machine. ``shared`` = (li, lj,
+    change, sv_ids, m_W, M_W, eps, params): ``change`` = (delta y a, delta y C [a = C], CSR
+    rows) of the rows whose coefficients changed since the last check, ``sv_ids`` the
+    expansion's rows. ``state``: this part's f = sum_j y_j a_j K(x_i, x_j) and
+    f_bar = sum_{a_j = C} y_j C_j K(x_i, x_j) at the last check (None: all zero), updated by
+    the change alone: the bounded support vectors, most of them, rarely move. ``task`` = the
+    part's first global row. Returns ((RowSet of the violators and extremes with their G and
+    G_bar, largest -y G over I_up, smallest over I_low), the new state)."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    li, lj, (dcoef, dbar, d_indptr, d_indices, d_values), sv_ids, m_W, M_W, eps, params = shared
+    rows, y = part.pair_rows(li, lj)
+    rows64 = rows.astype(np.int64)
+    if state is None:
+        f, f_bar = np.zeros(rows.size), np.zeros(rows.size)
+    else:  # copies: the state a rerun replays from must stay as it was
+        f, f_bar = state[0].copy(), state[1].copy()
+    kp = kernel_params_for(params)
+    evals = 0
+    if rows.size and dcoef.size:
+        d_kd = kernel_data_like(part.kd, d_indptr, d_indices, d_values)
+        targets = np.arange(dcoef.size, dtype=np.int64)
+        add = np.empty(rows.size)
+        for coef, out in ((dcoef, f), (dbar, f_bar)):
+            nz = np.flatnonzero(coef)
+            if nz.size:
+                kernels.expansion_values(part.kd, rows64, d_kd, targets[nz], coef[nz], kp, add)
+                out += add
+                evals += rows.size * nz.size
+    outside = ~np.isin(task + rows, sv_ids)
+    value = np.where(outside, -y * (y * f - 1.0), np.nan)  # -y_i G_i at alpha_i = 0
+    up, low = outside & (y > 0), outside & (y < 0)  # at alpha = 0: I_up if y = +1, else I_low
+    violates = (up & (value > M_W + eps)) | (low & (value < m_W - eps))
+    pick = violates.copy()
+    top = np.flatnonzero(up)
+    pick[top[np.argsort(-value[top], kind="stable")[:TOP_K]]] = True
+    bottom = np.flatnonzero(low)
+    pick[bottom[np.argsort(value[bottom], kind="stable")[:TOP_K]]] = True
+    m_p = float(value[up].max()) if up.any() else -np.inf
+    M_p = float(value[low].min()) if low.any() else np.inf
+    sel = np.flatnonzero(pick)
+    stats = _stats(t0, c0)
+    stats.update(rows=int(rows.size), kernel_evals=evals, violators=int(violates.sum()))
+    found = RowSet.of(part, rows[sel], task + rows[sel], y[sel], np.zeros(sel.size), stats,
+                      G=y[sel] * f[sel] - 1.0, G_bar=y[sel] * f_bar[sel])
+    return (found, m_p, M_p), (f, f_bar)
+
+
+# ---------------------------------------------------------------------------------------------
+# The SMO over a working set, warm-started
+
+def solve_w(kd, kp, y, Cp, Cn, params, alpha0=None, G=None, G_bar=None, progress=None):
+    """Our SMO (LIBSVM's Solver) on rows ``kd`` from ``alpha0`` (feasible; None: 0), to
+    params.eps. With ``G`` and ``G_bar`` (the gradient and LIBSVM's G_bar at alpha0, known
+    from the last pass) it starts without a kernel row. Returns the SMO state and its cache
+    (positions: c.perm)."""
+    from ..qp import FREE, LOWER, UPPER, WS_CODES
+    from ..solvers import solver_kwargs
+
+    kw = solver_kwargs(params, "smo")
+    l = y.size
+    C = np.where(y > 0, float(Cp), float(Cn))
+    st = make_state(kd, kp, y, -np.ones(l), C, alpha0, ws=WS_CODES[kw.get("wss", "so")],
+                    eps=float(params.eps), shrinking=bool(params.shrinking),
+                    max_iter=kw.get("max_iter"))
+    c = kc.make_cache(l, params.cache_size, np.float32)
+    if G is None:
+        smo_init(st, c, kd, kp, False)
+    else:  # smo_init's statuses, G and G_bar, from what the last pass knew
+        st.status[:] = np.where(st.alpha >= C, UPPER, np.where(st.alpha <= 0.0, LOWER, FREE))
+        st.G[:] = G
+        st.G_bar[:] = G_bar
+    status = RUNNING
+    while status == RUNNING:
+        status = smo_run(st, c, kd, kp, 1000)
+        if progress is not None:
+            progress()
+    return st, c
+
+
+# ---------------------------------------------------------------------------------------------
+# Where the parts live
+
+class InProcess:
+    """Parts held in this process, tasks run one after another (no Dask needed)."""
+
+    def load(self, specs):
+        return [load_part(s) for s in specs]
+
+    def release(self):
+        pass
+
+    def map(self, fn, parts, shared, tasks, states=None):
+        """Yield fn(part, shared, task, state)'s first item, in part order; the second (a
+        state that stays with the part) is in self.states once all are done."""
+        states = states or [None] * len(parts)
+        self.states = []
+        for part, task, state in zip(parts, tasks, states):
+            result, new_state = fn(part, shared, task, state)
+            self.states.append(new_state)
+            yield result
+
+    def close(self):
+        pass
+
+
+def _given(x):
+    return x
+
+
+class OnDask:
+    """Parts as futures on a Dask cluster: each read by the worker that runs its load task;
+    every later task of a part, and the state it leaves (check_part's f), lives where the
+    part does. ``shared`` travels once per call; only results travel to the client."""
+
+    def __init__(self, client):
+        self.client = client
+        self.kept = []
+
+    def load(self, specs):
+        return [self.client.submit(load_part, s, pure=False) for s in specs]
+
+    def release(self):
+        """Forget the shared inputs of the last machine's tasks. Until then they are kept: a
+        check rerun after a worker is lost replays every earlier check of its part (its
+        state's lineage), which reads them."""
+        self.kept = []
+
+    def map(self, fn, parts, shared, tasks, states=None):
+        import operator
+
+        from dask.distributed import as_completed
+
+        client = self.client
+        states = states or [None] * len(parts)
+        # a task that returns the inputs, not client.scatter: scattered data have no recipe
+        # (lost with the workers that held them) and a broadcast fails on a worker just lost
+        with warnings.catch_warnings():  # "large graph": the inputs travel once per call
+            warnings.simplefilter("ignore", UserWarning)
+            shared_f = client.submit(_given, shared, pure=False)
+        self.kept.append(shared_f)
+        both = [client.submit(fn, p, shared_f, t, s, pure=False)
+                for p, t, s in zip(parts, tasks, states)]
+        results = [client.submit(operator.getitem, b, 0, pure=False) for b in both]
+        self.states = [client.submit(operator.getitem, b, 1, pure=False) for b in both]
+        done = {}
+        pending = list(results)
+        for f in as_completed(results):  # yielded in part order, as soon as possible
+            done[f.key] = f.result()
+            while pending and pending[0].key in done:
+                yield done.pop(pending.pop(0).key)
+
+    def close(self):
+        pass
+
+
+class CascadeBar:
+    """The run's bar on stderr (the caller makes one only on a terminal): the stage (pass,
+    partitions solved or checked of P, the merged SMO's iterations) and the overall violation
+    m(a) - M(a) as the parts report."""
+
+    def __init__(self, machine):
+        self.machine, self.b = machine, None
+
+    def stage(self, text, total):
+        from ..base.progress import BAR_DELAY, bar
+
+        if self.b is None:
+            self.b = bar(delay=BAR_DELAY, dynamic_ncols=True)
+        self.b.reset(total=total)
+        self.b.set_description(f"{self.machine}: {text}", refresh=False)
+
+    def step(self, n=1, violation=None):
+        if violation is not None:
+            self.b.set_postfix({"violation": f"{violation:.3g}"}, refresh=False)
+        self.b.update(n)
+
+    def close(self):
+        from ..base.progress import close_bar
+
+        if self.b is not None:
+            close_bar(self.b)
+
+
+def sizeof(obj):
+    """Bytes an object takes on the wire (pickled), for the bytes-moved record."""
+    return len(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+# ---------------------------------------------------------------------------------------------
+# Client side
+
+@dataclass
+class Record:
+    """What a run did, for --counters and bench/: passes, W sizes, per-task CPU seconds, bytes
+    each way, peak resident memory of the parts' processes."""
+    passes: list = field(default_factory=list)  # per pair: number of passes
+    # (kind, pass, part, CPU seconds, seconds, bytes in, bytes out)
+    tasks: list = field(default_factory=list)
+    w_sizes: list = field(default_factory=list)
+    client_seconds: float = 0.0  # the W solves (wall)
+    client_cpu: float = 0.0  # the W solves (CPU seconds of the client process)
+    part_rss: dict = field(default_factory=dict)
+
+
+class Cascade:
+    """Trains models over the parts of ``sources`` (a path, glob, or list; or an SvmlightData
+    of rows in memory, cut into ``n_parts`` blocks of rows), on ``executor``. ``labels``: the
+    classes' order (default LIBSVM's: first appearance, +1 before -1)."""
+
+    def __init__(self, sources, n_parts, executor=None, zero_based=False, labels=None):
+        from ..io.byte_ranges import expand_sources, split_parts
+        from ..io.svmlight import SvmlightData
+
+        if isinstance(sources, SvmlightData):
+            self.files = []
+            self.specs = [(i, _row_block(sources, a, b), zero_based)
+                          for i, (a, b) in enumerate(_blocks_of(sources.n, n_parts))]
+        else:
+            self.files = expand_sources(sources)
+            self.specs = [(i, where, zero_based)
+                          for i, where in enumerate(split_parts(self.files, n_parts))]
+        self.executor = executor or InProcess()
+        self.parts = self.executor.load(self.specs)
+        self.summaries = list(self.executor.map(part_summary, self.parts, None,
+                                                [None] * len(self.parts)))
+        n = np.array([s["n"] for s in self.summaries], np.int64)
+        self.offsets = np.concatenate([[0], np.cumsum(n)[:-1]]).astype(np.int64)
+        self.n = int(n.sum())
+        self.max_index = max([s["max_index"] for s in self.summaries] + [0])
+        order, labels, counts = labels, [], {}
+        for s in self.summaries:
+            for lab, c in zip(s["labels"], s["counts"]):
+                if lab not in counts:
+                    labels.append(lab)
+                    counts[lab] = 0
+                counts[lab] += c
+        if labels == [-1, 1]:
+            labels = [1, -1]  # LIBSVM's svm_group_classes
+        self.label = np.array(labels if order is None else order, np.int64)
+        self.count = np.array([counts.get(lab, 0) for lab in self.label], np.int64)
+        self.record = Record()
+        for k, summary in enumerate(self.summaries):
+            self._task("load", 0, k, summary["load"], sizeof(self.specs[k]), sizeof(summary))
+
+    # -- one binary machine ---------------------------------------------------------------
+
+    def train_pair(self, i, j, Cp, Cn, params, progress=None, early=False):
+        """The exact C-SVC of class label[i] (+1) against label[j] (-1) over every part.
+        Returns (SolverResult over W's rows, W: the RowSet of its rows). ``early``: the
+        first merge's result, before any check (steps 1 and 2 only)."""
+        li, lj = int(self.label[i]), int(self.label[j])
+        kp = kernel_params_for(params)
+        eps = float(params.eps)
+        rec = self.record
+        offsets = list(self.offsets)
+        self.executor.release()
+        shared = (li, lj, Cp, Cn, params)
+        shared_bytes = sizeof(shared)
+        pieces = []
+        if progress:
+            progress.stage("pass 0, partitions solved", len(self.parts))
+        for k, rs in enumerate(self.executor.map(solve_part, self.parts, shared, offsets)):
+            pieces.append(rs)
+            self._task("solve", 0, k, rs.stats, shared_bytes, sizeof(rs))
+            if progress:
+                progress.step()
+        W = _merge(pieces)
+        n_iter = sum(rs.stats["iterations"] for rs in pieces)
+        states = None
+        last = _Expansion.empty()  # what the parts' states hold
+        for p in range(1, MAX_PASSES + 1):
+            t0, c0 = time.perf_counter(), time.process_time()
+            wkd = kernel_data(W.indptr, W.indices, W.values, width=self.max_index + 1,
+                              x_storage="float64", training=True)
+            if progress:
+                progress.stage(f"pass {p}, merged SMO on {W.ids.size} rows", None)
+            st, c = solve_w(wkd, kp, W.y, Cp, Cn, params, W.alpha, W.G, W.G_bar,
+                            progress and (lambda: progress.step(1000)))
+            rec.client_seconds += time.perf_counter() - t0
+            rec.client_cpu += time.process_time() - c0
+            rec.w_sizes.append(int(W.ids.size))
+            n_iter += int(st.ist[ITER])
+            alpha, G, G_bar = (np.zeros(W.ids.size) for _ in range(3))
+            alpha[c.perm], G[c.perm], G_bar[c.perm] = st.alpha, st.G, st.G_bar
+            _, m_W, minus_M = max_violator(st, W.ids.size)
+            M_W = -minus_M
+            C = np.where(W.y > 0, Cp, Cn)
+            if p == 1 and early:
+                break
+            now = _Expansion.of(W, alpha, C)
+            check = (li, lj, now.change_from(last), now.ids, m_W, M_W, eps, params)
+            check_bytes = sizeof(check)
+            found, m, M = [], m_W, M_W
+            if progress:
+                progress.stage(f"pass {p}, W {W.ids.size}, partitions checked", len(self.parts))
+            for k, (rs, m_p, M_p) in enumerate(self.executor.map(check_part, self.parts, check,
+                                                                 offsets, states)):
+                found.append(rs)
+                m, M = max(m, m_p), min(M, M_p)
+                self._task("check", p, k, rs.stats, check_bytes, sizeof((rs, m_p, M_p)))
+                if progress:
+                    progress.step(violation=m - M)
+            states, last = self.executor.states, now
+            if m - M <= eps:
+                break
+            sv = np.flatnonzero(alpha > 0)  # W's rows at alpha = 0 leave it (checked again)
+            keep = _take(W, sv)
+            keep.alpha, keep.G, keep.G_bar = alpha[sv], G[sv], G_bar[sv]
+            W = _merge([keep] + found)
+        rec.passes.append(p)
+        rho = float(calculate_rho(st))
+        if not early and not np.any((alpha > 0) & (alpha < C)):
+            rho = -(m + M) / 2.0  # no free variable: LIBSVM's middle, over every row
+        res = SolverResult.binary(W.y * alpha, rho, obj=float(objective(st)), n_iter=n_iter,
+                                  n_sv=int((alpha > 0).sum()), n_bsv=int((alpha >= C).sum()),
+                                  counters=dict(iterations=n_iter, passes=p,
+                                                working_set=int(W.ids.size)))
+        return res, W
+
+    def _task(self, kind, p, k, stats, bytes_in, bytes_out):
+        rec = self.record
+        stats.setdefault("peak_rss", 0)
+        rec.tasks.append((kind, p, k, stats["cpu"], stats["seconds"], bytes_in, bytes_out))
+        rec.part_rss[k] = max(rec.part_rss.get(k, 0), stats["peak_rss"])
+
+    # -- the model --------------------------------------------------------------------------
+
+    def train(self, params, info=_quiet, warn=_quiet, progress=None, early=False):
+        """LIBSVM's one-vs-one C-SVC model over every part (binary: one pair)."""
+        from ..numerics.classes import weighted_C
+
+        label = self.label
+        k = label.size
+        if k == 1:
+            info("WARNING: training data in only one class. See README for details.")
+        Cw = weighted_C(params, label, warn)
+        results = []
+        for i in range(k):
+            for j in range(i + 1, k):
+                bar = CascadeBar(f"class {label[i]} vs {label[j]}") if progress else None
+                try:
+                    res, W = self.train_pair(i, j, Cw[i], Cw[j], params, bar, early=early)
+                finally:
+                    if bar:
+                        bar.close()
+                report_binary(res, Cw[i], Cw[j], int(self.count[i] + self.count[j]), info,
+                              warn)
+                results.append((i, j, res, W))
+        model = self._model(params, results)
+        info(f"Total nSV = {int(model.nSV.sum())}")
+        return model
+
+    def _model(self, params, results):
+        """LIBSVM's one-vs-one layout: SVs grouped by class in label order, each class's in
+        file order; the coefficient of an SV of class i in pair (i, j) in row j - 1, of class j
+        in row i."""
+        from ..training.params import SVM_TYPES
+
+        k = self.label.size
+        rows = {}  # global id -> (class, indptr slice of its RowSet)
+        for i, j, res, W in results:
+            nz = np.flatnonzero(res.coef[0])
+            for t in nz:
+                cls = i if W.y[t] > 0 else j
+                rows.setdefault(int(W.ids[t]), (cls, W, t))
+        order = sorted(rows, key=lambda g: (rows[g][0], g))
+        column = {g: n for n, g in enumerate(order)}
+        nSV = np.bincount([rows[g][0] for g in order], minlength=k).astype(np.int64)
+        sv_coef = np.zeros((max(k - 1, 0), len(order)))
+        counters = {}
+        for i, j, res, W in results:
+            for t in np.flatnonzero(res.coef[0]):
+                g = int(W.ids[t])
+                row = j - 1 if W.y[t] > 0 else i
+                sv_coef[row, column[g]] = res.coef[0][t]
+            for name, value in res.counters.items():
+                counters[name] = counters.get(name, 0) + value
+        indptr = np.zeros(len(order) + 1, np.int64)
+        idx, val = [], []
+        for n, g in enumerate(order):
+            _, W, t = rows[g]
+            a, b = W.indptr[t], W.indptr[t + 1]
+            idx.append(W.indices[a:b])
+            val.append(W.values[a:b])
+            indptr[n + 1] = indptr[n] + (b - a)
+        model = SVMModel(
+            svm_type=SVM_TYPES[params.svm_type], kernel_type=params.kernel_type,
+            degree=params.degree, gamma=params.gamma, coef0=params.coef0, nr_class=k,
+            label=self.label, rho=np.array([res.rho[0] for _, _, res, _ in results]), nSV=nSV,
+            sv_coef=sv_coef, sv_indptr=indptr,
+            sv_indices=np.concatenate(idx) if idx else np.zeros(0, np.int32),
+            sv_values=np.concatenate(val) if val else np.zeros(0))
+        counters["partitions"] = len(self.parts)
+        model.counters = counters
+        model.sv_indices_train = np.array(order, np.int64) + 1
+        return model
+
+
+def _blocks_of(n, n_parts):
+    k = max(1, min(int(n_parts), n))
+    cuts = [n * i // k for i in range(k + 1)]
+    return list(zip(cuts, cuts[1:]))
+
+
+def _row_block(data, a, b):
+    from ..io.svmlight import SvmlightData
+
+    lo, hi = data.indptr[a], data.indptr[b]
+    indices = data.indices[lo:hi]
+    return SvmlightData(y=data.y[a:b], indptr=data.indptr[a:b + 1] - lo, indices=indices,
+                        values=data.values[lo:hi], max_index=int(indices.max()) if hi > lo else 0)
+
+
+def _csr_take(W, rows):
+    starts, stops = W.indptr[rows], W.indptr[rows + 1]
+    indptr = np.zeros(rows.size + 1, np.int64)
+    np.cumsum(stops - starts, out=indptr[1:])
+    take = np.concatenate([np.arange(a, b) for a, b in zip(starts, stops)]) \
+        if rows.size else np.zeros(0, np.int64)
+    return indptr, W.indices[take], W.values[take]
+
+
+class _Expansion:
+    """The expansion the parts hold: rows (sorted ids, CSR rows), y a and y C [a = C]."""
+
+    def __init__(self, ids, coef, bar, rows):
+        self.ids, self.coef, self.bar, self.rows = ids, coef, bar, rows
+
+    @classmethod
+    def empty(cls):
+        z = np.zeros(0)
+        return cls(np.zeros(0, np.int64), z, z, RowSet(np.zeros(0, np.int64), z, z,
+                                                       np.zeros(1, np.int64),
+                                                       np.zeros(0, np.int32), z))
+
+    @classmethod
+    def of(cls, W, alpha, C):
+        sv = np.flatnonzero(alpha > 0)
+        sv = sv[np.argsort(W.ids[sv], kind="stable")]
+        coef = W.y[sv] * alpha[sv]
+        bar = np.where(alpha[sv] >= C[sv], W.y[sv] * C[sv], 0.0)
+        return cls(W.ids[sv], coef, bar, _take(W, sv))
+
+    def change_from(self, last):
+        """(delta y a, delta y C [a = C], CSR rows) over the rows whose values changed."""
+        ids = np.union1d(self.ids, last.ids)
+        coef, bar = np.zeros(ids.size), np.zeros(ids.size)
+        here = np.searchsorted(ids, self.ids)
+        there = np.searchsorted(ids, last.ids)
+        coef[here] += self.coef
+        bar[here] += self.bar
+        coef[there] -= last.coef
+        bar[there] -= last.bar
+        moved = np.flatnonzero((coef != 0) | (bar != 0))
+        ids = ids[moved]
+        new = np.isin(ids, self.ids)
+        rows = _merge([_take(self.rows, np.searchsorted(self.ids, ids[new])),
+                       _take(last.rows, np.searchsorted(last.ids, ids[~new]))])
+        # _merge orders by (y, id): put the deltas in the same order
+        pos = np.searchsorted(ids, rows.ids)
+        return coef[moved][pos], bar[moved][pos], rows.indptr, rows.indices, rows.values
+
+
+def _take(W, rows):
+    return RowSet(W.ids[rows], W.y[rows], W.alpha[rows], *_csr_take(W, rows))
+
+
+def _merge(sets):
+    """One RowSet of several (first occurrence of an id wins), in LIBSVM's order: y = +1 rows
+    first, each side by file row."""
+    ids = np.concatenate([s.ids for s in sets]).astype(np.int64)
+    y = np.concatenate([s.y for s in sets])
+    alpha = np.concatenate([s.alpha for s in sets])
+    lens = np.concatenate([np.diff(s.indptr) for s in sets]).astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+    indices = np.concatenate([s.indices for s in sets]).astype(np.int32)
+    values = np.concatenate([s.values for s in sets])
+    _, first = np.unique(ids, return_index=True)
+    first = first[np.lexsort((ids[first], -y[first]))]
+    out = RowSet(ids[first], y[first], alpha[first], None, None, None)
+    if all(s.G is not None for s in sets):
+        out.G = np.concatenate([s.G for s in sets])[first]
+        out.G_bar = np.concatenate([s.G_bar for s in sets])[first]
+    out.indptr = np.zeros(first.size + 1, np.int64)
+    np.cumsum(lens[first], out=out.indptr[1:])
+    take = np.concatenate([np.arange(starts[t], starts[t] + lens[t]) for t in first]) \
+        if first.size else np.zeros(0, np.int64)
+    out.indices, out.values = indices[take], values[take]
+    return out

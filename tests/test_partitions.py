@@ -1,0 +1,396 @@
+"""svm-train --partitions (training/cascade.py, io/byte_ranges.py): byte ranges that hold
+every line once; the model is the SVM's optimum over all rows to -e (LIBSVM's stopping rule
+checked here from the model itself, in numpy), beside single-process SMO's (objective within
+1e-3 relative, accuracy within 0.1 point or one row, nSV within 1% or one); in-process and on a
+LocalCluster the same model, also when a worker is killed mid-run; the client never opens the
+training file when the parts run on Dask."""
+
+import builtins
+import logging
+import lzma
+import os
+import signal
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from lasvm_cli.cli.main import svm_train
+from lasvm_cli.io.byte_ranges import read_part, split_parts
+from lasvm_cli.io.svmlight import read_svmlight
+from lasvm_cli.numerics.data import Problem
+from lasvm_cli.training.cascade import Cascade, InProcess, OnDask
+from lasvm_cli.training.fit import fit
+from lasvm_cli.training.params import TrainParams
+
+from .conftest import HEART, shared_file
+
+
+def write_blobs(path, n=600, d=5, k=2, density=1.0, seed=0, noise=1.0):
+    """Overlapping Gaussian classes (labels 1..k, +1/-1 for k = 2), dense or sparse rows."""
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(scale=1.5, size=(k, d))
+    lab = rng.integers(0, k, n)
+    X = centers[lab] + rng.normal(scale=noise, size=(n, d))
+    X[rng.random((n, d)) > density] = 0.0
+    names = np.array([1, -1]) if k == 2 else np.arange(1, k + 1)
+    with open(path, "w") as f:
+        for c, x in zip(names[lab], X):
+            f.write(f"{c} " + " ".join(f"{j + 1}:{v:.6g}" for j, v in enumerate(x) if v) + "\n")
+    return str(path)
+
+
+def params(**kw):
+    p = TrainParams()
+    for k, v in kw.items():
+        setattr(p, k, v)
+    return p
+
+
+def single(path, p):
+    data = read_svmlight(path, check_norms=True)
+    problem = Problem.from_svmlight(data, x_storage="float64")
+    lines = []
+    return fit(problem, p, info=lines.append), problem, lines
+
+
+def objectives(lines):
+    return [float(l.split()[2].rstrip(",")) for l in lines if l.startswith("obj = ")]
+
+
+def kkt_violation(model, problem, Cw):
+    """LIBSVM's m(a) - M(a) of each pair over all its rows, from the model alone: alpha from
+    sv_coef, G_i = y_i (f_i + rho) - 1 with f the model's decision value."""
+    y = np.trunc(problem.y).astype(np.int64)
+    label = list(model.label)
+    sv_rows = model.sv_indices_train - 1
+    starts = np.concatenate([[0], np.cumsum(model.nSV)])
+    dec = model.decision_values(problem.kd)
+    viol, pair = [], 0
+    for i in range(len(label)):
+        for j in range(i + 1, len(label)):
+            rows = np.flatnonzero((y == label[i]) | (y == label[j]))
+            yy = np.where(y[rows] == label[i], 1.0, -1.0)
+            alpha = np.zeros(problem.n)
+            si = slice(starts[i], starts[i + 1])
+            sj = slice(starts[j], starts[j + 1])
+            alpha[sv_rows[si]] = np.abs(model.sv_coef[j - 1, si])
+            alpha[sv_rows[sj]] = np.abs(model.sv_coef[i, sj])
+            a = alpha[rows]
+            C = np.where(yy > 0, Cw[i], Cw[j])
+            G = yy * (dec[rows, pair] + model.rho[pair]) - 1.0
+            v = -yy * G
+            up = ((yy > 0) & (a < C)) | ((yy < 0) & (a > 0))
+            low = ((yy > 0) & (a > 0)) | ((yy < 0) & (a < C))
+            viol.append(v[up].max() - v[low].min())
+            pair += 1
+    return max(viol)
+
+
+def compare(path, p, n_parts, executor=None):
+    cas = Cascade(path, n_parts, executor)
+    lines = []
+    model = cas.train(p, info=lines.append)
+    ref, problem, ref_lines = single(path, p)
+    C = [p.C * p.weights.get(int(lab), 1.0) for lab in model.label]
+    assert kkt_violation(model, problem, C) <= p.eps * (1 + 1e-6) + 1e-9
+    for a, b in zip(objectives(lines), objectives(ref_lines)):
+        assert abs(a - b) <= 1e-3 * abs(b)
+    acc = (model.predict(problem.kd) == problem.y).mean()
+    acc_ref = (ref.predict(problem.kd) == problem.y).mean()
+    assert abs(acc - acc_ref) <= max(0.001, 1.0 / problem.n + 1e-12)
+    n_sv, n_ref = int(model.nSV.sum()), int(ref.nSV.sum())
+    assert abs(n_sv - n_ref) <= max(0.01 * n_ref, 1)
+    assert list(model.label) == list(ref.label)
+    return model, cas
+
+
+# -- byte ranges ------------------------------------------------------------------------------
+
+def test_byte_ranges_hold_every_line_once(tmp_path):
+    text = ("# a comment line\n1 1:0.5 3:2\n-1 2:1\r\n" + "".join(
+        f"{(-1) ** i} {i % 7 + 1}:{i / 10:g}" + (" " * (i % 50)) + "\n" for i in range(300))
+        + "1 4:1e300 # trailing comment\n-1")  # no final newline
+    path = tmp_path / "f.svm"
+    path.write_bytes(text.encode())
+    whole = read_svmlight(path, check_norms=False)
+    size = os.path.getsize(path)
+    rng = np.random.default_rng(1)
+    cut_sets = [[0, size]] + [sorted({0, size, *rng.integers(0, size, k).tolist()})
+                              for k in (1, 3, 17, 60)]
+    cut_sets.append(list(range(0, size, 7)) + [size])  # cuts inside every kind of token
+    for cuts in cut_sets:
+        parts = [read_part((str(path), a, b), check_norms=False) for a, b in zip(cuts, cuts[1:])]
+        assert np.array_equal(np.concatenate([p.y for p in parts]), whole.y)
+        assert np.array_equal(np.concatenate([p.values for p in parts]), whole.values)
+        assert np.array_equal(np.concatenate([p.indices for p in parts]), whole.indices)
+        assert np.array_equal(np.concatenate([np.diff(p.indptr) for p in parts]),
+                              np.diff(whole.indptr))
+
+
+def test_split_parts_files_and_compressed(tmp_path):
+    a = tmp_path / "a.svm"
+    a.write_text("1 1:1\n" * 5000)
+    b = tmp_path / "b.svm.xz"
+    b.write_bytes(lzma.compress(b"-1 1:2\n" * 10))
+    parts = split_parts([str(a), str(b)], 5)
+    assert parts[-1] == (str(b), 0, None)
+    assert [p[0] for p in parts[:-1]] == [str(a)] * 4
+    assert parts[0][1] == 0 and parts[-2][2] == a.stat().st_size
+    rows = sum(read_part(p).n for p in parts)
+    assert rows == 5010
+
+
+def test_error_in_a_later_part_names_the_file_line(tmp_path):
+    lines = [f"1 1:{i}" for i in range(1, 400)]
+    lines[350] = "1 1:x"
+    path = tmp_path / "bad.svm"
+    path.write_text("\n".join(lines) + "\n")
+    res = CliRunner().invoke(svm_train, ["--partitions", "4", str(path), str(tmp_path / "m")])
+    plain = CliRunner().invoke(svm_train, [str(path), str(tmp_path / "m")])
+    assert res.exit_code == plain.exit_code == 1
+    assert res.stderr == plain.stderr
+    assert res.stderr.startswith(f"{path}:351: ")
+    assert not (tmp_path / "m").exists()
+
+
+# -- the model: LIBSVM's optimum over all rows ------------------------------------------------
+
+@pytest.mark.parametrize("C,gamma,n_parts", [(1, 0, 3), (8, 0.5, 5), (0.2, 0.05, 2),
+                                             (100, 0.1, 7)])
+def test_heart_scale_sweep(C, gamma, n_parts):
+    compare(str(HEART), params(C=C, gamma=gamma or 1 / 13), n_parts)
+
+
+@pytest.mark.parametrize("k,density,kernel", [(2, 1.0, 2), (2, 0.3, 2), (4, 1.0, 2),
+                                              (3, 0.3, 0), (2, 1.0, 1)])
+def test_generated_two_and_many_classes(tmp_path, k, density, kernel):
+    path = write_blobs(tmp_path / "g.svm", k=k, density=density, seed=k)
+    p = params(C=2.0, gamma=0.3, kernel_type=kernel, eps=1e-3)
+    if k == 4:
+        p.weights = {2: 3.0}
+    compare(path, p, 4)
+
+
+def test_shared_set_subsample(tmp_path):
+    src = shared_file("banana", "train")
+    with lzma.open(src, "rt") as f:
+        head = [next(f) for _ in range(1500)]
+    path = tmp_path / "banana1500"
+    path.write_text("".join(head))
+    compare(str(path), params(C=10, gamma=2), 4)
+
+
+def test_one_class_partitions_and_more_parts_than_rows(tmp_path):
+    """Parts holding a single class (or no row of a pair) solve nothing and still check."""
+    path = tmp_path / "sorted.svm"
+    rows = ["1 1:%g 2:%g" % (1 + 0.1 * i, 0.05 * i) for i in range(30)] + \
+           ["-1 1:%g 2:%g" % (-0.1 * i, 0.5 - 0.05 * i) for i in range(30)]
+    path.write_text("\n".join(rows) + "\n")
+    compare(str(path), params(C=1, gamma=0.5), 6)
+    compare(str(HEART), params(C=1, gamma=1 / 13), 200)
+
+
+def test_early_model_is_first_merge(tmp_path):
+    path = write_blobs(tmp_path / "g.svm", n=800, seed=5, noise=1.5)
+    exact = Cascade(path, 4).train(params(C=1, gamma=0.5))
+    early = Cascade(path, 4).train(params(C=1, gamma=0.5), early=True)
+    assert exact.counters["passes"] >= 1 and early.counters["passes"] == 1
+    _, problem, _ = single(path, params(C=1, gamma=0.5))
+    agree = (early.predict(problem.kd) == exact.predict(problem.kd)).mean()
+    assert agree > 0.9
+
+
+# -- the command ---------------------------------------------------------------------------------
+
+def test_cli_glob_of_plain_and_compressed_files(tmp_path):
+    text = HEART.read_text().splitlines(keepends=True)
+    (tmp_path / "p1.svm").write_text("".join(text[:100]))
+    (tmp_path / "p2.svm.xz").write_bytes(lzma.compress("".join(text[100:200]).encode()))
+    (tmp_path / "p3.svm").write_text("".join(text[200:]))
+    res = CliRunner().invoke(svm_train, ["--partitions", "4", str(tmp_path / "p*.svm*"),
+                                         str(tmp_path / "glob.model")])
+    assert res.exit_code == 0, res.stderr
+    one = CliRunner().invoke(svm_train, ["--partitions", "4", str(HEART),
+                                         str(tmp_path / "one.model")])
+    assert one.exit_code == 0
+    assert res.stdout.splitlines()[-2:] == one.stdout.splitlines()[-2:]  # nSV
+    assert abs(objectives(res.stdout.splitlines())[0] / objectives(one.stdout.splitlines())[0]
+               - 1) < 1e-6
+    files = [str(tmp_path / n) for n in ("p1.svm", "p2.svm.xz", "p3.svm")]
+    assert Cascade(files, 4).specs == Cascade(str(tmp_path / "p*.svm*"), 4).specs
+
+
+@pytest.mark.parametrize("args,message", [
+    (["-s", "1"], "ERROR: --partitions: not with -s 1..4 (C-SVC, -s 0, only)\n"),
+    (["-v", "3"], "ERROR: --partitions: not with -v\n"),
+    (["-b", "1"], "ERROR: --partitions: not with -b 1\n"),
+    (["--solver", "lasvm"], "ERROR: --partitions: not with --solver lasvm\n"),
+    (["--partitions", "0"], "ERROR: --partitions must be at least 1\n"),
+])
+def test_cli_refusals(tmp_path, args, message):
+    argv = (["--partitions", "2"] if "--partitions" not in args else []) + args
+    res = CliRunner().invoke(svm_train, argv + [str(HEART), str(tmp_path / "m")])
+    assert (res.exit_code, res.stderr) == (1, message)
+    res = CliRunner().invoke(svm_train, ["--early-model", str(HEART), str(tmp_path / "m")])
+    assert res.stderr == "ERROR: --early-model: only with --partitions\n"
+
+
+# -- on Dask ---------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def client():
+    pytest.importorskip("dask.distributed")
+    from dask.distributed import Client, LocalCluster
+
+    from lasvm_cli.training.distributed import worker_env
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address=":0", env=worker_env(2),
+                           silence_logs=logging.ERROR)
+    c = Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def test_dask_gives_the_in_process_model_and_never_opens_the_file_here(tmp_path, client,
+                                                                      monkeypatch):
+    path = write_blobs(tmp_path / "g.svm", n=900, k=3, seed=7, noise=1.2)
+    p = params(C=4, gamma=0.4)
+    local = Cascade(path, 5).train(p)
+    real_open = builtins.open
+
+    def guarded(file, *a, **kw):
+        assert os.fspath(file) != path, "the client opened the training file"
+        return real_open(file, *a, **kw)
+
+    monkeypatch.setattr(builtins, "open", guarded)
+    on_dask = Cascade(path, 5, OnDask(client)).train(p)
+    monkeypatch.undo()
+    for name in ("rho", "sv_coef", "sv_values", "nSV", "label", "sv_indices_train"):
+        assert np.array_equal(getattr(local, name), getattr(on_dask, name)), name
+
+
+def test_bad_line_read_on_a_worker_is_the_readers_error(tmp_path, client):
+    from lasvm_cli.base.errors import InputFormatError
+
+    path = tmp_path / "bad.svm"
+    path.write_text("".join(f"{(-1) ** i} 1:{i}\n" for i in range(300)) + "1 2:nan\n")
+    with pytest.raises(InputFormatError) as e:
+        Cascade(str(path), 3, OnDask(client)).train(params())
+    assert str(e.value) == f"{path}:301: NaN and infinity are not allowed (token '2:nan')"
+
+
+def test_worker_killed_mid_training_gives_the_same_model(tmp_path, client):
+    """SIGKILL the worker that holds a part after the first check: its nanny restarts it, Dask
+    reads the part again and replays its tasks (the checks' states included), same model."""
+    path = write_blobs(tmp_path / "g.svm", n=1200, seed=11, noise=1.5)
+    p = params(C=2, gamma=0.5)
+    expected = Cascade(path, 4, InProcess()).train(p)
+    executor = OnDask(client)
+    killed = []
+    plain_map = executor.map
+
+    def killing(fn, parts, shared, tasks, states=None):
+        for n, item in enumerate(plain_map(fn, parts, shared, tasks, states)):
+            yield item
+            if fn.__name__ == "check_part" and n == 0 and not killed:
+                holders = client.who_has(parts[:1])
+                worker = next(iter(holders.values()))[0]
+                pid = client.run(os.getpid, workers=[worker])[worker]
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+
+    executor.map = killing
+    model = Cascade(path, 4, executor).train(p)
+    assert killed
+    assert model.counters["passes"] >= 2, "the kill happened after the last pass"
+    for name in ("rho", "sv_coef", "sv_values", "nSV"):
+        assert np.array_equal(getattr(expected, name), getattr(model, name)), name
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_cli_on_a_separately_started_scheduler_and_two_workers(tmp_path):
+    """`dask scheduler` and two `dask worker` processes started on their own, svm-train
+    --scheduler ADDRESS: the in-process model, byte for byte."""
+    pytest.importorskip("dask.distributed")
+    import shutil
+    import socket
+    import subprocess
+    import sys
+
+    from lasvm_cli.training.distributed import worker_env
+
+    dask = shutil.which("dask", path=os.path.dirname(sys.executable)) or shutil.which("dask")
+    if dask is None:
+        pytest.skip("no dask command")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    env = {**os.environ, **worker_env(2)}
+    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                               "--dashboard-address", ":0"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        procs += [subprocess.Popen([dask, "worker", address, "--nthreads", "1",
+                                    "--dashboard-address", ":0"], env=env,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                  for _ in range(2)]
+        from dask.distributed import Client
+
+        with Client(address, timeout=60) as c:
+            c.wait_for_workers(2, timeout=60)
+        local = CliRunner().invoke(svm_train, ["--partitions", "3", str(HEART),
+                                               str(tmp_path / "local.model")])
+        remote = CliRunner().invoke(svm_train, ["--partitions", "3", "--scheduler", address,
+                                                str(HEART), str(tmp_path / "remote.model")])
+        assert remote.exit_code == 0, remote.stderr
+        assert remote.stdout == local.stdout
+        assert (tmp_path / "remote.model").read_bytes() == (tmp_path / "local.model").read_bytes()
+    finally:
+        for p in procs[::-1]:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+def test_sklearn_svc_partitions_matches_svc():
+    pytest.importorskip("sklearn")
+    from sklearn.datasets import make_classification
+
+    from lasvm_cli.sklearn import SVC
+
+    X, y = make_classification(n_samples=500, n_features=6, n_informative=4, n_classes=3,
+                               random_state=0)
+    y = np.array(["a", "b", "c"])[y]
+    ref = SVC(C=3, gamma=0.2).fit(X, y)
+    est = SVC(C=3, gamma=0.2, partitions=5).fit(X, y)
+    assert list(est.classes_) == list(ref.classes_)
+    assert abs(est.n_support_.sum() - ref.n_support_.sum()) <= max(1, 0.01 * ref.n_support_.sum())
+    assert (est.predict(X) == ref.predict(X)).mean() >= 0.99
+    assert np.abs(est.decision_function(X) - ref.decision_function(X)).max() < 0.05
+    first = est.support_[:est.n_support_[0]]
+    assert set(est.support_) <= set(range(500)) and np.all(np.diff(first) > 0)
+    with pytest.raises(ValueError, match="partitions: not with -b 1"):
+        SVC(partitions=2, probability=True).fit(X, y)
+
+
+def test_progress_on_a_terminal_leaves_libsvm_lines(tmp_path):
+    """On a terminal: the bar (pair, pass, partitions solved / checked, violation) is drawn and
+    leaves the screen holding exactly the lines of the same run without a terminal."""
+    from .test_cli_train import write_four_classes
+    from .test_progress_tty import TRAIN, off_terminal, on_terminal, screen
+
+    args = ["--partitions", "3", "-c", "2", str(write_four_classes(tmp_path / "multi")),
+            str(tmp_path / "m")]
+    raw = on_terminal(TRAIN, args, tmp_path)
+    assert "class 3 vs 1: pass 0, partitions solved" in raw and "violation=" in raw
+    expected = off_terminal(TRAIN, args, tmp_path)
+    assert sum(x.startswith("optimization finished") for x in expected) == 6
+    assert screen(raw) == expected
