@@ -42,6 +42,26 @@ def run_cli(command, args, code=0):
     return result
 
 
+@pytest.fixture(scope="module")
+def client():
+    """A Dask client of a LocalCluster of two worker processes, one thread each (the dask
+    extra: skipped without it), shared by a test module."""
+    pytest.importorskip("dask.distributed")
+    import logging
+
+    from dask.distributed import Client, LocalCluster
+
+    from lasvm_cli.training.distributed import worker_env
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address=":0", env=worker_env(2),
+                           silence_logs=logging.ERROR)
+    c = Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
 def shared_data_dir():
     """The data folder: ``LASVM_DATA``, else the cache folder ``lasvm data fetch`` fills."""
     from lasvm_cli.tools.datasets import data_dir

@@ -4,7 +4,6 @@ folds and one-vs-one pairs as tasks give the serial results; data scattered once
 mid-grid changes nothing. One small LocalCluster (2 worker processes, 1 thread each) serves
 the module."""
 
-import logging
 import os
 import shutil
 import signal
@@ -33,22 +32,6 @@ LIBSVM_LINES = """\
 [local] 1.0 -1.0 76.2963 (best c=0.5, g=0.125, rate=82.963)
 0.5 0.125 82.963
 """
-
-
-@pytest.fixture(scope="module")
-def client():
-    pytest.importorskip("dask.distributed")
-    from dask.distributed import Client, LocalCluster
-
-    from lasvm_cli.training.distributed import worker_env
-
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           dashboard_address=":0", env=worker_env(2),
-                           silence_logs=logging.ERROR)
-    c = Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
 
 
 def out_lines(text):

@@ -6,7 +6,6 @@ LocalCluster the same model, also when a worker is killed mid-run; the client ne
 training file when the parts run on Dask."""
 
 import builtins
-import logging
 import lzma
 import os
 import signal
@@ -237,22 +236,6 @@ def test_cli_refusals(tmp_path, args, message):
 
 
 # -- on Dask ---------------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def client():
-    pytest.importorskip("dask.distributed")
-    from dask.distributed import Client, LocalCluster
-
-    from lasvm_cli.training.distributed import worker_env
-
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           dashboard_address=":0", env=worker_env(2),
-                           silence_logs=logging.ERROR)
-    c = Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
 
 def test_dask_gives_the_in_process_model_and_never_opens_the_file_here(tmp_path, client,
                                                                       monkeypatch):

@@ -228,6 +228,18 @@ def test_ctrl_z_stops_and_continues_the_worker(runtime, tmp_path):
     assert not (tmp_path / "m").exists()
 
 
+def _kill_client_and_expect_no_worker(p, server, model):
+    """kill -9 of the client ``p``: within 10 s the server has no worker left, and no model
+    was written."""
+    p.kill()
+    p.wait()
+    deadline = time.monotonic() + 10
+    while _workers_of(server) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _workers_of(server)
+    assert not model.exists()
+
+
 def test_killed_client_ends_its_worker(runtime, tmp_path):
     server = _server_pid(runtime)
     p = subprocess.Popen([BIN / ENDLESS[0], *ENDLESS[1:], tmp_path / "m"],
@@ -237,13 +249,7 @@ def test_killed_client_ends_its_worker(runtime, tmp_path):
     while not _workers_of(server) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _workers_of(server), "the command did not start on the server"
-    p.kill()
-    p.wait()
-    deadline = time.monotonic() + 10
-    while _workers_of(server) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _workers_of(server)
-    assert not (tmp_path / "m").exists()
+    _kill_client_and_expect_no_worker(p, server, tmp_path / "m")
 
 
 def test_dead_server_socket_runs_in_process(tmp_path):
@@ -987,13 +993,7 @@ def test_killed_client_with_closed_stdin_leaves_no_worker(runtime, tmp_path):
                          env=_env(runtime, "1"), stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, preexec_fn=_closing(0))
     time.sleep(2.0)
-    p.kill()
-    p.wait()
-    deadline = time.monotonic() + 10
-    while _workers_of(server) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _workers_of(server)
-    assert not (tmp_path / "m").exists()
+    _kill_client_and_expect_no_worker(p, server, tmp_path / "m")
 
 
 def test_stopped_server_holds_no_descriptor(runtime, tmp_path):

@@ -277,6 +277,17 @@ def align(kd, ref, kernel_type=None):
     return kernel_data_like(ref, *original_csr(kd), x_sq=kd.x_sq)
 
 
+def csr_take(indptr, indices, values, rows):
+    """CSR arrays (indptr, indices, values) of the given rows of a CSR matrix, in that order."""
+    rows = np.asarray(rows, np.int64)
+    starts, stops = indptr[rows], indptr[rows + 1]
+    out = np.zeros(rows.size + 1, np.int64)
+    np.cumsum(stops - starts, out=out[1:])
+    take = np.concatenate([np.arange(a, b) for a, b in zip(starts, stops)]) if rows.size else \
+        np.zeros(0, np.int64)
+    return out, indices[take], values[take]
+
+
 def subset(kd, rows):
     """KernelData holding the given rows (used by one-vs-one sub-problems and CV folds)."""
     rows = np.asarray(rows, np.int64)
@@ -286,14 +297,9 @@ def subset(kd, rows):
         XT = np.ascontiguousarray(kd.XT[:, rows]) if kd.XT.shape[0] > 0 else NO_XT
         return KernelData(np.ascontiguousarray(kd.X[rows]), e[0], e[1], e[2], kd.x_sq[rows].copy(),
                           _rows_of(kd.bits, rows), kd.cols, X32, XT)
-    starts, stops = kd.indptr[rows], kd.indptr[rows + 1]
-    lengths = stops - starts
-    indptr = np.zeros(rows.size + 1, np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    take = np.concatenate([np.arange(a, b) for a, b in zip(starts, stops)]) if rows.size else \
-        np.zeros(0, np.int64)
-    sub = KernelData(kd.X, indptr, kd.indices[take].copy(), kd.values[take].copy(),
-                     kd.x_sq[rows].copy(), _rows_of(kd.bits, rows), kd.cols)
+    indptr, indices, values = csr_take(kd.indptr, kd.indices, kd.values, rows)
+    sub = KernelData(kd.X, indptr, indices, values, kd.x_sq[rows].copy(),
+                     _rows_of(kd.bits, rows), kd.cols)
     if kd.csc.shape[0] > 0:
         sub = sub._replace(**_by_column(sub.indptr, sub.indices, sub.values, int(kd.csc[0])))
     return sub
@@ -341,14 +347,7 @@ class Problem:
 
     def csr_rows(self, rows):
         """CSR arrays (indptr, indices, values) of the given rows, in that order."""
-        rows = np.asarray(rows, np.int64)
-        starts, stops = self.indptr[rows], self.indptr[rows + 1]
-        indptr = np.zeros(rows.size + 1, np.int64)
-        np.cumsum(stops - starts, out=indptr[1:])
-        if rows.size == 0:
-            return indptr, np.zeros(0, np.int32), np.zeros(0, np.float64)
-        take = np.concatenate([np.arange(a, b) for a, b in zip(starts, stops)])
-        return indptr, self.indices[take], self.values[take]
+        return csr_take(self.indptr, self.indices, self.values, rows)
 
 
 def sv_arrays(problem, kernel_type, sv_rows):

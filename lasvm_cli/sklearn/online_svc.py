@@ -26,7 +26,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ..io.model_file import read_model, write_model
-from ..numerics.data import kernel_data
+from ..numerics.data import csr_take, kernel_data
 from ..numerics.kernels import make_params
 from ..numerics.model import SVMModel
 from ..qp import SELECTIONS
@@ -45,17 +45,6 @@ def stack_rows(parts):
         off += int(ip[-1])
     return (np.concatenate(indptr), np.concatenate([p[1] for p in parts]).astype(np.int32),
             np.concatenate([p[2] for p in parts]).astype(np.float64))
-
-
-def take_rows(rows, which):
-    indptr, indices, values = rows
-    which = np.asarray(which, np.int64)
-    lo, hi = indptr[which], indptr[which + 1]
-    out_ptr = np.zeros(which.size + 1, np.int64)
-    np.cumsum(hi - lo, out=out_ptr[1:])
-    take = np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)]) if which.size else \
-        np.zeros(0, np.int64)
-    return out_ptr, indices[take], values[take]
 
 
 class EndOfBatch(Observer):
@@ -102,12 +91,12 @@ class BinaryMachine:
         # models); the run itself goes on with the next batch
         fin = run.finished_copy() if run.online else run
         s = fin.kept_expansion()
-        sv = s["alpha"] != 0
-        self.model_part = (ids[s["rows"][sv]], cls[s["rows"][sv]], take_rows(rows, s["rows"][sv]),
-                           s["alpha"][sv])
+        sv_rows = s["rows"][s["alpha"] != 0]
+        self.model_part = (ids[sv_rows], cls[sv_rows], csr_take(*rows, sv_rows),
+                           s["alpha"][s["alpha"] != 0])
         self.objective = -fin.dual_objective()  # LIBSVM's 0.5 a'Qa - e'a
         self.rho = fin.coef_rho()[1]
-        self.rows = take_rows(rows, keep)
+        self.rows = csr_take(*rows, keep)
         self.y, self.ids, self.cls = y[keep], ids[keep], cls[keep]
 
     @property
@@ -117,7 +106,7 @@ class BinaryMachine:
     def coef(self):
         """(ids, classes, rows, alpha) of the support vectors (alpha != 0)."""
         if self.state is None:
-            return (np.zeros(0, np.int64), np.zeros(0, np.int64), take_rows(self.rows, []),
+            return (np.zeros(0, np.int64), np.zeros(0, np.int64), csr_take(*self.rows, []),
                     np.zeros(0))
         return self.model_part
 
@@ -224,7 +213,7 @@ class OnlineSVC(ClassifierMixin, BaseEstimator):
         else:  # machine (c, d): the rows of classes c (+1) and d (-1)
             for (c, d), m in zip(self.pairs(), self.machines_):
                 mine = np.flatnonzero((y_idx == c) | (y_idx == d))
-                m.partial_fit(take_rows(rows, mine), np.where(y_idx[mine] == c, 1.0, -1.0),
+                m.partial_fit(csr_take(*rows, mine), np.where(y_idx[mine] == c, 1.0, -1.0),
                               ids[mine], y_idx[mine])
         self.make_model()
         return self
@@ -291,7 +280,7 @@ class OnlineSVC(ClassifierMixin, BaseEstimator):
                 coef[r, at] = alpha
         # each SV's row, from the first machine that holds it
         store = stack_rows([p[2] for p in parts])
-        sv_rows = take_rows(store, first[order])
+        sv_rows = csr_take(*store, first[order])
         rho = np.array([m.rho if m.trained else 0.0 for m in self.machines_])
         self.model_ = SVMModel(
             svm_type="c_svc", kernel_type=KERNELS[self.kernel], degree=int(self.degree),

@@ -50,7 +50,7 @@ import numpy as np
 
 from ..numerics import cache as kc
 from ..numerics import kernels
-from ..numerics.data import kernel_data, kernel_data_like
+from ..numerics.data import csr_take, kernel_data, kernel_data_like
 from ..numerics.model import SVMModel
 from ..qp import ITER, RUNNING
 from ..qp.so_lanes import max_violator
@@ -94,12 +94,7 @@ class Part:
                               x_storage="float64", training=True)
 
     def csr_rows(self, rows):
-        starts, stops = self.indptr[rows], self.indptr[rows + 1]
-        indptr = np.zeros(rows.size + 1, np.int64)
-        np.cumsum(stops - starts, out=indptr[1:])
-        take = np.concatenate([np.arange(a, b) for a, b in zip(starts, stops)]) \
-            if rows.size else np.zeros(0, np.int64)
-        return indptr, self.indices[take], self.values[take]
+        return csr_take(self.indptr, self.indices, self.values, rows)
 
     def pair_rows(self, li, lj):
         """Rows of classes li then lj (each in file order, LIBSVM's grouping) and y = +1/-1."""
@@ -595,15 +590,6 @@ def _row_block(data, a, b):
                         values=data.values[lo:hi], max_index=int(indices.max()) if hi > lo else 0)
 
 
-def _csr_take(W, rows):
-    starts, stops = W.indptr[rows], W.indptr[rows + 1]
-    indptr = np.zeros(rows.size + 1, np.int64)
-    np.cumsum(stops - starts, out=indptr[1:])
-    take = np.concatenate([np.arange(a, b) for a, b in zip(starts, stops)]) \
-        if rows.size else np.zeros(0, np.int64)
-    return indptr, W.indices[take], W.values[take]
-
-
 class _Expansion:
     """The expansion the parts hold: rows (sorted ids, CSR rows), y a and y C [a = C]."""
 
@@ -646,7 +632,7 @@ class _Expansion:
 
 
 def _take(W, rows):
-    return RowSet(W.ids[rows], W.y[rows], W.alpha[rows], *_csr_take(W, rows))
+    return RowSet(W.ids[rows], W.y[rows], W.alpha[rows], *csr_take(W.indptr, W.indices, W.values, rows))
 
 
 def _merge(sets):
