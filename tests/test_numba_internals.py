@@ -366,3 +366,54 @@ def test_the_module_is_the_one_place_of_numba_internals():
             if any(s in code for s in INTERNAL_IMPORTS):
                 offenders.append(f"{path.relative_to(REPO)}:{n}: {line.strip()}")
     assert offenders == []
+
+
+# --- no folder to cache in --------------------------------------------------------------------
+
+_UNCACHED_PROBE = r"""
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+from tests import landlock
+src, work = sys.argv[2], sys.argv[3]
+landlock.restrict([work])  # writes only in the command's own folder
+os.environ["HOME"] = work + "-home"  # and no user-wide cache: outside the writable folder
+import numba
+from lasvm_cli.base import jit_cache, numba_internals  # noqa: F401 (installs the fallback)
+out = {}
+for module in ("lasvm_cli.toy", "another_package.toy"):
+    scope = {"__name__": module}
+    exec(compile(open(src).read(), src, "exec"), scope)
+    try:
+        f = numba.njit(cache=True)(scope["twice"])
+        out[module] = f(21)
+    except RuntimeError as e:
+        out[module] = str(e)[:40]
+out["uncached"] = numba_internals.UNCACHED
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX")
+def test_a_function_with_no_cache_folder_compiles_in_memory(tmp_path):
+    """A sandbox that lets a command write only in its own folder (no NUMBA_CACHE_DIR, no
+    writable __pycache__, no home): a function of the package compiles in memory and runs (its
+    module imports instead of failing), and is listed for the compile notice; another
+    package's function fails there as numba makes it fail."""
+    from . import landlock
+
+    if landlock.abi() == 0:
+        pytest.skip("the kernel has no Landlock")
+    src = tmp_path / "src" / "toy.py"
+    src.parent.mkdir()
+    src.write_text("def twice(x):\n    return 2 * x\n")
+    os.chmod(src.parent, 0o555)  # the in-tree cache: not writable (root ignores modes,
+    work = tmp_path / "work"     # Landlock does not)
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    r = subprocess.run([sys.executable, "-c", _UNCACHED_PROBE, str(REPO), str(src), str(work)],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout)
+    assert out["lasvm_cli.toy"] == 42
+    assert out["another_package.toy"].startswith("cannot cache function")
+    assert out["uncached"] == ["lasvm_cli.toy.twice"]

@@ -228,6 +228,8 @@ def _install():
     if uses(CACHE_STAMP):
         numba_internals.install_cache_stamp(
             _in_package, package_stamp, lambda stamp: str(stamp).startswith(STAMP_PREFIX))
+        numba_internals.install_cache_fallback(
+            lambda module: module.split(".")[0] == numba_internals.PACKAGE)
     if uses(BY_SYMBOL) or uses(ON_DEMAND):
         numba_internals.install_reload_init_keeper(
             lambda loader: getattr(loader, "lasvm_loader", False))

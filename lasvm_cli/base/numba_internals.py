@@ -151,6 +151,9 @@ def _probe_cache_stamp():
     index = caching.IndexDataCacheFile
     _takes(index._load_index, what="IndexDataCacheFile._load_index")
     _need(_uses(index.__init__, "_source_stamp"), "IndexDataCacheFile._source_stamp")
+    from numba.core.dispatcher import Dispatcher
+
+    _takes(Dispatcher.enable_caching, what="Dispatcher.enable_caching")
     return impl, locators, index
 
 
@@ -393,6 +396,35 @@ def install_cache_stamp(in_package, stamp, is_ours):
         index_file._load_index = tolerant(index_file._load_index)
     if not any(getattr(c, "__name__", "").startswith("Package") for c in impl._locator_classes):
         impl._locator_classes = [package_locator(b) for b in bases] + list(impl._locator_classes)
+
+
+# functions of the package numba found no folder to cache in (compiled in memory instead)
+UNCACHED = []
+
+
+def install_cache_fallback(is_ours):
+    """A function of ours (``is_ours(module name)``) for which numba finds no writable cache
+    folder (NUMBA_CACHE_DIR, the package's __pycache__ and the user-wide cache all refused: a
+    sandbox that lets a command write only in its own folder, a read-only install run by a
+    user without a home) compiles in memory, as a function without ``cache=True`` does,
+    instead of failing its module's import; it is listed in UNCACHED for the compile notice."""
+    from numba.core.dispatcher import Dispatcher
+
+    enable = Dispatcher.enable_caching
+    if getattr(enable, "falls_back", False):
+        return
+
+    @functools.wraps(enable)
+    def enable_caching(self):
+        try:
+            enable(self)
+        except RuntimeError as e:
+            if "no locator available" not in str(e) or not is_ours(self.py_func.__module__):
+                raise
+            UNCACHED.append(f"{self.py_func.__module__}.{self.py_func.__qualname__}")
+
+    enable_caching.falls_back = True
+    Dispatcher.enable_caching = enable_caching
 
 
 def package_locator_of(dispatcher):

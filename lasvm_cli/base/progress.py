@@ -97,6 +97,10 @@ def _isatty(stream):
 
 COMPILE_NOTICE = ("{program}: compiling the numerical code for this machine (once after an "
                   "install or upgrade; later runs load it from the cache)")
+# when numba found no folder it may write its cache to (numba_internals.UNCACHED)
+UNCACHED_NOTICE = ("{program}: compiling the numerical code for this machine: numba can write "
+                   "its cache to no folder here (NUMBA_CACHE_DIR, the package's __pycache__, "
+                   "~/.cache/numba), so every run compiles again")
 _notice = None  # the process's one compile listener (base/numba_internals.py), once registered
 
 
@@ -107,9 +111,12 @@ class _CompileNotice:
     def __call__(self):
         program, quiet, stream = self.settings
         if not self.said and not quiet:
+            from .numba_internals import UNCACHED
+
             self.said = True
             out = sys.stderr if stream is None else stream
-            out.write(COMPILE_NOTICE.format(program=program) + "\n")
+            text = UNCACHED_NOTICE if UNCACHED else COMPILE_NOTICE
+            out.write(text.format(program=program) + "\n")
             out.flush()
 
 

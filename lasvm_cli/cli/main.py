@@ -7,10 +7,17 @@ points. Heavy modules (numpy, numba) are imported inside the callbacks so ``--he
 """
 
 import sys
+import warnings
 
 import click
 
 _RAW = dict(ignore_unknown_options=True, help_option_names=["--help"])
+
+# numba's thread pool takes a cross-process lock in /dev/shm when it starts; a sandbox that
+# forbids writing there leaves a command of one process without it, which is harmless, and
+# numba's four-line warning would be the command's only stderr (a served command, whose
+# worker inherits the server's started pool, says nothing)
+warnings.filterwarnings("ignore", message="Could not obtain multiprocessing lock")
 
 
 def _run(module_name, args):
