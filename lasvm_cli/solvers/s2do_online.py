@@ -41,7 +41,7 @@ import numba
 from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 from llvmlite import ir
-from numba.core import cgutils, types
+from numba import types
 from numba.extending import intrinsic
 
 from ..base.clock import Clock
@@ -89,11 +89,14 @@ def monotonic_ns(typingctx):
         i32, i64 = ir.IntType(32), ir.IntType(64)
         timespec = ir.LiteralStructType([i64, i64])
         fnty = ir.FunctionType(i32, [i32, timespec.as_pointer()])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "clock_gettime")
-        ts = cgutils.alloca_once(builder, timespec)
+        fn = builder.module.globals.get("clock_gettime") or \
+            ir.Function(builder.module, fnty, "clock_gettime")
+        with builder.goto_entry_block():  # one slot per call site, not one per loop trip
+            ts = builder.alloca(timespec)
         builder.call(fn, [ir.Constant(i32, 1), ts])  # CLOCK_MONOTONIC is 1 on Linux
-        sec = builder.load(cgutils.gep_inbounds(builder, ts, 0, 0))
-        nsec = builder.load(cgutils.gep_inbounds(builder, ts, 0, 1))
+        zero = ir.Constant(i32, 0)
+        sec = builder.load(builder.gep(ts, [zero, zero], inbounds=True))
+        nsec = builder.load(builder.gep(ts, [zero, ir.Constant(i32, 1)], inbounds=True))
         return builder.add(builder.mul(sec, ir.Constant(i64, 1000000000)), nsec)
     return types.int64(), codegen
 
