@@ -5,7 +5,7 @@ BIN     = $(VENV)/bin
 # The data sets of bench, paper-NNN and the tests are read from $LASVM_DATA when it is set, else
 # from ~/.cache/lasvm-cli/data ($XDG_CACHE_HOME/lasvm-cli/data), which `make data` fills.
 
-.PHONY: paper-000 paper-001 paper-002 paper-003 paper-004 demo test data bench bench-parser bench-predict bench-train bench-lasvm bench-startup bench-threads bench-index bench-gap-scan bench-s2do-scan bench-exp bench-easy clean
+.PHONY: paper-000 paper-001 paper-002 paper-003 paper-004 demo test test-fast test-unit test-oracle test-cli test-server data bench bench-parser bench-predict bench-train bench-lasvm bench-startup bench-threads bench-index bench-gap-scan bench-s2do-scan bench-exp bench-easy clean
 
 # The package and its runtime dependencies only (numpy, numba, click, tqdm: wheels, no
 # compiler), then its numerical code compiled ahead of the first command (lasvm compile: in
@@ -50,6 +50,19 @@ demo: $(BIN)/svm-train
 
 test: $(VENV)/.test-extras
 	$(BIN)/python -m pytest -q
+
+# The tiers (tests/conftest.py TIERS, docs/testing.md): test-fast after each edit (under two
+# minutes once the JIT cache is warm), one tier at a time, `make test` for all of them.
+test-fast: $(VENV)/.test-extras
+	$(BIN)/python -m pytest -q -m fast
+test-unit: $(VENV)/.test-extras
+	$(BIN)/python -m pytest -q -m "unit and not slow"
+test-oracle: $(VENV)/.test-extras
+	$(BIN)/python -m pytest -q -m "oracle and not slow"
+test-cli: $(VENV)/.test-extras
+	$(BIN)/python -m pytest -q -m "cli and not slow"
+test-server: $(VENV)/.test-extras
+	$(BIN)/python -m pytest -q -m "server and not slow"
 
 # The data sets (docs/data.md): each from its original public source (LIBSVM's repository,
 # tick-datasets, PMLB, UCI, PyPI), checked against the sha256s in lasvm_cli/tools/datasets.py,

@@ -18,6 +18,97 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 HEART = REPO / "data" / "heart_scale"
 
+# Every test file's tier, in this one table (docs/testing.md; tests/test_tiers.py fails on a
+# file missing here): its tests carry the tier's marker, and "fast" adds them to the tier an
+# engineer runs after each edit (`make test-fast`: under two minutes with a warm JIT cache).
+#   unit    a function or module against a model of it (numpy, brute force, a table, the
+#           sources), in process, no LIBSVM and no command line
+#   oracle  a solver's results against an independent oracle: LIBSVM (libsvm-official), the
+#           papers' pseudo-code in numpy (reference_*.py), LaSVM 1.1's runs, scipy's optima
+#   cli     the commands and estimators as a user runs them: exit statuses, messages, output
+#           files, streams, terminals, subprocesses, clusters, downloads
+#   server  the warm server (cli/warm_server.py, cli/handoff.py) and its sandboxing
+TIERS = {
+    "test_bad_inputs.py": ("cli", "fast"),
+    "test_bench_selection.py": ("unit", "fast"),
+    "test_cache.py": ("unit", "fast"),
+    "test_cli_train.py": ("oracle",),
+    "test_clock.py": ("unit", "fast"),
+    "test_data_fetch.py": ("cli",),
+    "test_docs_links.py": ("unit", "fast"),
+    "test_entry.py": ("cli",),
+    "test_examples.py": ("cli",),
+    "test_exception_exits.py": ("unit", "fast"),
+    "test_fuzz_reader.py": ("unit", "fast"),
+    "test_grid.py": ("oracle",),
+    "test_imports.py": ("unit", "fast"),
+    "test_jit_cache.py": ("unit",),
+    "test_kernels.py": ("unit", "fast"),
+    "test_lasvm.py": ("oracle",),
+    "test_lasvm_nc.py": ("oracle",),
+    "test_lasvm_nc_reference.py": ("oracle",),
+    "test_lasvm_reference.py": ("oracle",),
+    "test_model_file.py": ("unit", "fast"),
+    "test_numba_internals.py": ("unit",),
+    "test_online.py": ("cli",),
+    "test_online_core.py": ("oracle", "fast"),
+    "test_options.py": ("unit", "fast"),
+    "test_oracle_train.py": ("oracle",),
+    "test_outputs.py": ("cli",),
+    "test_paper_000_cache_delta.py": ("unit", "fast"),
+    "test_paper_001_figures.py": ("unit", "fast"),
+    "test_partitions.py": ("oracle",),
+    "test_precompile.py": ("cli",),
+    "test_predict.py": ("oracle",),
+    "test_probability.py": ("unit", "fast"),
+    "test_progress_tty.py": ("cli",),
+    "test_rand.py": ("unit", "fast"),
+    "test_reference_hmg.py": ("oracle",),
+    "test_reference_hmg_rows.py": ("oracle", "fast"),
+    "test_run_protocol.py": ("unit",),
+    "test_s2do.py": ("oracle",),
+    "test_s2do_online_options.py": ("cli",),
+    "test_s2do_reference.py": ("oracle",),
+    "test_scale.py": ("unit", "fast"),
+    "test_select.py": ("unit", "fast"),
+    "test_sklearn.py": ("cli",),
+    "test_smo.py": ("oracle",),
+    "test_steps.py": ("unit", "fast"),
+    "test_stream.py": ("oracle",),
+    "test_svm_types.py": ("oracle",),
+    "test_svmlight.py": ("unit", "fast"),
+    "test_sweep.py": ("oracle",),
+    "test_tiers.py": ("unit", "fast"),
+    "test_tracking.py": ("oracle",),
+    "test_tracking_reference.py": ("oracle",),
+    "test_train_argv.py": ("unit", "fast"),
+    "test_variables.py": ("unit", "fast"),
+    "test_warm_server.py": ("server",),
+    "test_warm_server_sandbox.py": ("server",),
+    "test_wide_indices.py": ("cli",),
+    "test_x_storage.py": ("unit", "fast"),
+}
+TIER_NAMES = {
+    "unit": "a function or module against a model of it, in process",
+    "oracle": "a solver against LIBSVM, the papers' pseudo-code or an optimiser",
+    "cli": "the commands and estimators as a user runs them",
+    "server": "the warm server",
+    "fast": "the tier run after each edit (make test-fast): under two minutes, warm JIT cache",
+}
+
+
+def pytest_configure(config):
+    for name, what in TIER_NAMES.items():
+        config.addinivalue_line("markers", f"{name}: {what} (tests/conftest.py TIERS)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Each test gets its file's markers from TIERS; a slow test (-m slow) is never fast."""
+    for item in items:
+        for name in TIERS.get(item.path.name, ()):
+            if name != "fast" or item.get_closest_marker("slow") is None:
+                item.add_marker(name)
+
 
 def precomputed(M):
     """KernelData whose precomputed kernel is exactly M (LIBSVM layout: column 0 = serial),
