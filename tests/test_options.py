@@ -5,6 +5,7 @@ is covered without a new test."""
 
 import dataclasses
 import inspect
+import math
 import re
 from pathlib import Path
 
@@ -12,17 +13,27 @@ import pytest
 
 from lasvm_cli.cli.train import ALL_OPTIONS, USAGE, parse_command_line
 from lasvm_cli.base.errors import ParameterError
-from lasvm_cli.base.options import ALL_IN_ONE_KEYS, applies, where
+from lasvm_cli.base.options import ALL_IN_ONE_KEYS, applies, atof, where
 from lasvm_cli.training.params import TrainParams, check_parameter
-from lasvm_cli.solvers import C_SVC_SOLVERS, OPTIONS, solver_kwargs
+from lasvm_cli.solvers import (C_SVC_SOLVERS, OPTIONS, SOLVER_NAMES, SOLVERS, command_words,
+                               dispatch_key, solver_kwargs)
 
 PACKAGE = Path(__file__).resolve().parent.parent / "lasvm_cli"
 
-# every solver key, with the command-line words and TrainParams fields that select it
-CONTEXTS = {**{s: (["--solver", s], dict(solver=s)) for s in C_SVC_SOLVERS},
-            "s2do": (["--multiclass", "llw"], dict(multiclass="llw")),
-            "online": (["--multiclass", "llw", "--solver", "online"],
-                       dict(multiclass="llw", solver="online"))}
+
+def _context(key):
+    """The command-line words (the first scheme's) that select solver row ``key`` and the
+    TrainParams fields they set."""
+    words = list(command_words(key)[0])
+    p = parse_command_line([*words, "train.svm"]).params
+    assert dispatch_key(p) == key, (key, words)
+    return ["--solver", "smo"] if not words else words, \
+        {f: getattr(p, f) for f in ("solver", "multiclass") if "--" + f in words}
+
+
+# every solver key (but the svm types'), with the command-line words and TrainParams fields
+# that select it, from the rows
+CONTEXTS = {k: _context(k) for k, row in SOLVERS.items() if row.kind != "svm_type"}
 
 RESTRICTED = [o for o in OPTIONS if o.flags and (o.solvers is not None or o.when)]
 
@@ -125,6 +136,51 @@ def test_the_issue_examples():
                        (["--llw-target", "2"], "--llw-target: only with --multiclass llw")):
         o = parse_command_line(["-q", *argv, "heart_scale"])
         assert check_parameter(o.params, given=o.given) == text
+
+
+def test_what_the_solver_rows_say_reaches_the_options():
+    """--epochs is taken by the rows with ``epochs``; every --solver choice's row has its
+    phrase in the usage text; every row's ``rules`` run for it (and only for it)."""
+    epochs = next(o for o in OPTIONS if o.field == "epochs")
+    assert epochs.solvers == tuple(k for k, row in SOLVERS.items() if row.epochs)
+    assert set(epochs.solvers) >= {"lasvm", "lasvm-g", "online"}
+    text = " ".join(USAGE.split())
+    for key in SOLVER_NAMES:
+        assert SOLVERS[key].usage, key
+        assert " ".join(SOLVERS[key].usage.split()) in text, key
+    # lasvm-i's rule: --ramp-s > 0 is its error only
+    assert "lasvm-i" in check_parameter(TrainParams(solver="lasvm-i", ramp_s=0.5))
+    assert check_parameter(TrainParams(solver="lasvm-nc", ramp_s=0.5)) is None
+    # the tracking rows' rules, for each of them
+    for key in (k for k, row in SOLVERS.items() if row.tracking):
+        assert check_parameter(TrainParams(solver=key, K=2, track_eps=1.0)) == \
+            "-K and --eps exclude each other"
+        assert check_parameter(TrainParams(solver=key, probability=1)) == \
+            f"--solver {key}: no probability estimates (-b 1)"
+
+
+NUMBERS = [o for o in OPTIONS if o.flags and o.parse in (float, atof) and not o.command
+           and o.field != "weights"]
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+@pytest.mark.parametrize("option", NUMBERS, ids=lambda o: o.flags[0])
+def test_no_number_option_takes_nan(option, value):
+    """Every option that takes a number refuses NaN (a range check ``v <= 0`` is false for
+    it), with its solver: by its row's ``number`` or its own check. An infinite value is
+    refused unless the row says it may be infinite (a limit that is no limit)."""
+    key = next(iter(option.solvers or ("smo",)))
+    words = CONTEXTS[key][0]
+    argv = [*words, option.flags[0], value, "train.svm"]
+    for field, values in option.when:
+        argv = [f"--{field.replace('_', '-')}", values[0], *argv]
+    o = parse_command_line(argv)
+    message = check_parameter(o.params, given=o.given)
+    if value == "nan" or option.number == "finite":
+        assert message is not None and option.flags[0] in message, (argv, message)
+    elif option.number == "not nan":
+        assert message is None, (argv, message)
+    assert option.number in ("", "finite", "not nan")
 
 
 def test_every_field_is_declared_with_its_default():

@@ -43,3 +43,25 @@ def test_first_commands_after_compile_load_from_the_cache(tmp_path):
 def test_without_it_the_first_command_compiles(tmp_path):
     """The check above can fail: a fresh cache makes svm-scale compile (and say so)."""
     assert NOTICE in _run(_env(tmp_path / "jit"), "svm-scale", HEART).stderr
+
+
+def test_every_solver_row_is_compiled_by_a_group():
+    """`lasvm compile --all` trains every row of the dispatch table (a row's ``compile`` names
+    its group; the default groups train SMO), each command a valid svm-train command line."""
+    from lasvm_cli.cli.precompile import GROUPS, MORE_GROUPS, commands
+    from lasvm_cli.cli.train import parse_command_line
+    from lasvm_cli.solvers import SOLVERS, dispatch_key
+    from lasvm_cli.training.params import check_parameter
+
+    trained = {}
+    for name in (*GROUPS, *MORE_GROUPS):
+        for argv in commands(name, "d"):
+            if argv[0] == "svm-train":
+                o = parse_command_line(argv[1:])
+                assert check_parameter(o.params, given=o.given) is None, argv
+                trained.setdefault(dispatch_key(o.params), name)
+    for key, row in SOLVERS.items():
+        # a row that shares its module and functions with a trained one shares its code
+        assert any(SOLVERS[k][:3] == row[:3] for k in trained), key
+        assert row.compile in MORE_GROUPS or (not row.compile and key in trained), key
+    assert trained["smo"] == "train"

@@ -17,6 +17,7 @@ lasvm_cli/solvers/__init__.py). From the rows come:
 This module imports nothing of the package: svm-train reads it before any solver loads.
 """
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -50,6 +51,9 @@ class Option:
         scikit-learn's names: ``tol`` for -e, ``random_state`` for --seed).
     command: an option of svm-train itself (-v, -q, --stream ...), not a training parameter.
     section: the usage text's section it is listed in.
+    number: "finite" for a number that must be finite, "not nan" for one that may be
+        infinite (no limit) but never NaN: atof and float() read "nan" and "inf", and range
+        checks such as ``eps <= 0`` are false for NaN (``-e nan`` would never stop).
     """
 
     field: str
@@ -68,6 +72,7 @@ class Option:
     command: bool = False
     section: str = "lasvm-cli"
     what: str = ""  # the choices' name in "unknown WHAT 'x' (choose from ...)" (default: flag)
+    number: str = ""
 
     @property
     def name(self):
@@ -187,6 +192,19 @@ def range_error(options, p):
     return None
 
 
+def number_error(options, p):
+    """The first option that must be a finite number and is not (LIBSVM's are named as its
+    usage names them: "-g gamma must be a finite number, not nan"), then the first that must
+    not be NaN."""
+    for kind, text in (("finite", "a finite number"), ("not nan", "a number")):
+        for o in options:
+            v = getattr(p, o.field, None) if o.number == kind else None
+            if v is not None and (math.isnan(v) or kind == "finite" and math.isinf(v)):
+                name = o.usage.split(" : ")[0] if o.section == "libsvm" else o.flags[0]
+                return f"{name} must be {text}, not {v!r}"
+    return None
+
+
 def solver_kwargs(options, p, key):
     """The keyword arguments of solver ``key`` from TrainParams ``p``: every option that
     names ``key`` among its solvers and has a ``kwarg``."""
@@ -240,19 +258,26 @@ LIBSVM_OPTIONS = (
     Option("degree", ("-d",), atoi, default=3, sklearn="degree", section="libsvm",
            usage="-d degree : set degree in kernel function (default 3)"),
     Option("gamma", ("-g",), atof, default=0.0, sklearn="gamma", section="libsvm",
+           number="finite",
            usage="-g gamma : set gamma in kernel function (default 1/num_features)"),
     Option("coef0", ("-r",), atof, default=0.0, sklearn="coef0", section="libsvm",
+           number="finite",
            usage="-r coef0 : set coef0 in kernel function (default 0)"),
     Option("C", ("-c",), atof, default=1.0, sklearn="C", section="libsvm",
+           number="finite",
            usage="-c cost : set the parameter C of C-SVC, epsilon-SVR, and nu-SVR (default 1)"),
     Option("nu", ("-n",), atof, default=0.5, sklearn="nu", section="libsvm",
+           number="finite",
            usage="-n nu : set the parameter nu of nu-SVC, one-class SVM, and nu-SVR "
                  "(default 0.5)"),
     Option("p", ("-p",), atof, default=0.1, sklearn="epsilon", section="libsvm",
+           number="finite",
            usage="-p epsilon : set the epsilon in loss function of epsilon-SVR (default 0.1)"),
     Option("cache_size", ("-m",), atof, default=100.0, sklearn="cache_size", section="libsvm",
+           number="finite",
            usage="-m cachesize : set cache memory size in MB (default 100)"),
     Option("eps", ("-e",), atof, default=1e-3, sklearn="tol", section="libsvm",
+           number="finite",
            usage="-e epsilon : set tolerance of termination criterion (default 0.001)"),
     Option("shrinking", ("-h",), atoi, default=1, sklearn="shrinking", section="libsvm",
            usage="-h shrinking : whether to use the shrinking heuristics, 0 or 1 (default 1)"),

@@ -9,8 +9,9 @@ the first command of each kind compiles what it uses).
 
 Groups (``--all`` adds the rest): train (svm-train's default C-SVC path, -v), predict and scale
 (svm-predict on a model of the right form, svm-scale), probability (-b 1 training and
-prediction); and with --all: the LASVM family, the other SVM types (-s 1..4), the other
-working-set selections and the all-in-one machines.
+prediction); and with --all: the other working-set selections and the solvers' own groups,
+named on their rows (``Solver.compile``: the LASVM family, the tracking algorithms, the other
+SVM types -s 1..4, the all-in-one machines).
 """
 
 import os
@@ -29,17 +30,30 @@ GROUPS = {
                     ["svm-predict", "-q", "-b", "1", "{d}/three.svm", "{d}/prob.model",
                      "{d}/prob.out"]],
 }
-MORE_GROUPS = {
-    "lasvm": [["svm-train", "-q", "--solver", "lasvm", "{d}/two.svm", "{d}/l.model"],
-              ["svm-train", "-q", "--solver", "lasvm-g", "{d}/two.svm", "{d}/lg.model"]],
-    "types": [["svm-train", "-q", "-s", str(s), "{d}/two.svm", f"{{d}}/s{s}.model"]
-              for s in (1, 2, 3, 4)],
-    "selections": [["svm-train", "-q", "--wss", w, "{d}/two.svm", f"{{d}}/{w}.model"]
-                   for w in ("mvp", "hmg")],
-    "all-in-one": [["svm-train", "-q", "--multiclass", m, *s, "{d}/three.svm",
-                    f"{{d}}/{m}{len(s)}.model"]
-                   for m in ("llw", "cs") for s in ((), ("--solver", "online"))],
-}
+
+
+def _more_groups():
+    """--all's groups: the working-set selections besides the default, and each solver row's
+    ``compile`` group, one command per solver entry (rows that share their module and
+    functions share their compiled code) and multi-class scheme."""
+    from ..solvers import SMO_OPTIONS, SOLVERS, command_words
+
+    wss = next(o for o in SMO_OPTIONS if o.field == "wss")
+    groups = {"selections": [["svm-train", "-q", "--wss", w, "{d}/two.svm", f"{{d}}/{w}.model"]
+                             for w in wss.choices if w != wss.default]}
+    seen = set()
+    for key, row in SOLVERS.items():
+        if not row.compile or (row.module, row.function, row.start) in seen:
+            continue
+        seen.add((row.module, row.function, row.start))
+        data = "three" if row.kind == "all_in_one" else "two"
+        groups.setdefault(row.compile, []).extend(
+            ["svm-train", "-q", *words, f"{{d}}/{data}.svm", f"{{d}}/{key}{i}.model"]
+            for i, words in enumerate(command_words(key)))
+    return groups
+
+
+MORE_GROUPS = _more_groups()
 
 # A group that starts only once another has finished: what they share (the parser, the kernels,
 # the row cache, the SMO loop: most of the compile time) is then loaded from the cache the first

@@ -21,6 +21,7 @@ them without importing numpy or numba.
 
 import importlib
 import math
+import textwrap
 from typing import NamedTuple
 
 from ..base.options import ALL_IN_ONE_KEYS, LIBSVM_OPTIONS, SVM_TYPES, Option, atoi, below
@@ -50,36 +51,73 @@ class Solver(NamedTuple):
     tracking: bool = False          # a tracking algorithm (teachers, gap traces)
     bias_free: bool = False         # no bias: the model's rho is 0
     streams: tuple = ()             # (--multiclass scheme, "module:function") for --stream
+    epochs: bool = False            # takes --epochs: passes over the data
+    rules: object = None            # TrainParams -> error text or None: its checks that relate
+                                    # several options (params.check_parameter runs them last)
+    compile: str = ""               # its group of `lasvm compile --all` (cli/precompile.py);
+                                    # "": the default groups compile it
+    usage: str = ""                 # its phrase in --solver's usage text (a --solver's row)
+
+
+def _lasvm_i_rules(p):
+    if p.ramp_s is not None and p.ramp_s > 0:
+        return ("--ramp-s > 0 with --solver lasvm-i would skip every example (z = 0 < s while "
+                "the machine is empty); use s <= 0")
+    return None
+
+
+def _tracking_rules(p):
+    """The tracking solvers' options that relate to each other (the option rows check each
+    one's range, and that no other solver is given them)."""
+    _, err = tracking_K(p)
+    if err:
+        return err
+    if p.teacher == "order-file" and not p.order_file:
+        return "--teacher order-file needs --order FILE"
+    if p.order_file and p.teacher != "order-file":
+        return "--order FILE needs --teacher order-file"
+    if p.probability:
+        return f"--solver {p.solver}: no probability estimates (-b 1)"
+    return None
 
 
 _LASVM_G = Solver("lasvm_nc", start="start", driven=True, bias_free=True,  # one module for
-                  streams=(("ovo", "lasvm_g_stream:train_stream_g"),))     # the four
-_TRACKING = Solver("tracking", start="start", tracking=True, bias_free=True)  # and for these
+                  streams=(("ovo", "lasvm_g_stream:train_stream_g"),),     # the four
+                  epochs=True, compile="lasvm", usage="""\
+the bias-free online SVMs of Ertekin, Bottou & Giles (LASVM-G, FULL SVM, LASVM-NC with the
+ramp loss, LASVM-I)""")
+_TRACKING = Solver("tracking", start="start", tracking=True, bias_free=True,  # and for these
+                   rules=_tracking_rules, compile="tracking", usage="""\
+the bias-free tracking algorithms 1 and 2, 2 with LASVM's gradients of the SVs only, and batch
+random coordinate ascent (Usunier, Bordes & Bottou 2010)""")
+_TYPE = Solver("", kind="svm_type", compile="types")
 SOLVERS = {
-    "smo": Solver("csvc"),                     # batch SMO (MVP / second order / HMG)
+    "smo": Solver("csvc", usage="batch SMO (default)"),  # batch SMO (MVP / second order / HMG)
     "lasvm": Solver("lasvm", start="start", driven=True,  # online LASVM (in memory)
                     streams=(("ovo", "lasvm_stream:train_stream"),
-                             ("ovr", "lasvm_ovr_stream:train_stream_ovr"))),
+                             ("ovr", "lasvm_ovr_stream:train_stream_ovr")),
+                    epochs=True, compile="lasvm", usage="online LASVM"),
     # bias-free online SVMs (Ertekin, Bottou & Giles 2011)
     "lasvm-g": _LASVM_G,    # LASVM-G: gap-driven REPROCESS, CLEAN
     "full-svm": _LASVM_G,   # FULL SVM: LASVM-G without CLEAN
     "lasvm-nc": _LASVM_G,   # LASVM-NC: ramp loss through CCCP
-    "lasvm-i": _LASVM_G,    # LASVM-I: skips z > 1 and z < s
+    "lasvm-i": _LASVM_G._replace(rules=_lasvm_i_rules),  # LASVM-I: skips z > 1 and z < s
     # bias-free tracking algorithms (Usunier, Bordes & Bottou 2010) and their batch counterpart
     "track1": _TRACKING,        # Algorithm 1
     "track2": _TRACKING,        # Algorithm 2 (PROCESS, then K steps)
     "track2-lasvm": _TRACKING,  # §5.2: gradients of the SVs only
     "rcd": _TRACKING,           # batch random coordinate ascent
     # the other svm types (-s 1..4), by the model file's names
-    "nu_svc": Solver("nu", "nu_svc_from_params", kind="svm_type"),      # Solver_NU
-    "one_class": Solver("one_class", kind="svm_type"),
-    "epsilon_svr": Solver("svr", kind="svm_type"),                      # 2l variables
-    "nu_svr": Solver("nu", "nu_svr_from_params", kind="svm_type"),      # Solver_NU, 2l
+    "nu_svc": _TYPE._replace(module="nu", function="nu_svc_from_params"),  # Solver_NU
+    "one_class": _TYPE._replace(module="one_class"),
+    "epsilon_svr": _TYPE._replace(module="svr"),                           # 2l variables
+    "nu_svr": _TYPE._replace(module="nu", function="nu_svr_from_params"),  # Solver_NU, 2l
     # the all-in-one machines (--multiclass llw|cs): batch S2DO and the online S2DO solver
-    "s2do": Solver("s2do_batch", kind="all_in_one", bias_free=True),
+    "s2do": Solver("s2do_batch", kind="all_in_one", bias_free=True, compile="all-in-one"),
     "online": Solver("s2do_online", start="start", kind="all_in_one", driven=True,
                      bias_free=True, streams=(("llw", "s2do_stream:train_stream_allinone"),
-                                              ("cs", "s2do_stream:train_stream_allinone"))),
+                                              ("cs", "s2do_stream:train_stream_allinone")),
+                     epochs=True, compile="all-in-one", usage="the online S2DO solver"),
 }
 # what the rows say, gathered (the option rows below and the checks name solvers by these)
 C_SVC_SOLVERS = tuple(k for k, v in SOLVERS.items() if v.kind == "c_svc")  # --solver names
@@ -87,7 +125,36 @@ TRACKING_SOLVERS = tuple(k for k, v in SOLVERS.items() if v.tracking)
 ONLINE_DRIVEN = tuple(k for k, v in SOLVERS.items() if v.driven)
 ONLINE = tuple(k for k in ONLINE_DRIVEN if SOLVERS[k].kind == "c_svc")  # binary online --solver
 RAMP = tuple(k for k in ONLINE if SOLVERS[k].bias_free)  # their options: --ramp-s, --clean-*
+EPOCHS = tuple(k for k, v in SOLVERS.items() if v.epochs)  # --epochs
 RAMP_STARTS = ("convex", "printed")  # --ramp-start (qp/lasvm_g_core.START_CODES)
+SOLVER_NAMES = C_SVC_SOLVERS + ("online",)  # --solver's choices ("online": --multiclass llw|cs)
+
+
+def solver_usage():
+    """--solver's usage text: the rows' phrases, in their order, each once."""
+    phrases = []
+    for key in SOLVER_NAMES:
+        row = SOLVERS[key]
+        phrase = " ".join(row.usage.split())
+        if row.kind == "all_in_one":
+            phrase = f"or (--multiclass llw|cs) {phrase}"
+        if phrase not in phrases:
+            phrases.append(phrase)
+    text = ", ".join(phrases) + "; bias-free models have rho 0"
+    return "--solver {choices} :\n" + "\n".join(
+        textwrap.wrap(text, 88, initial_indent="\t", subsequent_indent="\t"))
+
+
+def command_words(key):
+    """svm-train's words that train with row ``key``: one tuple for each multi-class scheme
+    it trains (the all-in-one machines: llw and cs)."""
+    row = SOLVERS[key]
+    if row.kind == "svm_type":
+        return [("-s", str(SVM_TYPES.index(key)))]
+    solver = ("--solver", key) if key in SOLVER_NAMES and key != "smo" else ()
+    if row.kind == "all_in_one":
+        return [("--multiclass", scheme, *solver) for scheme in ("llw", "cs")]
+    return [solver]
 
 
 def stream_trainer(params):
@@ -173,13 +240,7 @@ def _ramp_s(v):
 # options of every solver (beyond LIBSVM's)
 COMMON_OPTIONS = (
     Option("solver", ("--solver",), str, default="smo", sklearn="solver",
-           choices=C_SVC_SOLVERS + ("online",), what="solver", usage="""\
---solver {choices} :
-	batch SMO (default), online LASVM, the bias-free online SVMs of Ertekin, Bottou & Giles
-	(LASVM-G, FULL SVM, LASVM-NC with the ramp loss, LASVM-I), the bias-free tracking
-	algorithms 1 and 2, 2 with LASVM's gradients of the SVs only, and batch random
-	coordinate ascent (Usunier, Bordes & Bottou 2010), or (--multiclass llw|cs) the online
-	S2DO solver; bias-free models have rho 0"""),
+           choices=SOLVER_NAMES, what="solver", usage=solver_usage()),
     Option("x_storage", ("--x-storage",), str, default="auto",
            choices=("auto", "float32", "float64"), what="--x-storage", usage="""\
 --x-storage {choices} : training rows in memory (default auto: float32 for dense
@@ -215,9 +276,9 @@ SMO_OPTIONS = (
 --max-iter n : iteration cap (default max(10000000, 100*l), as LIBSVM)"""),
 )
 
-# online LASVM (solvers/lasvm.py); --epochs also for the LASVM-G family and --solver online
+# online LASVM (solvers/lasvm.py); --epochs for every row with epochs=True
 LASVM_OPTIONS = (
-    Option("epochs", ("--epochs",), _epochs, default=1, solvers=("lasvm",) + RAMP + ("online",),
+    Option("epochs", ("--epochs",), _epochs, default=1, solvers=EPOCHS,
            check=below(1, "epochs < 1"), kwarg="epochs", sklearn="epochs", usage="""\
 --epochs n : LASVM (lasvm-g & co., --solver online) passes over the data (default 1);
 	--solver online also takes inf: until the KKT violation is below -e"""),
@@ -240,7 +301,7 @@ LASVM_OPTIONS = (
            check=below(1, "candidates < 1"), kwarg="candidates", sklearn="candidates",
            usage="--candidates n : LASVM candidates per selection (default 50)"),
     Option("delta_max", ("--delta-max",), float, default=None, solvers=("lasvm",),
-           kwarg="delta_max", sklearn="delta_max",
+           kwarg="delta_max", number="finite", sklearn="delta_max",
            usage="--delta-max x : LASVM: REPROCESS until delta < x after each PROCESS"),
     Option("label_budget", ("--label-budget",), int, default=None, solvers=("lasvm",),
            check=below(2, "label budget < 2"), kwarg="label_budget",
@@ -250,7 +311,7 @@ LASVM_OPTIONS = (
 # LASVM-G, FULL SVM, LASVM-NC, LASVM-I (solvers/lasvm_nc.py; None: its DEFAULTS)
 LASVM_G_OPTIONS = (
     Option("ramp_s", ("--ramp-s",), float, default=None, solvers=RAMP, check=_ramp_s,
-           kwarg="ramp_s", usage="""\
+           kwarg="ramp_s", number="finite", usage="""\
 --ramp-s s : lasvm-nc / lasvm-i: the ramp point s (default -1; lasvm-i: s <= 0; for all
 	four, the left region of --counters)"""),
     Option("sv_threshold", ("--sv-threshold",), int, default=None, solvers=RAMP,
@@ -322,6 +383,7 @@ DRIVER_OPTIONS = (
     Option("resume", ("--resume",), str, default=None, solvers=ONLINE_DRIVEN, usage="""\
 --resume file : LASVM: continue the run saved in file (same data and parameters)"""),
     Option("save_every", ("--save-every",), float, default=60.0, solvers=ONLINE_DRIVEN,
+           number="not nan",
            usage="--save-every s : seconds between state saves (default 60)"),
     Option("stop_iterations", ("--stop-iterations",), int, default=None,
            solvers=ONLINE_DRIVEN, usage="""\
@@ -329,6 +391,7 @@ DRIVER_OPTIONS = (
     Option("stop_sv", ("--stop-sv",), int, default=None, solvers=ONLINE_DRIVEN, usage="""\
 --stop-sv n : LASVM: end the online phase when the expansion holds n vectors"""),
     Option("stop_seconds", ("--stop-seconds",), float, default=None, solvers=ONLINE_DRIVEN,
+           number="not nan",
            usage="--stop-seconds s : LASVM: end the online phase after s seconds of training"),
     Option("snapshots", ("--snapshots",), str, default=None, solvers=ONLINE_DRIVEN, usage="""\
 --snapshots v1,v2,... : LASVM: write model_file.v1, ... at these points (LaSVM's -l); the

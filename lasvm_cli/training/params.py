@@ -10,8 +10,8 @@ those rows, the checks that relate several options are written out here.
 import math
 from dataclasses import field, make_dataclass
 
-from ..base.options import SVM_TYPES, choices_error, misplaced, range_error
-from ..solvers import OPTIONS
+from ..base.options import SVM_TYPES, choices_error, misplaced, number_error, range_error
+from ..solvers import OPTIONS, SOLVERS, dispatch_key
 
 
 def _choices(name):
@@ -118,29 +118,9 @@ def check_parameter(p: TrainParams, class_counts=None, given=None):
     err = misplaced(OPTIONS, p, given) or choices_error(OPTIONS, p) or range_error(OPTIONS, p)
     if err:
         return err
-    if p.solver == "lasvm-i" and p.ramp_s is not None and p.ramp_s > 0:
-        return ("--ramp-s > 0 with --solver lasvm-i would skip every example (z = 0 < s while "
-                "the machine is empty); use s <= 0")
-    return check_tracking(p)
-
-
-def check_tracking(p):
-    """The tracking solvers' options that relate to each other (the declarations check each
-    one's range, and that no other solver is given them)."""
-    from ..solvers import TRACKING_SOLVERS, tracking_K
-
-    if p.solver not in TRACKING_SOLVERS:
-        return None
-    _, err = tracking_K(p)
-    if err:
-        return err
-    if p.teacher == "order-file" and not p.order_file:
-        return "--teacher order-file needs --order FILE"
-    if p.order_file and p.teacher != "order-file":
-        return "--order FILE needs --teacher order-file"
-    if p.probability:
-        return f"--solver {p.solver}: no probability estimates (-b 1)"
-    return None
+    # the solver's own rules that relate several options (its row's ``rules``)
+    row = SOLVERS.get(dispatch_key(p))
+    return row.rules(p) if row is not None and row.rules is not None else None
 
 
 def _check_all_in_one(p):
@@ -176,25 +156,12 @@ def _check_all_in_one(p):
     return None
 
 
-# Parameters that must be finite numbers: LIBSVM's atof reads "nan" and "inf", and its checks
-# (``gamma < 0``, ``eps <= 0`` ...) are false for NaN, so ``-g nan`` trains a NaN model and
-# ``-e nan`` never meets its stopping rule (10^7 iterations).
-_FINITE = (("gamma", "-g gamma"), ("coef0", "-r coef0"), ("C", "-c cost"), ("nu", "-n nu"),
-           ("p", "-p epsilon"), ("cache_size", "-m cachesize"), ("eps", "-e epsilon"),
-           ("delta_max", "--delta-max"), ("ramp_s", "--ramp-s"))
-# may be infinite (no limit), never NaN
-_NOT_NAN = (("save_every", "--save-every"), ("stop_seconds", "--stop-seconds"))
-
-
 def _not_finite(p):
-    for name, option in _FINITE:
-        v = getattr(p, name, None)
-        if v is not None and not math.isfinite(v):
-            return f"{option} must be a finite number, not {v!r}"
-    for name, option in _NOT_NAN:
-        v = getattr(p, name, None)
-        if v is not None and math.isnan(v):
-            return f"{option} must be a number, not nan"
+    """The rows' ``number`` checks (LIBSVM's atof reads "nan" and "inf", and its checks,
+    ``gamma < 0``, ``eps <= 0`` ..., are false for NaN), then -wi's weights."""
+    err = number_error(OPTIONS, p)
+    if err:
+        return err
     for label, w in p.weights.items():
         if not math.isfinite(w):
             return f"-w{label} weight must be a finite number, not {w!r}"
