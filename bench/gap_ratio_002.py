@@ -45,8 +45,8 @@ sys.path.insert(0, str(REPO))
 
 from bench.paper_002 import PAPER_A, PAPER_B, fit_power, load  # noqa: E402
 from lasvm_cli.numerics.kernels import RBF, make_params  # noqa: E402
-from lasvm_cli.solvers.tracking import (T_LITERAL, TrackRun, duality_measures,  # noqa: E402
-                                        shuffled)
+from lasvm_cli.qp.tracking_core import T_LITERAL  # noqa: E402
+from lasvm_cli.solvers.tracking import TrackRun, duality_measures, shuffled  # noqa: E402
 
 
 def gaps(run, n):

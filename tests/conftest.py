@@ -69,6 +69,7 @@ TIERS = {
     "test_s2do.py": ("oracle",),
     "test_s2do_online_options.py": ("cli",),
     "test_s2do_reference.py": ("oracle",),
+    "test_scalars.py": ("unit", "fast"),
     "test_scale.py": ("unit", "fast"),
     "test_select.py": ("unit", "fast"),
     "test_sklearn.py": ("cli",),

@@ -55,3 +55,20 @@ def test_relative_links_resolve(page):
 
 def test_pages_found():
     assert (REPO / "docs" / "solvers.md") in PAGES and len(PAGES) > 5
+
+
+def test_the_sources_references_to_docs_resolve():
+    """A module that keeps only the why in its docstring points at the page that holds the
+    rest (``docs/online.md#the-online-core-qponline_corepy``): the page and heading exist."""
+    broken, found = [], 0
+    for path in sorted((REPO / "lasvm_cli").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for page, fragment in re.findall(r"\bdocs/([\w\-/]+\.md)(?:#([\w\-]+))?", text):
+            found += 1
+            dest = REPO / "docs" / page
+            if not dest.exists():
+                broken.append(f"{path.name}: docs/{page}: no such file")
+            elif fragment and fragment not in _anchors(dest):
+                broken.append(f"{path.name}: docs/{page}#{fragment}: no such heading")
+    assert not broken, "; ".join(broken)
+    assert found > 5

@@ -5,6 +5,7 @@
 Run alone as the import-cycle check: ``python -m pytest -q tests/test_imports.py``."""
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "lasvm_cli"
@@ -156,3 +157,29 @@ def test_core_training_path_does_not_import_dask_or_grid():
         assert not reachable(edges, core) & {"lasvm_cli.training.distributed",
                                              "lasvm_cli.tools.grid",
                                              "lasvm_cli.cli.grid"}, core
+
+
+# The modules above qp/ that still index a core state's scalar arrays by position: the stream
+# modules, which become a row source on the drive loop (issue 45) and then read their runs'
+# states through the runs and qp's named scalars.
+BY_POSITION_ALLOWED = {"lasvm_cli.solvers.lasvm_stream", "lasvm_cli.solvers.lasvm_g_stream",
+                       "lasvm_cli.solvers.lasvm_ovr_stream", "lasvm_cli.solvers.s2do_stream"}
+SCALAR_ARRAY = re.compile(r"""(?:\b(?:ist|fst|gst|gfs|tis)|\[["'](?:ist|fst)["']\])\[(?!:\])""")
+
+
+def test_core_state_is_read_by_name_above_qp():
+    """Above qp/, a core state's scalars are read and written through qp's named accessors
+    (LasvmScalars(st).n_s, S2doScalars, TrackScalars, LasvmGScalars, SmoScalars), never as
+    ``st.ist[I_NS]``: the slot layout stays qp's (and the state file's) business."""
+    qp = LAYERS.index(("qp",))
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = module_name(path)
+        if layer_of(name) <= qp or name in BY_POSITION_ALLOWED:
+            continue
+        for no, line in enumerate(path.read_text().splitlines(), 1):
+            if SCALAR_ARRAY.search(line.split("#")[0]):
+                found.append(f"{name}:{no}: {line.strip()}")
+    assert not found, "\n".join(found)
+    assert SCALAR_ARRAY.search("n = int(st.ist[I_NS])") and SCALAR_ARRAY.search('d["ist"][0]')
+    assert not SCALAR_ARRAY.search('d["ist"][:] = kept["ist"]')  # a whole copy is no slot

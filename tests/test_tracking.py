@@ -16,7 +16,8 @@ from lasvm_cli.io.model_file import read_model
 from lasvm_cli.io.svmlight import read_svmlight
 from lasvm_cli.numerics.kernels import LINEAR, make_params
 from lasvm_cli.tools.plot import read_trace
-from lasvm_cli.solvers.tracking import T_NNZ, TrackRun, duality_measures, shuffled
+from lasvm_cli.qp.tracking_core import TrackScalars
+from lasvm_cli.solvers.tracking import TrackRun, duality_measures, shuffled
 
 from .conftest import HEART, heart_rbf_gram, run_cli
 
@@ -87,7 +88,7 @@ def test_nonzero_list_follows_alpha(heart, solver):
     while not r.done:
         r.step(50 if solver == "rcd" else 1)
         tr, a = r.tr, r.alpha()
-        m = int(tr.tis[T_NNZ])
+        m = TrackScalars(tr).nnz
         assert sorted(tr.nz[:m]) == list(np.flatnonzero(a))
         np.testing.assert_array_equal(tr.nz_coef[:m], a[tr.nz[:m]])
         assert (tr.nz_at[tr.nz[:m]] == np.arange(m)).all() and (tr.nz_at >= 0).sum() == m

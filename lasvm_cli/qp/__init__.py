@@ -27,6 +27,27 @@ BAIL_OUTS = ("lasvm11", "printed")                         # --bail-out: online_
 
 SmoState = namedtuple("SmoState", "alpha y G G_bar p C QD status ist fst work")
 
+
+def slot(array, index, kind=int):
+    """A named scalar of a core state, for the Python side: entry ``index`` of its ``array``
+    ("ist", "fst" ...), read as ``kind``. The compiled code indexes the arrays by constant;
+    the layers above read and write the scalars through these names (a state file keeps the
+    arrays as they are)."""
+    def get(self):
+        return kind(getattr(self.state, array)[index])
+
+    def put(self, value):
+        getattr(self.state, array)[index] = value
+    return property(get, put)
+
+
+class Scalars:
+    """The named scalars of one core state (a subclass per state: its ``slot``s)."""
+    __slots__ = ("state",)
+
+    def __init__(self, state):
+        self.state = state
+
 # alpha status (LIBSVM's alpha_status)
 LOWER, UPPER, FREE = 0, 1, 2
 
@@ -44,3 +65,9 @@ EPS, VIOL, ETA, N_FST = range(4)
 
 # return codes of smo_run
 RUNNING, OPTIMAL, MAX_ITER_REACHED = 0, 1, 2
+
+
+class SmoScalars(Scalars):
+    """An SmoState's scalars by name: ``SmoScalars(st).iterations`` is ``st.ist[ITER]``."""
+    __slots__ = ()
+    iterations = slot("ist", ITER)

@@ -1,52 +1,8 @@
-"""LASVM-G, LASVM-NC, LASVM-I and FULL SVM (Ertekin, Bottou & Giles 2011, "Nonconvex online
-support vector machines", IEEE TPAMI 33(2), §4-§7): their jitted iteration over the online core
-(qp/online_core.py: its bias-free clipped Newton step, its state and cache positions).
-
-The QP is the bias-free dual of the CCCP sub-problem (paper eq. 17), beta frozen:
-
-    max G(alpha) = sum_i alpha_i y_i - 1/2 sum_ij alpha_i alpha_j K_ij
-    A_i = min(0, C_i y_i) - beta_i y_i  <=  alpha_i  <=  max(0, C_i y_i) - beta_i y_i = B_i
-
-beta_i = C_i marks an outlier of the ramp loss R_s (LASVM-NC), set once, at the example's
-arrival, and never revised; beta_i = 0 everywhere else (LASVM-G, -I, FULL: the hinge loss). beta
-is not stored: it is read from the box (beta = -A for y = +1, B for y = -1), which travels with
-the position as every box of the core does. C_i = B_i - A_i.
-
-One online iteration on example i (paper §4.3, §5.2, §6; corrections of the printed
-pseudo-code, which tests/reference_lasvm_nc.py lists and makes too, marked "[fix]"; each is
-an entry of docs/corrections.md, seed 001):
-
-    f_i = sum_S alpha_s K_is,  z = y_i f_i                 (one kernel row of i against S)
-    -NC, -I:  convex stage ([fix], corrections 001-10): until S holds more than S_thr SVs of
-              each class, a LASVM-G iteration (beta_i = 0, no filter); then the ramp, for good
-    LASVM-I:  skip i when z > 1 or z < s                  (its row is dropped from the cache)
-    LASVM-NC: beta_i = C_i when z < s                     (strict inequalities)
-              (``start`` = START_PRINTED: no stage; NC flags when z < s and #SV > S_thr,
-              I filters from the first example: the printed blocks)
-    T = max(C, Ghat),  Ghat = sqrt(sum h^2 - (sum h)^2 / l), h = C_l y_l g_l over the l SVs
-                                                           (eq. 8, before PROCESS)
-    PROCESS(i): insert i into S, alpha_i = 0, g_i = y_i - f_i; one clipped Newton step
-                lambda = clip(g_i / K_ii, [A_i, B_i] - alpha_i)   ([fix]: min, not max)
-    while Gap > T: REPROCESS                               (Gap [fix], see gap_of)
-    every clean_every PROCESS: CLEAN(m)                    (not FULL SVM)
-
-Deviations from the paper (each also marked in the code):
-- REPROCESS is the core's step on the maximal KKT violator, max(g over alpha < B, -g over
-  alpha > A) (the paper's t), and bails out when (i, j) is not a tau-violating pair,
-  g_max - g_min <= tau with both clamped at 0 ([fix], corrections 001-2; the paper's test, as
-  tests/reference_lasvm_nc.py replays it step for step); the gap loop stops when it bails out
-  and after GAP_CAP steps (the paper's loop has no guard and need not end). The finishing
-  (M_FINISH, not in the paper) stops when no single variable violates by more than tau.
-- CLEAN ranks non-SVs by |g| ([fix] of |g|_+), returns when #non-SV <= m and removes exactly
-  #non-SV - m of them (ties broken by position).
-- An example already in S when it is drawn again (epochs > 1) is not PROCESSed again; the gap
-  loop still runs. An example cleaned out earlier arrives afresh (a new beta for LASVM-NC).
-- Optional (``pair`` = 1, svm-train's ``--reprocess pair``; the default is the paper's
-  one-variable step): REPROCESS moves two variables, the paper's maximal violator and the
-  largest violator moving the other way, by the exact step on their box (S2DO's Algorithm 5,
-  qp/s2do_steps.py). Without a bias every coordinate step also moves the whole gradient along
-  K's large, nearly constant part, and single steps zigzag along it (on adult, gamma = 0.005,
-  every K_ij lies in [0.87, 1]); a pair moves along e_k - e_j as SMO's pairs do.
+"""LASVM-G, LASVM-NC, LASVM-I and FULL SVM (Ertekin, Bottou & Giles 2011): their compiled
+iteration (the gap-driven REPROCESS loop, CLEAN, the ramp's boxes) on the online core's
+bias-free step, so that all four are one loop with variant flags. The QP, the iteration in
+the paper's names and the deviations (marked "[fix]" in the code; docs/corrections.md, seed
+001): docs/online.md#lasvm-g--nc--i-and-full-svms-iteration-qplasvm_g_corepy.
 """
 
 import numba
@@ -59,6 +15,7 @@ from ..numerics.ordered import gap_pass, gap_pass_pair
 from .online_core import (F_DELTA, I_INSERTED, I_LABELS, I_NS, I_POOL, I_PROCESSED, I_REPROCESS,
                           I_STEPS, clipped_newton, expansion_at, land, max_violator, new_epoch,
                           newton_step, rand_below, subtract_row, swap_positions, take_from_pool)
+from . import Scalars, slot
 from .s2do_steps import solve_box
 from .select import first_argmax_above
 
@@ -101,6 +58,28 @@ F_TARGET = 1       # its threshold T = max(C, Ghat)
 N_GFS = 2
 
 M_NEW_EPOCH, M_ONLINE, M_GAP, M_FINISH, M_PURGE = range(5)
+
+
+class LasvmGScalars(Scalars):
+    """The LASVM-G family's counters and gap by name, on whatever holds its ``gst`` and
+    ``gfs`` blocks (the run): ``LasvmGScalars(run).seen`` is ``run.gst[G_SEEN]``."""
+    __slots__ = ()
+    seen = slot("gst", G_SEEN)
+    admitted_left = slot("gst", G_ADMIT_L)
+    admitted_right = slot("gst", G_ADMIT_R)
+    admitted_ramp = slot("gst", G_ADMIT_M)
+    skipped_left = slot("gst", G_SKIP_L)
+    skipped_right = slot("gst", G_SKIP_R)
+    cleaned_left = slot("gst", G_CLEAN_L)
+    cleaned_right = slot("gst", G_CLEAN_R)
+    cleaned_ramp = slot("gst", G_CLEAN_M)
+    outliers_flagged = slot("gst", G_FLAGGED)
+    gap_loops_bailed = slot("gst", G_BAILED)
+    gap_loops_capped = slot("gst", G_CAPPED)
+    drawn_in_expansion = slot("gst", G_IN_S)
+    nonconvex_from = slot("gst", G_NONCONVEX)
+    gap = slot("gfs", F_GAP, float)
+    gap_target = slot("gfs", F_TARGET, float)
 
 
 @numba.njit(**_NJIT)
@@ -220,7 +199,7 @@ def _pair_step(st, k1, k2, q11, q12, q22):
 
 @numba.njit(**_NJIT)
 def pair_scan(st, kc, kd, kp, k, j):
-    """REPROCESS on two variables (module docstring, ``pair``; deviation from the paper): k,
+    """REPROCESS on two variables (``pair``, docs/online.md; a deviation from the paper): k,
     the maximal violator the paper's REPROCESS steps on, and its partner j (:func:`partner`),
     the exact step on their box (:func:`_pair_step`), then the gradient update
     g -= mu_k K_k. - mu_j K_j. with the next scan and the next pair fused into its second half
@@ -421,7 +400,7 @@ def g_run(st, kc, kd, kp, region, gst, gfs, mode, n_iter, variant, s, sv_thr, st
     clean_every PROCESS calls except for FULL SVM; returns how many); M_GAP (gap and delta
     brought up to date); M_FINISH (REPROCESS until no tau-violating variable, at most n_iter
     steps; returns 1 when finished); M_PURGE (CLEAN(0): drop every non-SV, corrections 001-7).
-    ``pair``: 1 for two-variable REPROCESS steps (module docstring), 0 for the paper's."""
+    ``pair``: 1 for two-variable REPROCESS steps (docs/online.md), 0 for the paper's."""
     if mode == M_NEW_EPOCH:
         new_epoch(st)
         return 0

@@ -1,50 +1,8 @@
-"""The online core: LASVM's jitted primitives, once, for every online solver (Bordes, Ertekin,
-Weston & Bottou 2005, "Fast kernel classifiers with online and active learning", JMLR 6, §3-§4).
-
-The QP (signed formulation, paper eq. 9, as LaSVM 1.1 writes it), over variables alpha_i with boxes:
-
-    max_alpha  W(alpha) = sum_i alpha_i y_i - 1/2 sum_ij alpha_i alpha_j K_ij
-    subject to A_i <= alpha_i <= B_i,   and, with a bias, sum_i alpha_i = 0
-
-with gradient g_i = y_i - sum_j alpha_j K_ij (LIBSVM's y_i G_i = -g_i). The boxes are data, by
-position, and a solver may move them (LaSVM 1.1's are A_i = min(0, y_i C_i), B_i = max(0,
-y_i C_i); the ramp loss of LASVM-NC mirrors them). The formulation is data too (``ist[I_NOBIAS]``):
-
-* with a bias (LASVM): a direction search moves a pair, +lambda on i and -lambda on j
-  (the tau-violating pair of largest g_i - g_j); b = (g_max + g_min)/2 (paper eq. 10);
-* without a bias (LASVM-G and the tracking algorithms, seeds 001 and 002): a direction search
-  is one clipped Newton step on one variable, alpha_k += clip(g_k / K_kk, [A_k, B_k] - alpha_k),
-  on the variable of largest violation; b = 0. Every rule that compares a gradient with
-  g_max / g_min under a bias compares it with 0 without one (eviction, shrinking, delta).
-
-Positions. The expansion S is the position prefix [0, n_S); ``pos2ex``/``ex2pos`` map positions
-to example ids and back (they *are* the cache's perm/pos arrays), and every reordering is
-reported to the kernel-row cache, whose float32 rows of K are keyed by example id and valid
-over a prefix of the positions (LaSVM 1.1's ``kcache``: rows over the current expansion).
-Finishing with a bias runs the shared SMO loop over S, with its own shrinking
-(solvers/finishing.py); without one, the REPROCESS loop below. An "example" is whatever the kernel data hold:
-the training rows (solvers/lasvm.py) or the slots of the streaming store (lasvm_stream.py).
-
-State = a few arrays (:class:`LasvmState`), so a run can be saved and resumed between chunks;
-everything compiles into one entry point, :func:`lasvm_run`, which drivers call in chunks.
-
-Deviations from the paper (each also marked in the code):
-- PROCESS rejects an example whose gradient cannot form a violating pair before inserting it
-  and drops its freshly computed row (as LaSVM 1.1 does); the paper inserts it and lets the next
-  REPROCESS evict it with the same test.
-- The delta_max loop also stops when REPROCESS finds no tau-violating pair (LaSVM 1.1 loops
-  forever when delta_max < tau).
-- A REPROCESS that bails out (no tau-violating pair) still evicts and recomputes delta, as
-  LaSVM 1.1's lasvm_reprocess does; the paper's step 2 makes it do nothing
-  (``ist[I_BAIL_PRINTED] = 1``, svm-train's ``--bail-out printed``).
-- Finishing with a bias is the SMO loop over S with second-order selection and LIBSVM's
-  shrinking (solvers/finishing.py), not REPROCESS's maximal violating pairs: the same stopping
-  rule (delta < tau), fewer steps.
-
-Kernel rows: the shared cache (lasvm_cli/numerics/cache.py) with LaSVM 1.1's policy: :func:`_row`
-(cache_symmetric_at: a missing entry is copied from the cached row of the other example when
-that pays, see cache.fill_pays) and :func:`_swap_keep_prefix` (a swap truncates or fills a
-row instead of dropping it).
+"""The online core: LASVM's primitives (PROCESS, REPROCESS, eviction, the selection criteria),
+compiled once for every online solver, with or without a bias, over per-variable boxes, so
+that LASVM, the LASVM-G family, the tracking algorithms and the streams share one step and one
+cache policy. The QP, positions, state and the deviations from the paper (each also marked in
+the code): docs/online.md#the-online-core-qponline_corepy.
 """
 
 from collections import namedtuple
@@ -60,6 +18,7 @@ from ..numerics.cache import cache_symmetric_at as _row_at  # LaSVM 1.1's rows: 
 from ..numerics.cache import cache_swap_keep_prefix as _swap_keep_prefix
 from ..numerics.index import at
 from ..numerics.ordered import violation
+from . import Scalars, slot
 from .steps import TAU, step_pair  # the pure two-variable step shared with SMO
 
 _NJIT = dict(cache=True, nogil=True)
@@ -90,6 +49,22 @@ N_IST = 11
 # float64 scalar block ``st.fst``
 F_DELTA = 0       # delta = the largest violation after the last REPROCESS
 N_FST = 2
+
+
+class LasvmScalars(Scalars):
+    """A LasvmState's scalars by name: ``LasvmScalars(st).n_s`` is ``st.ist[I_NS]``."""
+    __slots__ = ()
+    n_s = slot("ist", I_NS)
+    pool = slot("ist", I_POOL)
+    steps = slot("ist", I_STEPS)
+    processed = slot("ist", I_PROCESSED)
+    inserted = slot("ist", I_INSERTED)
+    labels = slot("ist", I_LABELS)
+    epoch = slot("ist", I_EPOCH)
+    reprocess = slot("ist", I_REPROCESS)
+    finish_steps = slot("ist", I_FINISH_STEPS)
+    nobias = slot("ist", I_NOBIAS, bool)
+    delta = slot("fst", F_DELTA, float)
 
 LasvmState = namedtuple("LasvmState",
                         "pos2ex ex2pos alpha g A B y pool labeled ist fst rng t_pos t_ex")

@@ -1,37 +1,8 @@
-"""The S2DO decomposition core for all-in-one multi-class machines without bias (Trinh 2012,
-ch. 3-5; Dogan, Glasmachers & Igel 2011; with corrections of the printed algorithms).
-
-The dual over the variables (n, c), c != y_n (alpha_{n, y_n} is fixed at 0, corrections 004-2):
-
-    max_a  D(a) = v sum a_{n,c} - 0.5 sum a_{m,p} a_{n,q} M(y_m, p, y_n, q) K(x_m, x_n)
-
-* LLW (Lee, Lin & Wahba; absolute margin, sum loss): M = delta_pq - 1/d, the box 0 <= a <= C,
-  v = the target margin (corrections 004-1: 1 reproduces the thesis's C values and duals; the
-  printed 1/(d-1) is the same machine with C (d-1), dual / (d-1)^2).
-* CS (Crammer & Singer; relative margin, max loss): M = delta(y_m, y_n) - delta(y_m, q)
-  - delta(p, y_n) + delta_pq, v = 1, a >= 0 and one simplex per example, S_n = sum_c a_{n,c}
-  <= C (corrections 004-4).
-
-The gradient g_{n,c} = v - sum M K a is the target violation (LLW: v + f_c(x_n); CS:
-1 - (f_{y_n} - f_c)(x_n)). A step on two variables (m, p), (n, q) solves the two-variable
-sub-problem exactly (qp/s2do_steps.py: the box, or the triangle of two variables of one CS
-example) and updates every gradient from the two examples' kernel rows.
-
-:class:`S2doState` is a namedtuple of arrays in *position order* (the shared row cache's
-``perm``, keyed by example: one row per example serves its d - 1 variables). ``A`` and ``G`` are
-[l, d] (column y_t unused), ``S`` [l] the sums, ``yc`` the class indices, ``KD`` the kernel
-diagonal, ``W`` [l d] scratch (the selection's scores, not part of a saved state), ``L`` the
-step log (tests: :func:`with_step_log`; empty, and not written, in every other run). Positions
-[0, ACTIVE) are the active examples (batch shrinking) or, for the online driver
-(solvers/s2do_online.py), the support patterns.
-
-Working-set selection (Algorithm 3, corrected: corrections 004-5): the first variable
-has the largest *feasible-direction* score (g if it may grow, -g if it may shrink); for CS an
-example at S_n = C also offers the pair "up c, down e" with score g_c - g_e; the largest of all
-these is the KKT violation, and the run stops when it is below eps. The second variable
-maximises the unconstrained two-variable gain (Algorithm 4) among the variables that can move;
-the online solver's pairs inside one CS pattern can instead take it by the gradient, as
-Algorithms 8 (line 7) and 9 (line 36) print (``SECOND_GRADIENT``).
+"""The S2DO decomposition core of the all-in-one multi-class machines without bias (Trinh
+2012, ch. 3-5; Dogan, Glasmachers & Igel 2011): one state, selection and two-variable step for
+LLW and Crammer-Singer, batch and online, so that both machines and both solvers share them.
+The dual, the state's arrays and the working-set selection:
+docs/online.md#the-s2do-core-qps2dopy.
 """
 
 from collections import namedtuple
@@ -42,6 +13,7 @@ import numpy as np
 
 from ..numerics.cache import cache_get, cache_swap, cache_swap_keep_prefix
 from ..numerics.index import at, idx
+from . import Scalars, slot
 from .s2do_steps import edge, gain2, increase, solve_box, solve_triangle
 from .select import first_argmax_above
 
@@ -57,6 +29,20 @@ KINDS = {"llw": LLW, "cs": CS}
  N_TRIANGLE, N_SHRUNK, N_IST) = range(13)
 # fst indices
 C_, EPS, TARGET, VIOL, GAIN, N_FST = range(6)
+
+
+class S2doScalars(Scalars):
+    """An S2doState's scalars by name: ``S2doScalars(st).active`` is ``st.ist[ACTIVE]``."""
+    __slots__ = ()
+    active = slot("ist", ACTIVE)
+    iterations = slot("ist", ITER)
+    shrinks = slot("ist", N_SHRINK)
+    shrunk_examples = slot("ist", N_SHRUNK)
+    reconstructions = slot("ist", N_RECON)
+    triangle_steps = slot("ist", N_TRIANGLE)
+    C = slot("fst", C_, float)
+    violation = slot("fst", VIOL, float)
+    gain = slot("fst", GAIN, float)
 # return codes of s2do_run
 RUNNING, OPTIMAL, MAX_ITER_REACHED = 0, 1, 2
 

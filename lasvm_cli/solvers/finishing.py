@@ -25,9 +25,8 @@ A finishing run is resumable like the online phase: :meth:`SmoFinish.arrays` and
 
 import numpy as np
 
-from ..qp import FINISHINGS, ITER, RUNNING, WS_SO, SmoState
-from ..qp.online_core import (CHUNK, I_FINISH_STEPS, I_NOBIAS, I_NS, I_STEPS, MODE_EVICT,
-                              MODE_FINISH, lasvm_run)
+from ..qp import FINISHINGS, RUNNING, WS_SO, SmoScalars, SmoState
+from ..qp.online_core import CHUNK, MODE_EVICT, MODE_FINISH, LasvmScalars, lasvm_run
 from ..qp.smo import make_state, smo_init, smo_run
 
 PREFIX = "smo_"  # names of the SMO arrays in a saved LASVM state
@@ -38,7 +37,7 @@ def start_finishing(st, kc, kd, kp, tau, saved=None, rule="smo"):
     without or with ``rule="reprocess"`` (the paper's step 3 as printed: REPROCESS until
     delta <= tau, LaSVM 1.1's rule); ``saved``: arrays of a run saved mid-way (a dict holding
     no SMO arrays starts afresh)."""
-    if st.ist[I_NOBIAS] or rule == "reprocess":
+    if LasvmScalars(st).nobias or rule == "reprocess":
         return ReprocessFinish(st, kc, kd, kp, tau)
     return (saved is not None and SmoFinish.load(st, kc, kd, kp, tau, saved)) or \
         SmoFinish(st, kc, kd, kp, tau)
@@ -81,11 +80,11 @@ class SmoFinish(_Finishing):
         self.tau = float(tau)
         self.smo = smo if smo is not None else self._start()
         self.status = RUNNING
-        self._iter0 = int(self.smo.ist[ITER])
+        self._iter0 = SmoScalars(self.smo).iterations
 
     def _start(self):
         st = self.st
-        n = int(st.ist[I_NS])
+        n = LasvmScalars(st).n_s
         A, B, alpha = st.A[:n], st.B[:n], st.alpha[:n]
         s = np.where(A >= 0.0, 1.0, -1.0)
         if np.any((A < 0.0) & (B > 0.0)):
@@ -100,11 +99,11 @@ class SmoFinish(_Finishing):
     def step(self, n_iter=CHUNK):
         """At most n_iter SMO iterations; returns True when finished (the online core's state
         then holds the result, with the examples that cannot move evicted from S)."""
-        it = int(self.smo.ist[ITER])
+        it = SmoScalars(self.smo).iterations
         self.status = smo_run(self.smo, self.kc, self.kd, self.kp, np.int64(n_iter))
-        done = int(self.smo.ist[ITER]) - it
-        self.st.ist[I_STEPS] += done
-        self.st.ist[I_FINISH_STEPS] += done
+        done = SmoScalars(self.smo).iterations - it
+        LasvmScalars(self.st).steps += done
+        LasvmScalars(self.st).finish_steps += done
         if self.status == RUNNING:
             return False
         self._write_back()

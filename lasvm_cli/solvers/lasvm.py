@@ -16,15 +16,15 @@ RANDOM/ACTIVE/AUTOACTIVE, every candidate for GRADIENT (its criterion y f(x) nee
 and the 2 x 5 seeds.
 """
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from ..numerics.cache import (FILL, HITS, KERNEL_EVALS, MISSES, cache_positions_loaded,
                               cache_set_width, fill_pays, make_cache)
-from ..qp.online_core import (CHUNK, F_DELTA, I_EPOCH, I_FINISH_STEPS, I_INSERTED, I_LABELS, I_NS,
-                              I_POOL, I_PROCESSED, I_REPROCESS, I_STEPS, MODE_DELTA,
-                              MODE_NEW_EPOCH, MODE_ONLINE, MODE_SEED, N_SEED, RNGS,
-                              SELECTION_CODES, bias, dual_objective, fit_width, lasvm_run,
-                              make_state, svc_boxes, sv_counts)
+from ..qp.online_core import (CHUNK, MODE_DELTA, MODE_NEW_EPOCH, MODE_ONLINE, MODE_SEED, N_SEED,
+                              RNGS, SELECTION_CODES, LasvmScalars, bias, dual_objective,
+                              fit_width, lasvm_run, make_state, svc_boxes, sv_counts)
 from ..qp import BAIL_OUTS, FINISHINGS
 from .finishing import start_finishing
 from .result import SolverResult
@@ -35,19 +35,19 @@ from .saved import load_into
 def result_of(st, kc):
     """The SolverResult of a run's state (coef = alpha by example, rho = -b, LIBSVM's obj)."""
     l = st.y.shape[0]
-    n = int(st.ist[I_NS])
+    sc = LasvmScalars(st)
+    n = sc.n_s
     coef = np.zeros(l)
     coef[st.pos2ex[:n]] = st.alpha[:n]
     n_sv, n_bsv = sv_counts(st)
     counters = dict(
-        iterations=int(st.ist[I_STEPS]), processed=int(st.ist[I_PROCESSED]),
-        inserted=int(st.ist[I_INSERTED]), reprocess=int(st.ist[I_REPROCESS]),
-        finish_steps=int(st.ist[I_FINISH_STEPS]), epochs=int(st.ist[I_EPOCH]),
+        iterations=sc.steps, processed=sc.processed, inserted=sc.inserted,
+        reprocess=sc.reprocess, finish_steps=sc.finish_steps, epochs=sc.epoch,
         kernel_evals=int(kc.stats[KERNEL_EVALS]), cache_hits=int(kc.stats[HITS]),
         cache_misses=int(kc.stats[MISSES]), n_sv=n_sv,
-        labels_used=int(st.ist[I_LABELS]), delta=float(st.fst[F_DELTA]))
+        labels_used=sc.labels, delta=sc.delta)
     return SolverResult.binary(coef, -bias(st), obj=-dual_objective(st),
-                               n_iter=int(st.ist[I_STEPS]), n_sv=n_sv, n_bsv=n_bsv,
+                               n_iter=sc.steps, n_sv=n_sv, n_bsv=n_bsv,
                                counters=counters)
 
 
@@ -145,11 +145,12 @@ class LasvmRun:
         change: end of epoch, start of finishing). Returns the online iterations run."""
         st = self.st
         if self.phase == PH_ONLINE:
-            if st.ist[I_POOL] > 0 and st.ist[I_LABELS] < self._budget:
+            sc = LasvmScalars(st)
+            if sc.pool > 0 and sc.labels < self._budget:
                 fit_width(self.kc, st)
                 return int(self._run(MODE_ONLINE, n))
-            st.ist[I_EPOCH] += 1
-            if st.ist[I_LABELS] < self._budget and st.ist[I_EPOCH] < self.epochs:
+            sc.epoch += 1
+            if sc.labels < self._budget and sc.epoch < self.epochs:
                 self._run(MODE_NEW_EPOCH, 0)
             else:
                 self.end_online()
@@ -179,11 +180,11 @@ class LasvmRun:
 
     def run_to_end(self, progress=None, n=CHUNK):
         while not self.done:
-            online = self.online and self.st.ist[I_POOL] > 0 and \
-                self.st.ist[I_LABELS] < self._budget
+            online = self.online and LasvmScalars(self.st).pool > 0 and \
+                LasvmScalars(self.st).labels < self._budget
             self.step(n)
             if progress is not None and (online or (self.phase == PH_FINISH)):
-                progress(int(self.st.ist[I_PROCESSED]), int(self.st.ist[I_NS]))
+                progress(LasvmScalars(self.st).processed, LasvmScalars(self.st).n_s)
         return self
 
     # -- measures ----------------------------------------------------------------------------
@@ -191,12 +192,12 @@ class LasvmRun:
     @property
     def processed(self):
         """PROCESS calls so far (online iterations, the 2 x N_SEED seeds included)."""
-        return int(self.st.ist[I_PROCESSED])
+        return LasvmScalars(self.st).processed
 
     @property
     def n_expansion(self):
         """|S|, the size of the expansion (LaSVM 1.1's lasvm_get_l)."""
-        return int(self.st.ist[I_NS])
+        return LasvmScalars(self.st).n_s
 
     @property
     def kernel_evals(self):
@@ -216,12 +217,12 @@ class LasvmRun:
     def delta(self):
         """delta = g_max - g_min over the active set (recomputed)."""
         self._run(MODE_DELTA, 0)
-        return float(self.st.fst[F_DELTA])
+        return LasvmScalars(self.st).delta
 
     def coef_rho(self):
         """(coef by example, rho) of the current expansion; valid outside finishing."""
         st = self.st
-        n = int(st.ist[I_NS])
+        n = LasvmScalars(st).n_s
         coef = np.zeros(self.l)
         coef[st.pos2ex[:n]] = st.alpha[:n]
         return coef, -bias(st)
@@ -262,7 +263,7 @@ class LasvmRun:
             self._finish = start_finishing(self.st, self.kc, self.kd, self.kp, self._tau, d,
                                            rule=self._finishing)
         if self.phase == PH_ONLINE:
-            n_s = int(self.st.ist[I_NS])
+            n_s = LasvmScalars(self.st).n_s
             cache_set_width(self.kc, np.int64(min(self.l, n_s + CHUNK + 2 + n_s // 4)))
 
     def fork(self, cache_mb=None):
@@ -283,14 +284,14 @@ class LasvmRun:
     @property
     def epoch_left(self):
         """Examples not yet drawn in this epoch (its pool)."""
-        return int(self.st.ist[I_POOL])
+        return LasvmScalars(self.st).pool
 
     def kept_expansion(self):
         """What LASVM keeps between examples: the expansion S in position order (alpha,
         gradient, boxes) and its rows (``rows``: example ids), the core's scalars, its random
         generator and cache counters."""
         st = self.st
-        n = int(st.ist[I_NS])
+        n = LasvmScalars(st).n_s
         return dict(rows=st.pos2ex[:n].copy(), alpha=st.alpha[:n].copy(), g=st.g[:n].copy(), A=st.A[:n].copy(),
                     B=st.B[:n].copy(), ist=st.ist.copy(), fst=st.fst.copy(),
                     rng=st.rng.copy(), cache_stats=self.kc.stats.copy())
@@ -309,10 +310,9 @@ class LasvmRun:
         d["pool"][:] = np.concatenate([np.arange(n_s, l), np.arange(n_s)])
         d["labeled"][:n_s] = 1
         d["ist"][:] = kept["ist"]
-        d["ist"][I_NS] = n_s
-        d["ist"][I_POOL] = l - n_s
-        d["ist"][I_EPOCH] = 0
-        d["ist"][I_LABELS] = n_s  # labels read in this run (its budget is the run's rows)
+        sc = LasvmScalars(SimpleNamespace(ist=d["ist"]))
+        sc.n_s, sc.pool, sc.epoch = n_s, l - n_s, 0
+        sc.labels = n_s  # labels read in this run (its budget is the run's rows)
         d["fst"][:] = kept["fst"]
         d["rng"][:] = kept["rng"]
         d["cache_stats"][:] = kept["cache_stats"]

@@ -1,46 +1,18 @@
 """LASVM-G, LASVM-NC, LASVM-I and FULL SVM in memory (Ertekin, Bottou & Giles 2011): the
-driver of their compiled iteration (qp/lasvm_g_core.py) over the training rows, as a
-:class:`~lasvm_cli.solvers.lasvm.LasvmRun` (so training/run_control.py's save/resume, stopping,
-snapshots and traces drive it unchanged).
-
-All four are bias-free (rho 0), start from alpha = 0 without seeding and have no finishing step
-(``finish=True`` adds one at the end of every epoch: REPROCESS until no variable of S violates
-its KKT condition by more than tau; the paper has none. At the end of each epoch, so that the
-next epoch's admission tests, LASVM-I's above all, see the finished machine: several epochs
-with it reach the optimum of the whole training set). Their model is an ordinary LIBSVM
-model with ``rho 0``; under the ramp loss an SV may have the "wrong" sign (alpha_i y_i < 0),
-which the model file, SV counts and LIBSVM's loader take as they are.
-
-Defaults the paper leaves open (corrections 001-7):
-``ramp_s`` = -1 (the paper's), ``sv_threshold`` S = 10, CLEAN every ``clean_every`` = 50
-PROCESS calls keeping ``clean_keep`` m = 100 non-SVs (so the expansion, whose every member
-costs one kernel value per row, stays within 150 of #SV).
-
-How LASVM-NC and LASVM-I begin (``ramp_start``, corrections 001-10): "convex" (the default)
-runs LASVM-G iterations, the paper's "few online convex iterations as the initialization
-stage", until S holds more than S SVs of each class, then the ramp for the rest of the run;
-"printed" is the paper's blocks (NC flags outliers once #SV > S, whatever their classes; I
-filters from the first example). Printed, both return a one-class machine on skewed data with
-a nearly constant kernel: without a bias, a first wave of one class puts f just past -1
-everywhere, and the other class then has z < s, flagged or skipped for good.
-
-Iterations (``processed``: what --stop-iterations, --trace-every and --snapshots count) are
-examples drawn, LASVM-I's skipped ones included (the paper's "number of training instances").
-At the end of training every non-SV left in S is dropped (CLEAN(0), Table 1's 0 non-SVs) for
-LASVM-G, -NC and -I; FULL SVM keeps its expansion whole.
+driver of their compiled iteration (qp/lasvm_g_core.py) as a LasvmRun, so that the online
+driver's save/resume, stopping, snapshots and traces work unchanged. Defaults the paper leaves
+open, how NC and I begin, what counts as an iteration:
+docs/online.md#the-lasvm-g-family-in-memory-solverslasvm_ncpy.
 """
 
 import numpy as np
 
 from ..numerics.cache import KERNEL_EVALS, cache_positions_loaded, cache_set_width
 from ..qp import REPROCESS_STEPS
-from ..qp.lasvm_g_core import (F_GAP, F_TARGET, G_ADMIT_L, G_ADMIT_M, G_ADMIT_R, G_BAILED,
-                               G_CAPPED, G_CLEAN_L, G_CLEAN_M, G_CLEAN_R, G_FLAGGED, G_IN_S,
-                               G_NONCONVEX, G_SEEN, G_SKIP_L, G_SKIP_R, M_FINISH, M_GAP,
-                               M_NEW_EPOCH, M_ONLINE, M_PURGE, N_GFS, N_GST, START_CODES, V_FULL,
-                               VARIANTS, g_run)
-from ..qp.online_core import (CHUNK, I_EPOCH, I_NS, I_POOL, MODE_DELTA, MODE_NEW_EPOCH,
-                              MODE_ONLINE, fit_width)
+from ..qp.lasvm_g_core import (M_FINISH, M_GAP, M_NEW_EPOCH, M_ONLINE, M_PURGE, N_GFS, N_GST,
+                               START_CODES, V_FULL, VARIANTS, LasvmGScalars, g_run)
+from ..qp.online_core import (CHUNK, MODE_DELTA, MODE_NEW_EPOCH, MODE_ONLINE, LasvmScalars,
+                              fit_width)
 from .lasvm import PH_DONE, PH_FINISH, PH_ONLINE, SAVED_FIELDS, LasvmRun, result_of, run_to_end
 
 DEFAULTS = dict(ramp_s=-1.0, sv_threshold=10, ramp_start="convex", clean_every=50,
@@ -50,7 +22,7 @@ EXTRA_FIELDS = ("region", "gst", "gfs")
 
 
 def st_epochs_left(st, epochs):
-    return int(st.ist[I_EPOCH]) < epochs
+    return LasvmScalars(st).epoch < epochs
 
 
 class LasvmGRun(LasvmRun):
@@ -120,10 +92,10 @@ class LasvmGRun(LasvmRun):
         st = self.st
         n = min(int(n), CHUNK)
         if self.phase == PH_ONLINE:
-            if st.ist[I_POOL] > 0:
+            if LasvmScalars(st).pool > 0:
                 fit_width(self.kc, st)
                 return int(self._g(M_ONLINE, n))
-            st.ist[I_EPOCH] += 1
+            LasvmScalars(st).epoch += 1
             if self.finish_tau:
                 self.phase = PH_FINISH
             else:
@@ -160,32 +132,30 @@ class LasvmGRun(LasvmRun):
     @property
     def processed(self):
         """Examples drawn so far (PROCESSed or skipped)."""
-        return int(self.gst[G_SEEN])
+        return LasvmGScalars(self).seen
 
     def gap(self):
         """The duality gap of the current expansion (lasvm_g_core.gap_of), recomputed."""
         self._g(M_GAP, 0)
-        return float(self.gfs[F_GAP])
+        return LasvmGScalars(self).gap
 
     def trace_extra(self):
         return (self.gap(),)
 
     def counters(self):
         """The paper's Table 1 columns and the gap loop's counters."""
-        st, gst = self.st, self.gst
-        n = int(st.ist[I_NS])
+        st, g = self.st, LasvmGScalars(self)
+        n = LasvmScalars(st).n_s
         n_sv = int(np.count_nonzero(st.alpha[:n]))
         return dict(
-            seen=int(gst[G_SEEN]), admitted_left=int(gst[G_ADMIT_L]),
-            admitted_right=int(gst[G_ADMIT_R]), admitted_ramp=int(gst[G_ADMIT_M]),
-            skipped_left=int(gst[G_SKIP_L]), skipped_right=int(gst[G_SKIP_R]),
-            cleaned_left=int(gst[G_CLEAN_L]), cleaned_right=int(gst[G_CLEAN_R]),
-            cleaned_ramp=int(gst[G_CLEAN_M]), outliers_flagged=int(gst[G_FLAGGED]),
-            expansion_sv=n_sv, expansion_non_sv=n - n_sv,
-            gap_loops_bailed=int(gst[G_BAILED]), gap_loops_capped=int(gst[G_CAPPED]),
-            drawn_in_expansion=int(gst[G_IN_S]), nonconvex_from=int(gst[G_NONCONVEX]),
-            gap=float(self.gfs[F_GAP]),
-            gap_target=float(self.gfs[F_TARGET]))
+            seen=g.seen, admitted_left=g.admitted_left, admitted_right=g.admitted_right,
+            admitted_ramp=g.admitted_ramp, skipped_left=g.skipped_left,
+            skipped_right=g.skipped_right, cleaned_left=g.cleaned_left,
+            cleaned_right=g.cleaned_right, cleaned_ramp=g.cleaned_ramp,
+            outliers_flagged=g.outliers_flagged, expansion_sv=n_sv, expansion_non_sv=n - n_sv,
+            gap_loops_bailed=g.gap_loops_bailed, gap_loops_capped=g.gap_loops_capped,
+            drawn_in_expansion=g.drawn_in_expansion, nonconvex_from=g.nonconvex_from,
+            gap=g.gap, gap_target=g.gap_target)
 
     def result(self):
         res = result_of(self.st, self.kc)
@@ -214,7 +184,7 @@ class LasvmGRun(LasvmRun):
             self.kc.stats[:] = np.asarray(d["cache_stats"])
         self.phase = int(phase)
         self._finish = None
-        n_s = int(self.st.ist[I_NS])
+        n_s = LasvmScalars(self.st).n_s
         cache_set_width(self.kc, np.int64(min(self.l, n_s + CHUNK + 2 + n_s // 4)))
 
     def fork(self, cache_mb=None):

@@ -51,7 +51,7 @@ def result_from_state(st, perm, kind, counters, hit_max_iter=False, kkt_hi=None)
     dual = float(core.dual_value(st, l))
     kkt_hi = l if kkt_hi is None else kkt_hi
     coef = coefficients(kind, A, S, yc)
-    C = st.fst[core.C_]
+    C = core.S2doScalars(st).C
     n_sv = int(np.count_nonzero(A > 0))
     n_bsv = int(np.count_nonzero(A >= C)) if kind == core.LLW else int(np.count_nonzero(S >= C))
     counters = dict(counters, dual=dual, kkt_violation=float(core.kkt_violation(st, kkt_hi)),
@@ -84,16 +84,15 @@ def solve_batch(kd, kp, yc, d, C, kind, *, eps=1e-3, shrinking=True, cache_mb=10
         status = core.s2do_run(st, c, kd, kp, chunk)
         if trace is not None:
             trace(clock.seconds(), int(c.stats[kc.KERNEL_EVALS]),
-                  float(st.fst[core.GAIN]))
+                  core.S2doScalars(st).gain)
         if progress is not None:
-            progress(int(st.ist[core.ITER]), float(st.fst[core.VIOL]))
-    if st.ist[core.ACTIVE] < l:  # stopped at max_iter while shrunk: exact gradients for D
+            progress(core.S2doScalars(st).iterations, core.S2doScalars(st).violation)
+    if core.S2doScalars(st).active < l:  # stopped at max_iter while shrunk: exact gradients for D
         core.unshrink(st, c, kd, kp)
-    ist = st.ist
-    counters = dict(iterations=int(ist[core.ITER]), shrinks=int(ist[core.N_SHRINK]),
-                    shrunk_examples=int(ist[core.N_SHRUNK]),
-                    reconstructions=int(ist[core.N_RECON]),
-                    triangle_steps=int(ist[core.N_TRIANGLE]),
+    sc = core.S2doScalars(st)
+    counters = dict(iterations=sc.iterations, shrinks=sc.shrinks,
+                    shrunk_examples=sc.shrunk_examples, reconstructions=sc.reconstructions,
+                    triangle_steps=sc.triangle_steps,
                     seconds=clock.stop(), cache_rows=int(c.meta[kc.N_SLOTS]))
     counters.update(kc.cache_stats(c))
     counters["kernel_evals"] += l  # the diagonal

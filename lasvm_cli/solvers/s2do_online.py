@@ -1,71 +1,35 @@
-"""The online solver of the all-in-one machines (Trinh 2012, §4.2 for LLW, §5.2 for the unified
-framework and Crammer-Singer, with corrections of the printed algorithms): LaRank-like
-passes over the data with S2DO steps on the state of qp/s2do.py.
-
-Positions [0, |W|) of the state are the support patterns W (examples with some alpha > 0);
-their gradients (all d of them, corrections 004-13) are kept exact. One epoch visits every example
-once, in a shuffled order (``--seed``):
-
-* TWO_NEWS: the example's gradient is computed from W (one kernel row), then one S2DO step on
-  two of its variables (Algorithm 6/8); it joins W if an alpha became positive. An example
-  already in W (epochs >= 2) takes the step from its stored gradients.
-* then TWO_OLD and TWO_OLD_SUPPORTS blocks (d steps each; variables of W, or only its support
-  vectors) drawn by Algorithm 7's adaptive scheduling -- probability proportional to each step
-  type's recent dual gain per unit of duration (decay beta = 0.05, floor eta = 0.05), TWO_NEWS
-  included: drawing TWO_NEWS moves on to the next example.
-
-``--step-schedule`` (corrections 004-12): ``blocks`` (the default) updates a step type's gain once
-per block, with the block's increase over its *work* (variables visited, plus kernel values
-computed weighted by their cost in features, kernels.row_work, times FEATURE_WORK), a
-deterministic stand-in for seconds, so a run is repeatable with its --seed; ``seconds`` is
-Algorithm 7 as printed: the gain updated after every elementary step (line 15 sits inside the
-multiplier loop) with that step's wall-clock duration (a run is then not repeatable);
-``steps``: the printed per-step update with the work as the duration; ``fixed``: no draws,
-each example's TWO_NEWS followed by one block of each old step type (fixed scheduling with
-the multipliers 1, d, d: every strategy gets the same old steps). The whole pass runs compiled.
-
-``--strategy`` picks the old steps' working sets (Algorithm 6, 9, 10): s2do-all (S2DO over all
-of V), random-pattern-s2do-all (first variable from a random pattern, second from V),
-random-pattern-s2do-pattern (both from the random pattern). ``--cs-second gradient`` takes the
-second variable of a Crammer-Singer pair inside one pattern (TWO_NEWS, and the old steps of
-random-pattern-s2do-pattern) as Algorithms 8 and 9 print it, argmax_c (g_p - g_c), instead of
-by the gain (corrections 004-15). A pattern whose alphas all return to 0 leaves W. ``--epochs n`` passes; ``inf``: until the KKT violation of the whole problem
-(gradients of the examples outside W computed at the end of each pass) is below ``-e``.
+"""The online solver of the all-in-one machines (Trinh 2012, §4.2, §5.2, with corrections of
+the printed algorithms): LaRank-like passes of S2DO steps on qp/s2do.py's state; this module
+is its run (options, state, saving), the compiled epoch is qp/s2do_epoch.py. Step types,
+schedules, strategies and --epochs inf:
+docs/online.md#the-online-s2do-solver-solverss2do_onlinepy-qps2do_epochpy.
 """
 
 import copy
 import json
 import math
 
-import numba
-from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.extending import intrinsic
 
 from ..base.clock import Clock
 from ..base.numba_internals import rng_state, set_rng_state
 from ..numerics import cache as kc
 from ..numerics.kernels import row_work
 from ..qp import s2do as core
+from ..qp.s2do_epoch import (BLOCKS, FIXED, RP_S2DO_ALL, RP_S2DO_PATTERN, S2DO_ALL,
+                             SECONDS, STEPS, TWO_NEWS, run_epoch, seed)
 from .s2do_batch import coefficients, diagonal, result_from_state
 from .run import Expansion
 from .saved import load_into
 
-_NJIT = dict(cache=True, nogil=True)
 _SAVING = "saving or resuming an online multi-class run"
 
-TWO_NEWS, TWO_OLD, TWO_OLD_SUPPORTS = 0, 1, 2
-STEP_NAMES = ("two_news", "two_old", "two_old_supports")
-S2DO_ALL, RP_S2DO_ALL, RP_S2DO_PATTERN = 0, 1, 2
+STEP_NAMES = ("two_news", "two_old", "two_old_supports")  # TWO_NEWS ... in order
 STRATEGY_CODES = {"s2do-all": S2DO_ALL, "random-pattern-s2do-all": RP_S2DO_ALL,
                   "random-pattern-s2do-pattern": RP_S2DO_PATTERN}
 DEFAULT_STRATEGY = {core.LLW: "s2do-all", core.CS: "random-pattern-s2do-all"}  # the thesis's
-BLOCKS, STEPS, SECONDS, FIXED = 0, 1, 2, 3  # --step-schedule (see the module's docstring)
 SCHEDULE_CODES = {"blocks": BLOCKS, "steps": STEPS, "seconds": SECONDS, "fixed": FIXED}
 SECOND_CODES = {"gain": core.SECOND_GAIN, "gradient": core.SECOND_GRADIENT}  # --cs-second
-SHORTEST = 1e-9  # a step's duration (work or seconds) is at least this in a per-step update
 BETA = 0.05  # Algorithm 7's decay
 ETA = 0.05  # the smallest selection probability of a step type (LaRank)
 # The work of one gathered feature of a kernel value, in variables visited: measured with perf
@@ -74,183 +38,6 @@ ETA = 0.05  # the smallest selection probability of a step type (LaRank)
 # Weighing a feature as a whole variable made kernel values 4-6 times dearer than in seconds,
 # and the schedule chose old steps far more often than the thesis's, which divides by seconds.
 FEATURE_WORK = 0.25
-
-
-@numba.njit(**_NJIT)
-def seed(s):
-    np.random.seed(s)
-
-
-@intrinsic
-def monotonic_ns(typingctx):
-    """CLOCK_MONOTONIC in nanoseconds (libc's clock_gettime, a vDSO call of some 20 ns):
-    the wall clock of ``--step-schedule seconds``, readable inside the compiled pass."""
-    def codegen(context, builder, signature, args):
-        i32, i64 = ir.IntType(32), ir.IntType(64)
-        timespec = ir.LiteralStructType([i64, i64])
-        fnty = ir.FunctionType(i32, [i32, timespec.as_pointer()])
-        fn = builder.module.globals.get("clock_gettime") or \
-            ir.Function(builder.module, fnty, "clock_gettime")
-        with builder.goto_entry_block():  # one slot per call site, not one per loop trip
-            ts = builder.alloca(timespec)
-        builder.call(fn, [ir.Constant(i32, 1), ts])  # CLOCK_MONOTONIC is 1 on Linux
-        zero = ir.Constant(i32, 0)
-        sec = builder.load(builder.gep(ts, [zero, zero], inbounds=True))
-        nsec = builder.load(builder.gep(ts, [zero, ir.Constant(i32, 1)], inbounds=True))
-        return builder.add(builder.mul(sec, ir.Constant(i64, 1000000000)), nsec)
-    return types.int64(), codegen
-
-
-@numba.njit(**_NJIT)
-def _leave_if_empty(st, c, t):
-    """Pattern at position t < |W| with every alpha at 0 leaves W (swapped to |W| - 1)."""
-    nW = st.ist[core.ACTIVE]
-    if 0 <= t < nW and st.S[t] == 0.0:
-        nW -= 1
-        core.swap_positions(st, c, t, nW, True)
-        st.ist[core.ACTIVE] = nW
-
-
-@numba.njit(**_NJIT)
-def _leave(st, c, m, n):
-    a, b = max(m, n), min(m, n)
-    _leave_if_empty(st, c, a)
-    if b != a:
-        _leave_if_empty(st, c, b)
-
-
-@numba.njit(**_NJIT)
-def two_news(st, c, kd, kp, k, second_rule):
-    """TWO_NEWS on example k; returns the dual increase."""
-    nW = st.ist[core.ACTIVE]
-    t = c.pos[k]
-    if t < nW:  # already a support pattern: its gradients are stored
-        viol, gain, m, n = core.select_and_step(st, c, kd, kp, t, t + 1, False, t, t + 1, nW,
-                                                second_rule)
-        _leave(st, c, m, n)
-        return gain
-    if t != nW:
-        core.swap_positions(st, c, t, nW, True)
-    core.gradient_from(st, nW, kc.cache_get(c, kd, kp, k, nW + 1), nW)
-    viol, gain, m, n = core.select_and_step(st, c, kd, kp, nW, nW + 1, False, nW, nW + 1,
-                                            nW + 1, second_rule)
-    if st.S[nW] > 0.0:
-        st.ist[core.ACTIVE] = nW + 1
-    return gain
-
-
-@numba.njit(**_NJIT)
-def two_old(st, c, kd, kp, supports_only, strategy, second_rule):
-    """TWO_OLD (supports_only False) or TWO_OLD_SUPPORTS on W; returns the dual increase."""
-    nW = st.ist[core.ACTIVE]
-    if nW == 0:
-        return 0.0
-    if strategy == S2DO_ALL:
-        lo, hi, slo, shi = 0, nW, 0, nW
-    else:
-        i = np.random.randint(0, nW)
-        lo, hi = i, i + 1
-        slo, shi = (0, nW) if strategy == RP_S2DO_ALL else (i, i + 1)
-    viol, gain, m, n = core.select_and_step(st, c, kd, kp, lo, hi, supports_only, slo, shi, nW,
-                                            second_rule)
-    _leave(st, c, m, n)
-    return gain
-
-
-@numba.njit(**_NJIT)
-def _step_work(step, strategy, nW, d):
-    """The work of one elementary step in variables visited: TWO_NEWS computes the new
-    gradients (|W| d) and scans d; an old step scans its first and second ranges and updates
-    the gradients of W."""
-    if step == TWO_NEWS:
-        return nW * d + 3 * d
-    if strategy == S2DO_ALL:
-        return 3 * nW * d
-    if strategy == RP_S2DO_ALL:
-        return 2 * nW * d + d
-    return nW * d + 2 * d
-
-
-@numba.njit(**_NJIT)
-def run_block(st, c, kd, kp, step, strategy, k, mult, counts, kcost, rules, gains, beta, dlog):
-    """``mult`` elementary steps of one type (k: the example of TWO_NEWS); returns (dual
-    increase, work): variables visited plus kcost per kernel value computed. counts[step]
-    counts the steps. ``rules``: (schedule, CS second rule); with the schedules ``steps`` and
-    ``seconds`` each step updates gains[step] with its increase over its duration (work or
-    wall-clock seconds). ``dlog`` (tests: the reference replays the durations; empty in
-    every other run): dlog[0] counts the steps, dlog[i] is the i-th step's duration."""
-    total = 0.0
-    work = 0.0
-    d = st.ist[core.D]
-    schedule, second_rule = rules[0], rules[1]
-    for _ in range(mult):
-        evals = c.stats[kc.KERNEL_EVALS]
-        visits = _step_work(step, strategy, st.ist[core.ACTIVE], d)
-        work += visits
-        t0 = monotonic_ns() if schedule == SECONDS else 0
-        if step == TWO_NEWS:
-            inc = two_news(st, c, kd, kp, k, second_rule)
-        else:
-            inc = two_old(st, c, kd, kp, step == TWO_OLD_SUPPORTS, strategy, second_rule)
-        rows = kcost * (c.stats[kc.KERNEL_EVALS] - evals)
-        work += rows
-        duration = (monotonic_ns() - t0) * 1e-9 if schedule == SECONDS else visits + rows
-        if schedule == STEPS or schedule == SECONDS:
-            gains[step] = beta * inc / max(duration, SHORTEST) + (1.0 - beta) * gains[step]
-        if dlog.shape[0] > 0:
-            i = int(dlog[0]) + 1
-            if i < dlog.shape[0]:
-                dlog[i] = duration
-                dlog[0] = i
-        total += inc
-        counts[step] += 1
-        st.ist[core.ITER] += 1
-    return total, work
-
-
-@numba.njit(**_NJIT)
-def draw(gains, eta):
-    """A step type with probability gains / sum, each floored at eta (then renormalised)."""
-    total = 0.0
-    for s in range(3):
-        total += max(gains[s], 0.0)
-    p = np.empty(3)
-    norm = 0.0
-    for s in range(3):
-        p[s] = max(max(gains[s], 0.0) / total if total > 0.0 else 1.0 / 3.0, eta)
-        norm += p[s]
-    u = np.random.random() * norm
-    for s in range(3):
-        u -= p[s]
-        if u < 0.0:
-            return s
-    return 2
-
-
-@numba.njit(**_NJIT)
-def run_epoch(st, c, kd, kp, order, strategy, mult, gains, counts, kcost, beta, eta, rules,
-              dlog):
-    """One pass (Algorithm 7, lines 5-19): for each example TWO_NEWS, then blocks drawn by
-    gain per unit of duration until TWO_NEWS is drawn again (``rules[0]``, the schedule:
-    BLOCKS updates the gain after each block, by its work, STEPS and SECONDS after each step,
-    in run_block; FIXED draws nothing: one block of TWO_OLD, then one of TWO_OLD_SUPPORTS)."""
-    schedule = rules[0]
-    for r in range(order.shape[0]):
-        k = order[r]
-        step = TWO_NEWS
-        while True:
-            gain, work = run_block(st, c, kd, kp, step, strategy, k, mult[step], counts, kcost,
-                                   rules, gains, beta, dlog)
-            if schedule == FIXED:
-                if step == TWO_OLD_SUPPORTS:
-                    break
-                step += 1
-                continue
-            if schedule == BLOCKS:
-                gains[step] = beta * gain / max(work, 1.0) + (1.0 - beta) * gains[step]
-            step = draw(gains, eta)
-            if step == TWO_NEWS:
-                break
 
 
 class S2doRun:
@@ -317,7 +104,7 @@ class S2doRun:
         l = self.l
         self.st = core.make_state(self.kind, self.labels, self.d, diagonal(self.kd, self.kp, l),
                                   self._C, target=self._target, eps=self.eps, shrinking=False)
-        self.st.ist[core.ACTIVE] = 0  # W is empty
+        core.S2doScalars(self.st).active = 0  # W is empty
         self.c = kc.make_cache(l, self._cache_mb, self._cache_dtype)
         self._rng = np.random.default_rng(self._seed)
         self._gains = np.ones(3)  # Algorithm 7's stepGains
@@ -357,7 +144,7 @@ class S2doRun:
         if self.progress is not None:
             self.progress(self.epoch, float("nan"))
         if self.epochs == math.inf:
-            nW = int(self.st.ist[core.ACTIVE])
+            nW = core.S2doScalars(self.st).active
             core.reconstruct(self.st, self.c, self.kd, self.kp, nW, self.l)  # outside W
             if float(core.kkt_violation(self.st, self.l)) < self.eps:
                 self.optimal = True
@@ -381,7 +168,7 @@ class S2doRun:
 
     @property
     def n_expansion(self):
-        return int(self.st.ist[core.ACTIVE])
+        return core.S2doScalars(self.st).active
 
     @property
     def kernel_evals(self):
@@ -397,7 +184,7 @@ class S2doRun:
         return float(core.dual_value(self.st, self.n_expansion))
 
     def trace_extra(self):
-        return (int(self.st.ist[core.ITER]), self.epoch_fraction)
+        return (core.S2doScalars(self.st).iterations, self.epoch_fraction)
 
     # -- save / restore (training/run_control.py's state files) ----------------------------------
 
@@ -468,8 +255,8 @@ class S2doRun:
 
     def result(self, seconds=None):
         st, c = self.st, self.c
-        counters = dict(iterations=int(st.ist[core.ITER]), epochs=self.epoch,
-                        examples=self.processed, triangle_steps=int(st.ist[core.N_TRIANGLE]),
+        counters = dict(iterations=core.S2doScalars(st).iterations, epochs=self.epoch,
+                        examples=self.processed, triangle_steps=core.S2doScalars(st).triangle_steps,
                         seconds=seconds, cache_rows=int(c.meta[kc.N_SLOTS]),
                         strategy=self.strategy)
         for s, name in enumerate(STEP_NAMES):
@@ -503,7 +290,7 @@ def solve_online(kd, kp, yc, d, C, kind, *, eps=1e-3, epochs=1, strategy=None, c
                 run.step(size)
             if trace is not None:
                 trace(clock.seconds(), int(run.c.stats[kc.KERNEL_EVALS]),
-                      float(run.st.fst[core.GAIN]), epoch + (i + 1) / parts)
+                      core.S2doScalars(run.st).gain, epoch + (i + 1) / parts)
     return run.result(clock.stop())
 
 

@@ -52,7 +52,7 @@ from ..numerics import cache as kc
 from ..numerics import kernels
 from ..numerics.data import csr_take, kernel_data, kernel_data_like
 from ..numerics.model import SVMModel
-from ..qp import ITER, RUNNING
+from ..qp import RUNNING, SmoScalars
 from ..qp.so_lanes import max_violator
 from ..qp.smo import calculate_rho, make_state, objective, smo_init, smo_run
 from ..solvers import kernel_params_for
@@ -169,7 +169,7 @@ def solve_part(part, shared, task, _state=None):
 
         st, c = solve_w(subset(part.kd, rows), kernel_params_for(params), y, Cp, Cn, params)
         alpha[c.perm] = st.alpha
-        n_iter = int(st.ist[ITER])
+        n_iter = SmoScalars(st).iterations
     sv = np.flatnonzero(alpha > 0)
     stats = _stats(t0, c0)
     stats.update(iterations=n_iter, rows=int(rows.size))
@@ -458,7 +458,7 @@ class Cascade:
             rec.client_seconds += time.perf_counter() - t0
             rec.client_cpu += time.process_time() - c0
             rec.w_sizes.append(int(W.ids.size))
-            n_iter += int(st.ist[ITER])
+            n_iter += SmoScalars(st).iterations
             alpha, G, G_bar = (np.zeros(W.ids.size) for _ in range(3))
             alpha[c.perm], G[c.perm], G_bar[c.perm] = st.alpha, st.G, st.G_bar
             _, m_W, minus_M = max_violator(st, W.ids.size)
