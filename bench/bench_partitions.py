@@ -43,7 +43,7 @@ SETS = {  # name: (train, test, svm-train options)
 
 def plain_copy(name, rel, work, binary_mnist=False):
     """The shared .xz file uncompressed under ``work`` (byte ranges need a plain file); mnist
-    as a binary task (digits 0-4 against 5-9)."""
+    as a binary task (odd digits, +1, against even ones, -1)."""
     src = Path(os.environ.get("LASVM_DATA", Path.home() / ".cache/lasvm-cli/data")) / rel
     dst = work / (name + "." + Path(rel).name.replace(".xz", ""))
     if not dst.exists():
@@ -51,7 +51,7 @@ def plain_copy(name, rel, work, binary_mnist=False):
             for line in f:
                 if binary_mnist:
                     label, rest = line.split(" ", 1)
-                    line = ("1 " if int(label) <= 4 else "-1 ") + rest
+                    line = ("1 " if int(label) % 2 else "-1 ") + rest
                 g.write(line)
     return str(dst)
 
