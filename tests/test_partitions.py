@@ -175,14 +175,15 @@ def test_generated_two_and_many_classes(tmp_path, k, density, kernel):
                                                 (2, 3.0, 0.0), (3, 0.01, -0.5)])
 @pytest.mark.parametrize("density", [1.0, 0.2])
 def test_expansion_by_blocks_is_the_kernel_rows_sum(kernel, gamma, coef0, density):
-    """The check's blocked expansion (dense products) against expansion_values (kernel rows),
-    on dense and sparse rows, with and without a common width, a block boundary inside."""
+    """The check's expansion by blocks (rows against chunks of dense targets) against
+    expansion_values (kernel rows), on dense and sparse rows, over several blocks of rows and
+    chunks of targets."""
     from lasvm_cli.numerics import kernels
     from lasvm_cli.numerics.data import kernel_data, squared_norms
 
     rng = np.random.default_rng(int(10 * gamma) + kernel)
     csr = []
-    for n, d in ((3000, 12), (70, 9)):
+    for n, d in ((3000, 12), (600, 9)):
         X = rng.normal(size=(n, d))
         X[rng.random((n, d)) > density] = 0.0
         indptr = np.concatenate([[0], np.cumsum((X != 0).sum(1))]).astype(np.int64)
@@ -192,20 +193,14 @@ def test_expansion_by_blocks_is_the_kernel_rows_sum(kernel, gamma, coef0, densit
     a_kd = kernel_data(*csr[0], width=13)
     b_kd = kernel_data(*csr[1], width=13)
     a_rows = rng.permutation(3000)[:2500].astype(np.int64)
-    coefs = rng.normal(size=(70, 2))
+    coefs = rng.normal(size=(600, 2))
     want = np.zeros((a_rows.size, 2))
     for c in range(2):
-        kernels.expansion_values(a_kd, a_rows, b_kd, np.arange(70, dtype=np.int64), coefs[:, c],
+        kernels.expansion_values(a_kd, a_rows, b_kd, np.arange(600, dtype=np.int64), coefs[:, c],
                                  kp, want[:, c])
     got = np.zeros((a_rows.size, 2))
-    old = kernels.EXPANSION_BLOCK_BYTES
-    kernels.EXPANSION_BLOCK_BYTES = 8 * 70 * 100  # blocks of 100 rows
-    try:
-        kernels.expansion_by_blocks((*csr[0], squared_norms(csr[0][0], csr[0][2])), a_rows,
-                                    (*csr[1], squared_norms(csr[1][0], csr[1][2])), coefs, kp,
-                                    got)
-    finally:
-        kernels.EXPANSION_BLOCK_BYTES = old
+    kernels.expansion_by_blocks((*csr[0], squared_norms(csr[0][0], csr[0][2])), a_rows,
+                                (*csr[1], squared_norms(csr[1][0], csr[1][2])), coefs, kp, got)
     assert np.allclose(got, want, rtol=1e-12, atol=1e-12 * np.abs(want).max())
 
 

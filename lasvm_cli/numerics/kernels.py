@@ -570,7 +570,7 @@ def expansion_values(A, a_rows, B, b_rows, coef, kp, out):
 # the coefficients. The sums run in another order than expansion_values' (differences of a
 # few units in the last place, far below any -e).
 
-EXPANSION_BLOCK_BYTES = 256 << 10  # one block's kernel values (and its dense rows): in L2
+EXPANSION_BLOCK_BYTES = 256 << 10  # a block's kernel values and dense rows: in cache
 EXPANSION_DENSE_MAX_BYTES = 256 << 20  # the expansion's rows, dense; wider data: row by row
 
 
@@ -594,10 +594,12 @@ def expansion_blocks_fit(n_terms, width):
     return n_terms * (width + 2) * 8 <= EXPANSION_DENSE_MAX_BYTES
 
 
-def expansion_by_blocks(a, a_rows, b, coefs, kp, out):
+def expansion_by_blocks(a, a_rows, b, coefs, kp, out, threads=1):
     """out[r, :] += sum_t coefs[t, :] K(row a_rows[r] of a, row t of b), for CSR row sets
     a and b = (indptr, indices, values, x_sq) of one feature index space, ``coefs`` [m, k]
-    (k expansions at once), kernels 0-3 (no precomputed kernel)."""
+    (k expansions at once), kernels 0-3 (no precomputed kernel). ``threads``: blocks of rows
+    at once, each product on one BLAS thread (threadpoolctl, where installed, holds BLAS to
+    one: a threaded BLAS spins on a busy host, 8x the CPU seconds of one thread)."""
     a_indptr, a_indices, a_values, a_sq = a
     b_indptr, b_indices, b_values, b_sq = b
     m = b_indptr.shape[0] - 1
@@ -613,7 +615,8 @@ def expansion_by_blocks(a, a_rows, b, coefs, kp, out):
     ST = np.ascontiguousarray(S.T)
     del S
     step = max(64, EXPANSION_BLOCK_BYTES // (8 * max(m, width + 2)))  # K's and X's bytes
-    for lo in range(0, a_rows.shape[0], step):
+
+    def block(lo):
         rows = a_rows[lo:lo + step]
         X = dense_rows(a_indptr, a_indices, a_values, rows, width + 2)
         if rbf:
@@ -632,3 +635,24 @@ def expansion_by_blocks(a, a_rows, b, coefs, kp, out):
             K += kp.coef0
             np.tanh(K, out=K)
         out[lo:lo + rows.shape[0]] += K @ coefs
+
+    starts = range(0, a_rows.shape[0], step)
+    with _one_blas_thread():
+        if threads > 1 and len(starts) > 1:  # numpy's products and exp_inplace drop the GIL
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(threads) as pool:
+                list(pool.map(block, starts))
+        else:
+            for lo in starts:
+                block(lo)
+
+
+def _one_blas_thread():
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(1, user_api="blas")

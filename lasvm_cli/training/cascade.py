@@ -46,6 +46,7 @@ import time
 import warnings
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 from ..numerics import cache as kc
@@ -201,7 +202,8 @@ def check_part(part, shared, task, state):
         kernels.expansion_by_blocks((part.indptr, part.indices, part.values, part.kd.x_sq),
                                     rows64, (d_indptr, d_indices, d_values,
                                              squared_norms(d_indptr, d_values)),
-                                    np.stack([dcoef, dbar], axis=1), kp, add2)
+                                    np.stack([dcoef, dbar], axis=1), kp, add2,
+                                    threads=numba.get_num_threads())
         f += add2[:, 0]
         f_bar += add2[:, 1]
         evals = rows.size * dcoef.size
