@@ -170,6 +170,7 @@ def one_cascade(train, test, opts, eps, parts, workers, early, memory_limit):
     lines = []
     model = cas.train(p, info=lines.append, early=early)
     seconds, client_cpu = time.perf_counter() - t0, time.process_time() - c0
+    client_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # before the test
     rec = cas.record
     out = dict(kind="early" if early else "cascade", parts=parts, workers=workers,
                seconds=seconds, obj=obj_of(lines)[0], nsv=int(model.nSV.sum()),
@@ -180,8 +181,7 @@ def one_cascade(train, test, opts, eps, parts, workers, early, memory_limit):
                part_rss={str(k): v for k, v in rec.part_rss.items()},
                data_bytes=sum(s["nbytes"] for s in cas.summaries),
                text_bytes=sum(os.path.getsize(f) for f in cas.files),
-               client_peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-               warm_up_seconds=warm_seconds)
+               client_peak_rss=client_peak, warm_up_seconds=warm_seconds)
     if client:
         client.close()
         cluster.close()
@@ -277,16 +277,17 @@ def dask_only(name, train, test, opts, args):
 
 
 def memory_table():
+    """The --dask-only runs; sizes in MB of 10^6 bytes, as Dask's memory_limit counts."""
     print("| set | rows | file MB | P | workers | memory_limit | worker peak MB | "
           "client peak MB | rows in memory MB | wall s / CPU s | obj | nSV | passes |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for path in sorted(OUT.glob("*.dask-only.json")):
         r = json.loads(path.read_text())
         run = r["runs"][0]
-        print(f"| {r['set']} | {r['rows']:,} | {run['text_bytes'] / 2**20:.0f} | "
+        print(f"| {r['set']} | {r['rows']:,} | {run['text_bytes'] / 1e6:.0f} | "
               f"{run['parts']} | {run['workers']} | {r['memory_limit']} | "
-              f"{max(run['part_rss'].values()) / 2**20:.0f} | "
-              f"{run['client_peak_rss'] / 2**20:.0f} | {run['data_bytes'] / 2**20:.0f} | "
+              f"{max(run['part_rss'].values()) / 1e6:.0f} | "
+              f"{run['client_peak_rss'] / 1e6:.0f} | {run['data_bytes'] / 1e6:.0f} | "
               f"{run['seconds']:.0f} / {run['cpu']:.0f} | {run['obj']:.6g} | {run['nsv']} | "
               f"{run['passes'][0]} |")
 
