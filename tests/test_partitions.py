@@ -175,9 +175,9 @@ def test_generated_two_and_many_classes(tmp_path, k, density, kernel):
                                                 (2, 3.0, 0.0), (3, 0.01, -0.5)])
 @pytest.mark.parametrize("density", [1.0, 0.2])
 def test_expansion_by_blocks_is_the_kernel_rows_sum(kernel, gamma, coef0, density):
-    """The check's expansion by blocks (rows against chunks of dense targets) against
-    expansion_values (kernel rows), on dense and sparse rows, over several blocks of rows and
-    chunks of targets."""
+    """The check's expansion by blocks (matrix products of rows and targets) against
+    expansion_values (kernel rows), on dense and sparse rows, over several blocks of rows, one
+    thread or several."""
     from lasvm_cli.numerics import kernels
     from lasvm_cli.numerics.data import kernel_data, squared_norms
 
@@ -198,10 +198,13 @@ def test_expansion_by_blocks_is_the_kernel_rows_sum(kernel, gamma, coef0, densit
     for c in range(2):
         kernels.expansion_values(a_kd, a_rows, b_kd, np.arange(600, dtype=np.int64), coefs[:, c],
                                  kp, want[:, c])
-    got = np.zeros((a_rows.size, 2))
-    kernels.expansion_by_blocks((*csr[0], squared_norms(csr[0][0], csr[0][2])), a_rows,
-                                (*csr[1], squared_norms(csr[1][0], csr[1][2])), coefs, kp, got)
+    a = (*csr[0], squared_norms(csr[0][0], csr[0][2]))
+    b = (*csr[1], squared_norms(csr[1][0], csr[1][2]))
+    got, threaded = np.zeros((a_rows.size, 2)), np.zeros((a_rows.size, 2))
+    kernels.expansion_by_blocks(a, a_rows, b, coefs, kp, got)
+    kernels.expansion_by_blocks(a, a_rows, b, coefs, kp, threaded, threads=3)
     assert np.allclose(got, want, rtol=1e-12, atol=1e-12 * np.abs(want).max())
+    assert np.array_equal(got, threaded)  # blocks on threads: the same bits
 
 
 def test_wide_rows_check_by_kernel_rows_gives_the_same_model(tmp_path, monkeypatch):
