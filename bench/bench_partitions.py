@@ -43,7 +43,7 @@ SETS = {  # name: (train, test, svm-train options)
 
 def plain_copy(name, rel, work, binary_mnist=False):
     """The shared .xz file uncompressed under ``work`` (byte ranges need a plain file); mnist
-    as a binary task (digits 0-4 against 5-9)."""
+    as a binary task (odd digits, +1, against even ones, -1)."""
     src = Path(os.environ.get("LASVM_DATA", Path.home() / ".cache/lasvm-cli/data")) / rel
     dst = work / (name + "." + Path(rel).name.replace(".xz", ""))
     if not dst.exists():
@@ -51,17 +51,22 @@ def plain_copy(name, rel, work, binary_mnist=False):
             for line in f:
                 if binary_mnist:
                     label, rest = line.split(" ", 1)
-                    line = ("1 " if int(label) <= 4 else "-1 ") + rest
+                    line = ("1 " if int(label) % 2 else "-1 ") + rest
                 g.write(line)
     return str(dst)
 
 
-def generated(work, rows, noise, d=10, seed=0):
+def gen_name(rows, noise, d=10, digits=5):
+    return f"gen{rows}n{noise:g}" + (f"d{d}x{digits}" if (d, digits) != (10, 5) else "")
+
+
+def generated(work, rows, noise, d=10, seed=0, digits=5):
     """A two-class problem of ``rows`` rows (and a test set of rows/5): two Gaussian mixtures
-    in d dimensions (8 centres, alternately +1 and -1, spread ``noise``), written once."""
+    in d dimensions (8 centres, alternately +1 and -1, spread ``noise``), values written with
+    ``digits`` decimals, written once."""
     paths = []
     for part, n, s in (("train", rows, seed), ("test", max(rows // 5, 1000), seed + 1)):
-        path = work / f"gen{rows}n{noise:g}.{part}"
+        path = work / f"{gen_name(rows, noise, d, digits)}.{part}"
         paths.append(str(path))
         if path.exists():
             continue
@@ -72,7 +77,8 @@ def generated(work, rows, noise, d=10, seed=0):
         y = np.where(comp % 2 == 0, 1, -1)
         with open(path, "w") as f:
             for c, x in zip(y, X):
-                f.write(f"{c} " + " ".join(f"{j + 1}:{v:.5f}" for j, v in enumerate(x)) + "\n")
+                f.write(f"{c} " + " ".join(f"{j + 1}:{v:.{digits}f}" for j, v in enumerate(x))
+                        + "\n")
     return paths
 
 
@@ -164,6 +170,7 @@ def one_cascade(train, test, opts, eps, parts, workers, early, memory_limit):
     lines = []
     model = cas.train(p, info=lines.append, early=early)
     seconds, client_cpu = time.perf_counter() - t0, time.process_time() - c0
+    client_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # before the test
     rec = cas.record
     out = dict(kind="early" if early else "cascade", parts=parts, workers=workers,
                seconds=seconds, obj=obj_of(lines)[0], nsv=int(model.nSV.sum()),
@@ -174,8 +181,7 @@ def one_cascade(train, test, opts, eps, parts, workers, early, memory_limit):
                part_rss={str(k): v for k, v in rec.part_rss.items()},
                data_bytes=sum(s["nbytes"] for s in cas.summaries),
                text_bytes=sum(os.path.getsize(f) for f in cas.files),
-               client_peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-               warm_up_seconds=warm_seconds)
+               client_peak_rss=client_peak, warm_up_seconds=warm_seconds)
     if client:
         client.close()
         cluster.close()
@@ -255,6 +261,37 @@ def libsvm_growth(train, sizes, opts, eps):
     return dict(points=out, exponent=float(k))
 
 
+def dask_only(name, train, test, opts, args):
+    """The run on Dask alone (its workers' memory_limit, peak memory against the file)."""
+    path = OUT / (f"{name}.P{args.parts}.W{args.workers}.ML{args.memory_limit}.dask-only.json")
+    if path.exists():
+        print(path.read_text().strip())
+        return
+    run = run_child("cascade", train, test, opts, args.eps, args.parts, args.workers,
+                    args.memory_limit)
+    record = dict(set=name, rows=sum(1 for _ in open(train)), uptime=os.getloadavg(),
+                  memory_limit=args.memory_limit, runs=[run],
+                  when=time.strftime("%Y-%m-%d %H:%M"))
+    path.write_text(json.dumps(record) + "\n")
+    print(json.dumps(record))
+
+
+def memory_table():
+    """The --dask-only runs; sizes in MB of 10^6 bytes, as Dask's memory_limit counts."""
+    print("| set | rows | file MB | P | workers | memory_limit | worker peak MB | "
+          "client peak MB | rows in memory MB | wall s / CPU s | obj | nSV | passes |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for path in sorted(OUT.glob("*.dask-only.json")):
+        r = json.loads(path.read_text())
+        run = r["runs"][0]
+        print(f"| {r['set']} | {r['rows']:,} | {run['text_bytes'] / 1e6:.0f} | "
+              f"{run['parts']} | {run['workers']} | {r['memory_limit']} | "
+              f"{max(run['part_rss'].values()) / 1e6:.0f} | "
+              f"{run['client_peak_rss'] / 1e6:.0f} | {run['data_bytes'] / 1e6:.0f} | "
+              f"{run['seconds']:.0f} / {run['cpu']:.0f} | {run['obj']:.6g} | {run['nsv']} | "
+              f"{run['passes'][0]} |")
+
+
 def table():
     """Markdown tables of every record under results/partitions/ (docs/benchmarks.md)."""
     rows, scale = [], []
@@ -288,6 +325,8 @@ def table():
           "SMO peak MB | worker peak MB | client peak MB | rows in memory MB |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     print("\n".join(scale))
+    print()
+    memory_table()
 
 
 def main():
@@ -297,11 +336,15 @@ def main():
     ap.add_argument("--sets", default="banana,adult,ijcnn1,gen")
     ap.add_argument("--rows", type=int, default=100000, help="rows of the generated set")
     ap.add_argument("--noise", type=float, default=0.5, help="spread of the generated set")
+    ap.add_argument("--dims", type=int, default=10, help="features of the generated set")
+    ap.add_argument("--digits", type=int, default=5, help="its values' decimals in the file")
     ap.add_argument("--parts", type=int, default=8)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--eps", type=float, default=1e-3)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--memory-limit", default=None, help="Dask worker memory_limit")
+    ap.add_argument("--dask-only", action="store_true",
+                    help="only the run on Dask (a set too large for the others: memory)")
     ap.add_argument("--libsvm", default=None,
                     help="row counts n1,n2,...: LIBSVM on the generated set's first rows")
     ap.add_argument("--one"), ap.add_argument("--train"), ap.add_argument("--test")
@@ -323,11 +366,14 @@ def main():
     for name in args.sets.split(","):
         rel_train, rel_test, opts = SETS[name]
         if name == "gen":
-            train, test = generated(work, args.rows, args.noise)
-            name = f"gen{args.rows}n{args.noise:g}"
+            train, test = generated(work, args.rows, args.noise, args.dims, digits=args.digits)
+            name = gen_name(args.rows, args.noise, args.dims, args.digits)
         else:
             train = plain_copy(name, rel_train, work, name == "mnist")
             test = plain_copy(name, rel_test, work, name == "mnist")
+        if args.dask_only:
+            dask_only(name, train, test, opts, args)
+            continue
         for r in range(args.repeat):
             limit = f".ML{args.memory_limit}" if args.memory_limit else ""
             path = OUT / f"{name}.P{args.parts}.W{args.workers}{limit}.run{r}.json"

@@ -171,6 +171,58 @@ def test_generated_two_and_many_classes(tmp_path, k, density, kernel):
     compare(path, p, 4)
 
 
+@pytest.mark.parametrize("kernel,gamma,coef0", [(0, 0.0, 0.0), (1, 0.2, 1.0), (2, 0.05, 0.0),
+                                                (2, 3.0, 0.0), (3, 0.01, -0.5)])
+@pytest.mark.parametrize("density", [1.0, 0.2])
+def test_expansion_by_blocks_is_the_kernel_rows_sum(kernel, gamma, coef0, density):
+    """The check's expansion by blocks (matrix products of rows and targets) against
+    expansion_values (kernel rows), on dense and sparse rows, over several blocks of rows, one
+    thread or several."""
+    from lasvm_cli.numerics import kernels
+    from lasvm_cli.numerics.data import kernel_data, squared_norms
+
+    rng = np.random.default_rng(int(10 * gamma) + kernel)
+    csr = []
+    for n, d in ((3000, 12), (600, 9)):
+        X = rng.normal(size=(n, d))
+        X[rng.random((n, d)) > density] = 0.0
+        indptr = np.concatenate([[0], np.cumsum((X != 0).sum(1))]).astype(np.int64)
+        rows, cols = np.nonzero(X)
+        csr.append((indptr, (cols + 1).astype(np.int32), X[rows, cols]))
+    kp = kernels.make_params(kernel, 3, gamma, coef0)
+    a_kd = kernel_data(*csr[0], width=13)
+    b_kd = kernel_data(*csr[1], width=13)
+    a_rows = rng.permutation(3000)[:2500].astype(np.int64)
+    coefs = rng.normal(size=(600, 2))
+    want = np.zeros((a_rows.size, 2))
+    for c in range(2):
+        kernels.expansion_values(a_kd, a_rows, b_kd, np.arange(600, dtype=np.int64), coefs[:, c],
+                                 kp, want[:, c])
+    a = (*csr[0], squared_norms(csr[0][0], csr[0][2]))
+    b = (*csr[1], squared_norms(csr[1][0], csr[1][2]))
+    got, threaded = np.zeros((a_rows.size, 2)), np.zeros((a_rows.size, 2))
+    kernels.expansion_by_blocks(a, a_rows, b, coefs, kp, got)
+    kernels.expansion_by_blocks(a, a_rows, b, coefs, kp, threaded, threads=3)
+    assert np.allclose(got, want, rtol=1e-12, atol=1e-12 * np.abs(want).max())
+    assert np.array_equal(got, threaded)  # blocks on threads: the same bits
+
+
+def test_wide_rows_check_by_kernel_rows_gives_the_same_model(tmp_path, monkeypatch):
+    """Rows too wide for the dense blocks take the kernel-row path: the same optimum."""
+    from lasvm_cli.numerics import kernels
+
+    path = write_blobs(tmp_path / "g.svm", n=500, seed=3, density=0.5)
+    p = params(C=2.0, gamma=0.3)
+    calls = []
+    by_rows = kernels.expansion_values
+    monkeypatch.setattr(kernels, "expansion_values", lambda *a: calls.append(1) or by_rows(*a))
+    compare(path, p, 4)
+    assert not calls
+    monkeypatch.setattr(kernels, "EXPANSION_DENSE_MAX_BYTES", 0)
+    compare(path, p, 4)
+    assert calls
+
+
 def test_shared_set_subsample(tmp_path):
     src = shared_file("banana", "train")
     with lzma.open(src, "rt") as f:

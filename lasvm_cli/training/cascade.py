@@ -46,11 +46,12 @@ import time
 import warnings
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 from ..numerics import cache as kc
 from ..numerics import kernels
-from ..numerics.data import csr_take, kernel_data, kernel_data_like
+from ..numerics.data import csr_take, kernel_data, kernel_data_like, squared_norms
 from ..numerics.model import SVMModel
 from ..qp import RUNNING, SmoScalars
 from ..qp.so_lanes import max_violator
@@ -195,7 +196,18 @@ def check_part(part, shared, task, state):
         f, f_bar = state[0].copy(), state[1].copy()
     kp = kernel_params_for(params)
     evals = 0
-    if rows.size and dcoef.size:
+    width = max(part.max_index, int(d_indices.max(initial=0))) + 1
+    if rows.size and dcoef.size and kernels.expansion_blocks_fit(dcoef.size, width):
+        add2 = np.zeros((rows.size, 2))
+        kernels.expansion_by_blocks((part.indptr, part.indices, part.values, part.kd.x_sq),
+                                    rows64, (d_indptr, d_indices, d_values,
+                                             squared_norms(d_indptr, d_values)),
+                                    np.stack([dcoef, dbar], axis=1), kp, add2,
+                                    threads=numba.get_num_threads())
+        f += add2[:, 0]
+        f_bar += add2[:, 1]
+        evals = rows.size * dcoef.size
+    elif rows.size and dcoef.size:  # rows too wide for a dense block: kernel rows
         d_kd = kernel_data_like(part.kd, d_indptr, d_indices, d_values)
         targets = np.arange(dcoef.size, dtype=np.int64)
         add = np.empty(rows.size)
