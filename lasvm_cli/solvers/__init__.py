@@ -50,6 +50,7 @@ class Solver(NamedTuple):
     tracking: bool = False          # a tracking algorithm (teachers, gap traces)
     bias_free: bool = False         # no bias: the model's rho is 0
     streams: tuple = ()             # (--multiclass scheme, "module:function") for --stream
+    stream_runs: tuple = ()         # the schemes whose --stream function starts a run (driven)
 
 
 _LASVM_G = Solver("lasvm_nc", start="start", driven=True, bias_free=True,  # one module for
@@ -58,8 +59,9 @@ _TRACKING = Solver("tracking", start="start", tracking=True, bias_free=True)  # 
 SOLVERS = {
     "smo": Solver("csvc"),                     # batch SMO (MVP / second order / HMG)
     "lasvm": Solver("lasvm", start="start", driven=True,  # online LASVM (in memory)
-                    streams=(("ovo", "lasvm_stream:train_stream"),
-                             ("ovr", "lasvm_ovr_stream:train_stream_ovr"))),
+                    streams=(("ovo", "lasvm_stream:start_stream"),
+                             ("ovr", "lasvm_ovr_stream:train_stream_ovr")),
+                    stream_runs=("ovo",)),
     # bias-free online SVMs (Ertekin, Bottou & Giles 2011)
     "lasvm-g": _LASVM_G,    # LASVM-G: gap-driven REPROCESS, CLEAN
     "full-svm": _LASVM_G,   # FULL SVM: LASVM-G without CLEAN
@@ -101,6 +103,13 @@ def stream_trainer(params):
         return None
     module, function = target.split(":")
     return getattr(importlib.import_module(f"{__name__}.{module}"), function)
+
+
+def stream_driven(params):
+    """True when --stream's function for ``params`` starts a run that the online driver steps
+    (so the online options apply), False for a trainer of its own."""
+    return params.multiclass in SOLVERS[params.solver].stream_runs \
+        if params.solver in SOLVERS else False
 
 
 def streamed():
