@@ -1,5 +1,8 @@
 """Streaming LASVM: one sequential pass over a training file larger than memory
-(``svm-train --solver lasvm --stream``).
+(``svm-train --solver lasvm --stream``), as a run: :class:`LasvmStreamRun` is solvers/
+lasvm.py's LasvmRun fed by a :class:`RowSource` (the file read in blocks), so the online
+driver steps it through the one drive loop as it steps the in-memory run (traces, stopping
+limits, snapshots, state files: training/stream.py).
 
 The algorithm is the online core's (qp/online_core.py: PROCESS, REPROCESS, eviction,
 finishing, the selection criteria), over the one kernel-row cache (numerics/cache.py). What
@@ -39,6 +42,10 @@ Deviations from the in-memory solver:
 - Labels: the two classes come from the first rows (LIBSVM's order: first occurrence, {-1,+1}
   swapped so +1 comes first); a third label is an input error naming the file and line.
 - ``--epochs`` must be 1, ``--label-budget``, -v, -b and -t 4 are not supported.
+
+Saved and resumed (--save-state, --resume): the store, the candidate window and where the
+current block begins (byte offset, line, row); a resumed run reads the file on from there,
+skipping the rows of that block it had already taken.
 """
 
 from collections import namedtuple
