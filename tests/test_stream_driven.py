@@ -264,3 +264,55 @@ def test_ovr_stream_still_refuses_the_online_options(tmp_path):
                 "--trace", tmp_path / "t", HEART, tmp_path / "m")
     assert r.exit_code == 1 and "--stream does not support --trace" in r.stderr
     assert not (tmp_path / "t").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# LASVM-G, -NC, -I, FULL SVM (solvers/lasvm_g_stream.py's LasvmGStreamRun)
+
+G_SOLVERS = ["lasvm-g", "lasvm-nc", "lasvm-i", "full-svm"]
+
+
+@pytest.mark.parametrize("solver", G_SOLVERS)
+@pytest.mark.parametrize("finish_tau", [False, True])
+def test_g_family_resumes_anywhere_and_observers_change_nothing(tmp_path, solver, finish_tau):
+    """Stopped and saved at several places (mid-block, after the last row) and resumed: the
+    uninterrupted model; a stop's model is the snapshot's at the same place; a traced run
+    (with its gap column) ends with the plain model."""
+    from lasvm_cli.solvers.lasvm_g_stream import LasvmGStreamRun, start_stream_g
+
+    def run(chunk=600, info=None, **kw):
+        p = TrainParams(solver=solver, gamma=0.07, C=1.0, finish_tau=finish_tau,
+                        clean_every=20, clean_keep=15, **kw)
+        return train_stream(str(HEART), p, start_stream_g, chunk_bytes=chunk, info=info)
+
+    assert isinstance(start_stream_g(HEART, TrainParams(solver=solver, gamma=0.07)),
+                      LasvmGStreamRun)
+    whole = model_bytes(run(), tmp_path)
+    for stop in (33, 140, 270):
+        state = tmp_path / f"s{stop}"
+        stopped = run(stop_iterations=stop, save_state=str(state))
+        lines = []
+        resumed = run(chunk=450, resume=str(state), info=lines.append)
+        assert model_bytes(resumed, tmp_path, "r") == whole, stop
+        assert lines[0].startswith(f"resumed {state}: "), lines
+        if stop < 270:
+            run(snapshots=str(stop), model_file=str(tmp_path / "snap"))
+            assert (tmp_path / f"snap.{stop}").read_bytes() == \
+                model_bytes(stopped, tmp_path, "st"), stop
+    traced = run(trace=str(tmp_path / "t.csv"), trace_every=50, test_file=str(HEART))
+    assert model_bytes(traced, tmp_path, "tr") == whole
+    rows = [line.split(",") for line in (tmp_path / "t.csv").read_text().splitlines()]
+    assert rows[0][-1] == "gap" and rows[-1][7] == "final" and len(rows) >= 6
+    assert all(0 <= float(r[6]) <= 1 for r in rows[1:])
+
+
+def test_g_stream_cli_with_the_long_run_options(tmp_path):
+    g = ["-g", "0.07", "--stream", "--solver", "lasvm-i", "-q"]
+    assert run_cli(*g, HEART, tmp_path / "whole").exit_code == 0
+    r = run_cli(*g, "--stop-iterations", 100, "--save-state", tmp_path / "s", "--trace",
+                tmp_path / "t", "--test", HEART, HEART, tmp_path / "m")
+    assert r.exit_code == 0, r.stderr
+    r = run_cli(*g, "--resume", tmp_path / "s", "--trace", tmp_path / "t", HEART,
+                tmp_path / "m")
+    assert r.exit_code == 0, r.stderr
+    assert (tmp_path / "m").read_bytes() == (tmp_path / "whole").read_bytes()

@@ -32,7 +32,7 @@ COMMAND_OPTIONS = (
 --stream : one sequential pass over the training file, holding only the expansion:
 	--solver lasvm|lasvm-g|lasvm-nc|lasvm-i|full-svm (two classes), --multiclass ovr
 	--solver lasvm or --multiclass llw|cs --solver online (any number of classes); -g
-	required for -t 1/2/3; --epochs 1; --solver lasvm (two classes) also takes the long-run
+	required for -t 1/2/3; --epochs 1; the two-class streams also take the long-run
 	options (--trace, --stop-*, --snapshots, --save-state, --resume)"""),
     Option("workers", ("--workers",), int, default=None, command=True, section="command",
            usage="""\

@@ -54,7 +54,8 @@ class Solver(NamedTuple):
 
 
 _LASVM_G = Solver("lasvm_nc", start="start", driven=True, bias_free=True,  # one module for
-                  streams=(("ovo", "lasvm_g_stream:train_stream_g"),))     # the four
+                  streams=(("ovo", "lasvm_g_stream:start_stream_g"),),     # the four
+                  stream_runs=("ovo",))
 _TRACKING = Solver("tracking", start="start", tracking=True, bias_free=True)  # and for these
 SOLVERS = {
     "smo": Solver("csvc"),                     # batch SMO (MVP / second order / HMG)

@@ -65,8 +65,8 @@ from ..numerics.data import squared_norms
 from ..numerics.kernels import KernelData, compile_rows_for
 from ..numerics.model import SVMModel
 from ..qp import online_core as core
-from ..qp.online_core import (AUTO_MAX, CHUNK, I_INSERTED, I_NS, I_PROCESSED, N_SEED,
-                              SEL_AUTOACTIVE, SEL_RANDOM, SELECTION_CODES, fit_width)
+from ..qp.online_core import (AUTO_MAX, CHUNK, I_INSERTED, I_NS, N_SEED, SEL_AUTOACTIVE,
+                              SEL_RANDOM, SELECTION_CODES, fit_width)
 from .finishing import start_finishing
 from .lasvm import PH_FINISH, PH_ONLINE, SAVED_FIELDS, LasvmRun
 from .saved import load_into
@@ -527,6 +527,7 @@ class LasvmStreamRun(LasvmRun):
     block begins (a resumed stream reads the file on from there)."""
 
     TITLE = "LASVM stream"
+    NEXT_ROW = 1  # ctl[NEXT_ROW]: the next row of the current block (ctl[0]: the window's size)
 
     def __init__(self, source, params, kp, weighted, *, eps=1e-3, cache_mb=100.0, finish=True,
                  selection="random", candidates=50, delta_max=None, finishing="smo",
@@ -554,7 +555,7 @@ class LasvmStreamRun(LasvmRun):
         self.source = None
         self.label = None
         self.win = np.zeros(M, np.int64)
-        self.ctl = np.zeros(2, np.int64)
+        self.ctl = np.zeros(self.NEXT_ROW + 1, np.int64)
         self._block = None      # the current block: (ckd, cy, rowid, done), its position
         self._position = (0, 1, 0)
         self._last = False      # the current block is the empty one after the file's end
@@ -606,7 +607,7 @@ class LasvmStreamRun(LasvmRun):
         self._block = (ckd, cy, rowid, done)
         self._position = position
         self._last = last
-        self.ctl[1] = 0
+        self.ctl[self.NEXT_ROW] = 0
 
     def _next_block(self):
         got = self.source.next()
@@ -626,9 +627,9 @@ class LasvmStreamRun(LasvmRun):
 
     # -- phases -------------------------------------------------------------------------------
 
-    def begin(self):
-        """Read blocks until 5 rows of each class are held (at most SEED_ROWS_MAX rows), PROCESS
-        them (LaSVM 1.1's seeding, no REPROCESS); the rest of those rows is the first block."""
+    def _first_rows(self, ready):
+        """Open the file and read blocks until ``ready(blocks, labels seen)`` (at most
+        SEED_ROWS_MAX rows held); they are the first block, the labels are known."""
         self._open()
         pending, first = [], None
         while True:
@@ -638,7 +639,7 @@ class LasvmStreamRun(LasvmRun):
             pending.append(got[0])
             first = first or got[1]
             seen = self.source.labels.seen
-            if _seeds_ready(pending, seen):
+            if ready(pending, seen):
                 break
             held = sum(b[0].size for b in pending)
             if held >= SEED_ROWS_MAX:
@@ -650,7 +651,11 @@ class LasvmStreamRun(LasvmRun):
             raise StreamError("empty training file")
         self._start_labels()
         self._set_block(_csr_concat(pending) if len(pending) > 1 else pending[0], first)
-        del pending
+
+    def begin(self):
+        """Read blocks until 5 rows of each class are held (at most SEED_ROWS_MAX rows), PROCESS
+        them (LaSVM 1.1's seeding, no REPROCESS); the rest of those rows is the first block."""
+        self._first_rows(_seeds_ready)
         store = self.store
         if store.ss.sist[S_NFREE] < 2 * N_SEED:
             store.grow(2 * N_SEED)
@@ -669,16 +674,12 @@ class LasvmStreamRun(LasvmRun):
         if self._block is None:
             self._next_block()
             return 0
-        store, st = self.store, self.store.ss.core
-        before = int(st.ist[I_PROCESSED])
-        ckd, cy, rowid, done = self._block
-        store.fit_width()
-        status = stream_block(store.ss, store.kc, store.kd(), self.kp, ckd, cy, rowid, done,
-                              self.win, self.ctl, self._last, self._sel, self._tau, self._dmax,
-                              store.Cp, store.Cn, int(n))
-        self.zeros.keep(store.ss.rowid)
+        before = self.processed
+        self.store.fit_width()
+        status = self._stream_rows(n)
+        self.zeros.keep(self.store.ss.rowid)
         if status == ST_GROW:
-            store.grow()
+            self._grow()
         elif status in (ST_DONE, ST_MORE):
             if self._last:
                 self._rows = self.n_rows
@@ -686,7 +687,18 @@ class LasvmStreamRun(LasvmRun):
                 self.end_online()
             else:
                 self._block = None
-        return int(st.ist[I_PROCESSED]) - before
+        return self.processed - before
+
+    def _stream_rows(self, n):
+        """The compiled online iterations over the current block (stream_block's status)."""
+        store = self.store
+        ckd, cy, rowid, done = self._block
+        return stream_block(store.ss, store.kc, store.kd(), self.kp, ckd, cy, rowid, done,
+                            self.win, self.ctl, self._last, self._sel, self._tau, self._dmax,
+                            store.Cp, store.Cn, int(n))
+
+    def _grow(self):
+        self.store.grow()
 
     # -- the model ------------------------------------------------------------------------------
 
@@ -698,7 +710,11 @@ class LasvmStreamRun(LasvmRun):
         model = _model_from_store(self.store, self._p, self.label, self.n_rows, lines.append,
                                   self.zeros)
         res.model, res.model_lines = model, lines
+        self._model_extra(model)
         return res
+
+    def _model_extra(self, model):
+        """What a subclass adds to the model (its counters)."""
 
     def rows_like(self, indptr, indices, values):
         """KernelData of CSR rows (feature indices as in the file) over the store's columns
@@ -729,7 +745,7 @@ class LasvmStreamRun(LasvmRun):
         later = np.zeros(0, np.int64)
         if self._block is not None:
             _, _, rowid, done = self._block
-            rest = np.arange(rowid.size) >= self.ctl[1]
+            rest = np.arange(rowid.size) >= self.ctl[self.NEXT_ROW]
             later = rowid[rest & (done == 1)]
         d["done_later"] = later
         rows = np.fromiter(self.zeros.by_row, np.int64, len(self.zeros.by_row))
@@ -776,11 +792,16 @@ class LasvmStreamRun(LasvmRun):
         self.phase = int(phase)
         self._width_ready = False
         self._finish = None
+        self._restore_extra(d)
+
+    def _restore_extra(self, d):
+        """The finishing step of a run saved in it."""
         if self.phase == PH_FINISH:
-            fit_width(store.kc, ss.core, finishing=True)
+            st = self.store.ss.core
+            fit_width(self.store.kc, st, finishing=True)
             self._width_ready = True
-            self._finish = start_finishing(ss.core, store.kc, store.kd(), self.kp, self._tau, d,
-                                           rule=self._finishing)
+            self._finish = start_finishing(st, self.store.kc, self.store.kd(), self.kp,
+                                           self._tau, d, rule=self._finishing)
 
     def load_state_arrays(self, d, phase):
         """Put a saved stream back: its store, and in the online phase the file read on from
@@ -789,10 +810,10 @@ class LasvmStreamRun(LasvmRun):
         self._restore(d, phase)
         if self.phase != PH_ONLINE:
             return
-        consumed = int(self.ctl[1])
+        consumed = int(self.ctl[self.NEXT_ROW])
         if self._last:
             self._set_block(_EMPTY, self._position, last=True)
-            self.ctl[1] = consumed
+            self.ctl[self.NEXT_ROW] = consumed
             return
         self._open(self._position, self._seen)
         got = self.source.next()
@@ -803,7 +824,7 @@ class LasvmStreamRun(LasvmRun):
             raise StreamError(f"{self.source_name}: the file ends before the row the state "
                               "was saved at")
         self._set_block(*got)
-        self.ctl[1] = consumed
+        self.ctl[self.NEXT_ROW] = consumed
 
     def fork(self, cache_mb=None):
         """An independent copy (own store and an empty cache) that reads no more of the file:
