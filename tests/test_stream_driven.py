@@ -316,3 +316,35 @@ def test_g_stream_cli_with_the_long_run_options(tmp_path):
                 tmp_path / "m")
     assert r.exit_code == 0, r.stderr
     assert (tmp_path / "m").read_bytes() == (tmp_path / "whole").read_bytes()
+
+
+@pytest.mark.parametrize("solver", ["lasvm", "lasvm-g"])
+def test_saved_in_the_finishing_phase(tmp_path, solver):
+    """A state taken in the finishing phase (Ctrl-C or --save-every there) put back into a
+    fresh run (no file reopened) ends with the uninterrupted model."""
+    from lasvm_cli.solvers.lasvm import PH_FINISH
+    from lasvm_cli.solvers.lasvm_g_stream import start_stream_g
+
+    p = TrainParams(solver=solver, gamma=0.07, C=10.0, finish_tau=solver != "lasvm")
+    begin = start_stream if solver == "lasvm" else start_stream_g
+
+    def to_end(run):
+        while not run.done:
+            run.step(3)
+        return run.result().model
+
+    whole = model_bytes(to_end(_begun(begin, p)), tmp_path, "w")
+    run = _begun(begin, p)
+    while run.phase != PH_FINISH:
+        run.step(50)
+    run.step(3)
+    assert run.phase == PH_FINISH
+    other = begin(str(HEART), p)
+    other.load_state_arrays(run.state_arrays(), run.phase)
+    assert model_bytes(to_end(other), tmp_path, "o") == whole
+
+
+def _begun(begin, p):
+    run = begin(str(HEART), p, chunk_bytes=800)
+    run.begin()
+    return run

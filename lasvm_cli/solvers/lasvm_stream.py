@@ -65,8 +65,8 @@ from ..numerics.data import squared_norms
 from ..numerics.kernels import KernelData, compile_rows_for
 from ..numerics.model import SVMModel
 from ..qp import online_core as core
-from ..qp.online_core import (AUTO_MAX, CHUNK, I_INSERTED, I_NS, N_SEED, SEL_AUTOACTIVE,
-                              SEL_RANDOM, SELECTION_CODES, fit_width)
+from ..qp.online_core import (AUTO_MAX, CHUNK, I_EPOCH, I_INSERTED, I_NS, N_SEED,
+                              SEL_AUTOACTIVE, SEL_RANDOM, SELECTION_CODES, fit_width)
 from .finishing import start_finishing
 from .lasvm import PH_FINISH, PH_ONLINE, SAVED_FIELDS, LasvmRun
 from .saved import load_into
@@ -681,9 +681,10 @@ class LasvmStreamRun(LasvmRun):
         if status == ST_GROW:
             self._grow()
         elif status in (ST_DONE, ST_MORE):
-            if self._last:
+            if self._last:  # the pass is over: its one epoch ends (as in memory)
                 self._rows = self.n_rows
                 self.source = None
+                self.st.ist[I_EPOCH] += 1
                 self.end_online()
             else:
                 self._block = None
