@@ -348,3 +348,29 @@ def _begun(begin, p):
     run = begin(str(HEART), p, chunk_bytes=800)
     run.begin()
     return run
+
+
+@pytest.mark.parametrize("solver", G_SOLVERS)
+@pytest.mark.parametrize("finish_tau", [False, True])
+def test_g_family_stopped_stream_is_the_in_memory_run_stopped_in_file_order(tmp_path, solver,
+                                                                            finish_tau):
+    """--stop-iterations N on the stream: the model of the in-memory LasvmGRun that took the
+    file's first N rows in file order and then ended (tests/test_stream.py's driver), byte for
+    byte."""
+    from lasvm_cli.solvers.lasvm_g_stream import start_stream_g
+    from lasvm_cli.training.train import train
+
+    from .test_stream import g_file_order_driver, model_text
+
+    d = read_svmlight(HEART)
+    order = np.argsort(group_classes(d.y)[3]).astype(np.int64)
+    p = TrainParams(solver=solver, gamma=1 / 13, C=1.0, finish_tau=finish_tau)
+    full = model_text(train_stream(str(HEART), p, start_stream_g), tmp_path / "f")
+    for stop in (60, 150):
+        p = TrainParams(solver=solver, gamma=1 / 13, C=1.0, finish_tau=finish_tau)
+        mem = train(Problem.from_svmlight(d, kernel_type=2), p,
+                    driver=g_file_order_driver(order[:stop]))
+        p.stop_iterations = stop
+        m = train_stream(str(HEART), p, start_stream_g, chunk_bytes=2000)
+        assert model_text(m, tmp_path / "s") == model_text(mem, tmp_path / "m"), stop
+        assert model_text(m, tmp_path / "s") != full  # it did stop
