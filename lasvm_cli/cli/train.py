@@ -332,9 +332,10 @@ def _training(run, p):
 
 
 def _main_stream(o):
-    """--stream: one sequential pass, the file never read into memory as a whole: LASVM for
-    two classes (solvers/lasvm_stream.py), one-vs-rest LASVM (solvers/lasvm_ovr_stream.py) and
-    the online all-in-one machines (solvers/s2do_stream.py) for any number."""
+    """--stream: one sequential pass, the file never read into memory as a whole: LASVM and
+    the LASVM-G family for two classes (runs fed by the file, driven by training/stream.py
+    with the long-run options), one-vs-rest LASVM (solvers/lasvm_ovr_stream.py) and the online
+    all-in-one machines (solvers/s2do_stream.py) for any number."""
     from ..training.params import check_parameter
     from ..solvers import stream_driven, stream_trainer, streamed
     from ..solvers.lasvm_stream import StreamError

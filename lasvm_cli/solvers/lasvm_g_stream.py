@@ -1,6 +1,7 @@
 """Streaming LASVM-G, LASVM-NC, LASVM-I and FULL SVM: one sequential pass over a two-class
 training file larger than memory (``svm-train --solver lasvm-g|lasvm-nc|lasvm-i|full-svm
---stream``).
+--stream``), as a run: :class:`LasvmGStreamRun` is solvers/lasvm_nc.py's LasvmGRun fed by the
+LASVM stream's row source (solvers/lasvm_stream.py), driven as the in-memory run is.
 
 The iteration is lasvm_g_core's (:func:`lasvm_g_core.iteration`: the admission test on
 y f(x), PROCESS without a bias, the gap-driven REPROCESS loop, CLEAN every ``clean_every``
