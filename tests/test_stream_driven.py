@@ -374,3 +374,30 @@ def test_g_family_stopped_stream_is_the_in_memory_run_stopped_in_file_order(tmp_
         m = train_stream(str(HEART), p, start_stream_g, chunk_bytes=2000)
         assert model_text(m, tmp_path / "s") == model_text(mem, tmp_path / "m"), stop
         assert model_text(m, tmp_path / "s") != full  # it did stop
+
+
+@pytest.mark.parametrize("solver", ["lasvm", "lasvm-i"])
+def test_progress_bar_is_an_observer_of_the_stream(solver):
+    """The progress bar's callback after each step: the run's own title, rows processed
+    growing to the pass's end, closed once."""
+    from lasvm_cli.solvers.lasvm_g_stream import start_stream_g
+
+    calls = []
+
+    class Bar:
+        def __init__(self, title):
+            calls.append(("title", title))
+
+        def update(self, done, value=None):
+            calls.append(("update", done))
+
+        def close(self):
+            calls.append(("close",))
+
+    begin = start_stream if solver == "lasvm" else start_stream_g
+    p = TrainParams(solver=solver, gamma=0.07, C=1.0, stop_iterations=200)
+    train_stream(str(HEART), p, begin, chunk_bytes=900, progress=Bar)
+    assert calls[0] == ("title", f"{'LASVM' if solver == 'lasvm' else solver} stream")
+    done = [c[1] for c in calls if c[0] == "update"]
+    assert len(done) >= 5 and done == sorted(done) and done[-1] >= 200
+    assert calls[-1] == ("close",) and calls.count(("close",)) == 1
