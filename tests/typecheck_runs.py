@@ -2,7 +2,9 @@
 drive loop and its observers rely on (solvers/run.py)."""
 
 from lasvm_cli.solvers.lasvm import LasvmRun
+from lasvm_cli.solvers.lasvm_g_stream import LasvmGStreamRun
 from lasvm_cli.solvers.lasvm_nc import LasvmGRun
+from lasvm_cli.solvers.lasvm_stream import LasvmStreamRun
 from lasvm_cli.solvers.run import SavedRun, TrackedRun
 from lasvm_cli.solvers.s2do_online import S2doRun
 from lasvm_cli.solvers.tracking import TrackRun
@@ -13,6 +15,14 @@ def lasvm(r: LasvmRun) -> SavedRun:
 
 
 def lasvm_g(r: LasvmGRun) -> SavedRun:
+    return r
+
+
+def lasvm_stream(r: LasvmStreamRun) -> SavedRun:
+    return r
+
+
+def lasvm_g_stream(r: LasvmGStreamRun) -> SavedRun:
     return r
 
 

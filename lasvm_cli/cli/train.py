@@ -32,7 +32,8 @@ COMMAND_OPTIONS = (
 --stream : one sequential pass over the training file, holding only the expansion:
 	--solver lasvm|lasvm-g|lasvm-nc|lasvm-i|full-svm (two classes), --multiclass ovr
 	--solver lasvm or --multiclass llw|cs --solver online (any number of classes); -g
-	required for -t 1/2/3; --epochs 1"""),
+	required for -t 1/2/3; --epochs 1; the two-class streams also take the long-run
+	options (--trace, --stop-*, --snapshots, --save-state, --resume)"""),
     Option("workers", ("--workers",), int, default=None, command=True, section="command",
            usage="""\
 --workers n : run the -v folds, or the one-vs-one pairs, as tasks on a local Dask cluster
@@ -331,11 +332,12 @@ def _training(run, p):
 
 
 def _main_stream(o):
-    """--stream: one sequential pass, the file never read into memory as a whole: LASVM for
-    two classes (solvers/lasvm_stream.py), one-vs-rest LASVM (solvers/lasvm_ovr_stream.py) and
-    the online all-in-one machines (solvers/s2do_stream.py) for any number."""
+    """--stream: one sequential pass, the file never read into memory as a whole: LASVM and
+    the LASVM-G family for two classes (runs fed by the file, driven by training/stream.py
+    with the long-run options), one-vs-rest LASVM (solvers/lasvm_ovr_stream.py) and the online
+    all-in-one machines (solvers/s2do_stream.py) for any number."""
     from ..training.params import check_parameter
-    from ..solvers import stream_trainer, streamed
+    from ..solvers import stream_driven, stream_trainer, streamed
     from ..solvers.lasvm_stream import StreamError
     from ..base.progress import progress_factory
 
@@ -347,19 +349,31 @@ def _main_stream(o):
         _error(f"--stream trains {streamed()}; not {what}")
     if o.nr_fold:
         _error("--stream does not support cross validation (-v)")
-    for name in ("save_state", "resume", "stop_iterations", "stop_sv", "stop_seconds",
-                 "snapshots", "trace"):
-        if getattr(p, name, None) is not None:
-            _error(f"--stream does not support --{name.replace('_', '-')}")
+    driven = stream_driven(p)
+    if not driven:  # a stream with a loop of its own
+        for name in ("save_state", "resume", "stop_iterations", "stop_sv", "stop_seconds",
+                     "snapshots", "trace"):
+            if getattr(p, name, None) is not None:
+                _error(f"--stream does not support --{name.replace('_', '-')} with "
+                       f"--solver {p.solver} --multiclass {p.multiclass}")
     err = check_parameter(p, given=o.given)
     if err:
         _error(err)
     check_outputs(o)
+    check_resume_file(p)
     info = (lambda _m: None) if o.quiet else _stdout
+    kw = dict(zero_based=o.zero_based, info=info, warn=_stderr,
+              progress=progress_factory(o.quiet))
+    if driven:  # the run through the online driver (training/stream.py)
+        from ..training.stream import train_stream as drive_stream
+
+        def training():
+            return drive_stream(o.input_file, p, train_stream, **kw)
+    else:
+        def training():
+            return train_stream(o.input_file, p, **kw)
     try:
-        model = _training(lambda: train_stream(o.input_file, p, zero_based=o.zero_based,
-                                               info=info, warn=_stderr,
-                                               progress=progress_factory(o.quiet)), p)
+        model = _training(training, p)
     except StreamError as e:
         _error(str(e))
     except OutputError:

@@ -551,15 +551,19 @@ def _norm_problem(rowlen, values, buf, line_base):
 _SERIAL_PLACEHOLDER = re.compile(rb"(^|[ \t])0:\?(?=[ \t\r\n]|$)", re.M)
 
 
-def _parsed_blocks(source, zero_based, precomputed, chunk_bytes, check_norms=False):
+def _parsed_blocks(source, zero_based, precomputed, chunk_bytes, check_norms=False,
+                   start=(0, 1), positions=None):
     """Parse ``source`` chunk by chunk: yields (y, rowlen, indices, values, max_index) for each
-    block of complete lines, in file order, holding one block of text at a time."""
+    block of complete lines, in file order, holding one block of text at a time. ``start``:
+    (byte offset of a line start, its line number) to begin at; ``positions``: a list that
+    receives (byte offset, line) of each block's first line before the block is yielded."""
     name = _display_name(source)
     min_index = 0 if (zero_based or precomputed) else 1
     chunk_bytes = max(int(chunk_bytes), 1)
-    line_base = 1
+    offset, line_base = int(start[0]), int(start[1])
     kind = _compression(source)
     with open_binary(source) as f:
+        _skip(f, offset, name, kind)
         carry = b""
         eof = False
         while not eof:
@@ -581,6 +585,9 @@ def _parsed_blocks(source, zero_based, precomputed, chunk_bytes, check_norms=Fal
             if precomputed and b"0:?" in block:
                 block = _SERIAL_PLACEHOLDER.sub(rb"\g<1>0:0", block)
             # the block holds complete lines; drop its final newline so no phantom line follows
+            if positions is not None:
+                positions.append((offset, line_base))
+            offset += len(block)
             buf = np.frombuffer(bytearray(block), dtype=np.uint8)
             del block
             nl = int(np.count_nonzero(buf == 10))
@@ -592,6 +599,21 @@ def _parsed_blocks(source, zero_based, precomputed, chunk_bytes, check_norms=Fal
             line_base += nl
             del buf
             yield parsed
+
+
+def _skip(f, offset, name, kind):
+    """Move ``f`` to byte ``offset`` of its (decompressed) text: a seek, or reading past the
+    bytes where the file cannot seek (a pipe)."""
+    if offset <= 0:
+        return
+    if f.seekable():
+        f.seek(offset)
+        return
+    while offset > 0:
+        data = _read_chunk(f, min(offset, 1 << 22), name, kind)
+        if not data:
+            return
+        offset -= len(data)
 
 
 def _indptr(rowlen):
@@ -632,17 +654,22 @@ def read_svmlight(source, *, zero_based=False, precomputed=False, chunk_bytes=1 
 
 
 def iter_svmlight(source, *, zero_based=False, precomputed=False, chunk_bytes=1 << 22,
-                  check_norms=False):
+                  check_norms=False, start=(0, 1), positions=None):
     """Read a LIBSVM/svmlight file as a sequence of :class:`SvmlightData` blocks of complete
     rows (about ``chunk_bytes`` of text each), in file order, never holding more than one block:
     for one pass over files larger than memory (``svm-train --stream``). Same sources, checks
     and errors as :func:`read_svmlight`; each block's ``max_index`` is its own largest index.
+    ``start`` = (byte offset, line number) of a line to begin at (a resumed stream);
+    ``positions``, a list, receives each yielded block's (byte offset, line number).
     """
     for y, rowlen, indices, values, mi in _parsed_blocks(source, zero_based, precomputed,
-                                                          chunk_bytes, check_norms):
+                                                          chunk_bytes, check_norms, start,
+                                                          positions):
         if y.shape[0]:
             yield SvmlightData(y=y, indptr=_indptr(rowlen), indices=indices, values=values,
                                max_index=mi)
+        elif positions:
+            positions.pop()  # a block of comment lines only: no rows, not yielded
 
 
 def _concat(parts, dtype):

@@ -57,6 +57,7 @@ class Solver(NamedTuple):
     compile: str = ""               # its group of `lasvm compile --all` (cli/precompile.py);
                                     # "": the default groups compile it
     usage: str = ""                 # its phrase in --solver's usage text (a --solver's row)
+    stream_runs: tuple = ()         # the schemes whose --stream function starts a run (driven)
 
 
 def _lasvm_i_rules(p):
@@ -82,7 +83,8 @@ def _tracking_rules(p):
 
 
 _LASVM_G = Solver("lasvm_nc", start="start", driven=True, bias_free=True,  # one module for
-                  streams=(("ovo", "lasvm_g_stream:train_stream_g"),),     # the four
+                  streams=(("ovo", "lasvm_g_stream:start_stream_g"),),     # the four
+                  stream_runs=("ovo",),
                   epochs=True, compile="lasvm", usage="""\
 the bias-free online SVMs of Ertekin, Bottou & Giles (LASVM-G, FULL SVM, LASVM-NC with the
 ramp loss, LASVM-I)""")
@@ -94,8 +96,9 @@ _TYPE = Solver("", kind="svm_type", compile="types")
 SOLVERS = {
     "smo": Solver("csvc", usage="batch SMO (default)"),  # batch SMO (MVP / second order / HMG)
     "lasvm": Solver("lasvm", start="start", driven=True,  # online LASVM (in memory)
-                    streams=(("ovo", "lasvm_stream:train_stream"),
+                    streams=(("ovo", "lasvm_stream:start_stream"),
                              ("ovr", "lasvm_ovr_stream:train_stream_ovr")),
+                    stream_runs=("ovo",),
                     epochs=True, compile="lasvm", usage="online LASVM"),
     # bias-free online SVMs (Ertekin, Bottou & Giles 2011)
     "lasvm-g": _LASVM_G,    # LASVM-G: gap-driven REPROCESS, CLEAN
@@ -168,6 +171,13 @@ def stream_trainer(params):
         return None
     module, function = target.split(":")
     return getattr(importlib.import_module(f"{__name__}.{module}"), function)
+
+
+def stream_driven(params):
+    """True when --stream's function for ``params`` starts a run that the online driver steps
+    (so the online options apply), False for a trainer of its own."""
+    return params.multiclass in SOLVERS[params.solver].stream_runs \
+        if params.solver in SOLVERS else False
 
 
 def streamed():

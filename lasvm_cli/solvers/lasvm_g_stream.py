@@ -1,6 +1,7 @@
 """Streaming LASVM-G, LASVM-NC, LASVM-I and FULL SVM: one sequential pass over a two-class
 training file larger than memory (``svm-train --solver lasvm-g|lasvm-nc|lasvm-i|full-svm
---stream``).
+--stream``), as a run: :class:`LasvmGStreamRun` is solvers/lasvm_nc.py's LasvmGRun fed by the
+LASVM stream's row source (solvers/lasvm_stream.py), driven as the in-memory run is.
 
 The iteration is lasvm_g_core's (:func:`lasvm_g_core.iteration`: the admission test on
 y f(x), PROCESS without a bias, the gap-driven REPROCESS loop, CLEAN every ``clean_every``
@@ -28,21 +29,22 @@ import numba
 from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
-from ..io.svmlight import iter_svmlight
 from ..numerics import kernels
 from ..numerics.classes import weighted_C
-from ..numerics.data import squared_norms
-from ..numerics.kernels import KernelData
 from ..qp import REPROCESS_STEPS
 from ..qp import lasvm_g_core as G
 from ..qp import online_core as core
-from .lasvm_nc import DEFAULTS
-from .lasvm_stream import (S_NFREE, SEED_ROWS_MAX, Labels, Store, StreamError, check_one_pass,
-                           StoredZeros, csr_concat, load_slot, model_from_store, release)
+from .lasvm_nc import DEFAULTS, EXTRA_FIELDS, LasvmGRun
+from .lasvm_stream import (S_NFREE, LasvmStreamRun, StreamError, check_one_pass, load_slot,
+                           release)
+from . import lasvm_stream
 
 _NJIT = dict(cache=True, nogil=True)
 
 ST_DONE, ST_GROW, ST_YIELD = 0, 1, 2
+# g_stream_block's status as LasvmStreamRun's step reads it (lasvm_stream's codes)
+_STATUS = {ST_DONE: lasvm_stream.ST_DONE, ST_GROW: lasvm_stream.ST_GROW,
+           ST_YIELD: lasvm_stream.ST_YIELD}
 
 
 @numba.njit(**_NJIT)
@@ -75,22 +77,6 @@ def g_stream_block(ss, kc, skd, kp, ckd, cy, crowid, ctl, region, gst, gfs, n_it
     return ST_DONE
 
 
-@numba.njit(**_NJIT)
-def g_end(ss, kc, skd, kp, region, gst, gfs, n_iter, variant, s, sv_thr, start, clean_every,
-          clean_keep, Cp, Cn, C, tau, pair, mode):
-    """lasvm_g_core.g_run's M_FINISH / M_PURGE / M_GAP over the store; after a purge, the
-    slots CLEAN(0) removed are freed."""
-    st = ss.core
-    n0 = st.ist[core.I_NS]
-    r = G.g_run(st, kc, skd, kp, region, gst, gfs, mode, n_iter, variant, s, sv_thr, start,
-                clean_every, clean_keep, Cp, Cn, C, tau, pair)
-    if mode == G.M_PURGE:
-        for p in range(st.ist[core.I_NS], n0):
-            q = st.pos2ex[p]
-            ss.rowid[q] = -1
-    return r
-
-
 def check_params(p):
     if p.solver not in G.VARIANTS:
         raise StreamError(f"unknown streaming solver {p.solver}")
@@ -111,120 +97,125 @@ def options(p):
     return opt, reprocess
 
 
-def train_stream_g(source, params, *, zero_based=False, info=None, warn=None, progress=None,
-                   chunk_bytes=1 << 22, n_iter=core.CHUNK):
-    """One pass of ``params.solver`` (LASVM-G, -NC, -I, FULL SVM) over ``source``. Returns an
-    SVMModel (rho 0, with ``counters``)."""
-    info = info or (lambda _m: None)
-    warn = warn or (lambda _m: None)
+class LasvmGStreamRun(LasvmStreamRun, LasvmGRun):
+    """LasvmGRun (solvers/lasvm_nc.py) fed by the file in blocks, as LasvmStreamRun feeds
+    LasvmRun: LasvmGRun's phases, measures and model (rho 0, its counters) over the store; the
+    online step is its iteration on the next rows of the file, each in a free slot. No
+    seeding: the first block waits for both classes only."""
+
+    NEXT_ROW = 0  # ctl[0]: the next row of the current block (no window)
+
+    def __init__(self, source, params, kp, weighted, *, solver, options, reprocess, eps=1e-3,
+                 cache_mb=100.0, finish=False, zero_based=False, chunk_bytes=1 << 22,
+                 config=None):
+        super().__init__(source, params, kp, weighted, eps=eps, cache_mb=cache_mb,
+                         finish=False, zero_based=zero_based, chunk_bytes=chunk_bytes,
+                         config=config)
+        self.TITLE = f"{solver} stream"
+        self.solver = solver
+        self.finish_tau = bool(finish)
+        self._stopping = False
+        self.options = options
+        self._reprocess = reprocess
+        self.store.ss.core.ist[core.I_NOBIAS] = 1
+        self.region = np.zeros(self.store.cap, np.uint8)
+        self.gst = np.zeros(G.N_GST, np.int64)
+        self.gfs = np.zeros(G.N_GFS)
+        self._args = None
+
+    def _start_labels(self):
+        super()._start_labels()
+        self._iteration_args()
+        self.store.set_fill(self.kp)
+
+    def _iteration_args(self):
+        """lasvm_g_core's arguments, once C is known."""
+        opt, store = self.options, self.store
+        self._args = (np.int64(G.VARIANTS[self.solver]), float(opt["ramp_s"]),
+                      np.int64(opt["sv_threshold"]), np.int64(G.START_CODES[opt["ramp_start"]]),
+                      np.int64(opt["clean_every"]), np.int64(opt["clean_keep"]), store.Cp,
+                      store.Cn, max(store.Cp, store.Cn), self._tau,
+                      np.int64(self._reprocess == "pair"))
+
+    def begin(self):
+        """The first blocks, held until both classes have appeared."""
+        self._first_rows(lambda _blocks, seen: len(seen) >= 2)
+
+    def _stream_rows(self, n):
+        store = self.store
+        ckd, cy, rowid, _ = self._block
+        status = g_stream_block(store.ss, store.kc, store.kd(), self.kp, ckd, cy, rowid,
+                                self.ctl, self.region, self.gst, self.gfs,
+                                np.int64(min(int(n), core.CHUNK)), *self._args)
+        return _STATUS[status]
+
+    def _grow(self):
+        super()._grow()
+        region = np.zeros(self.store.cap, np.uint8)
+        region[:self.region.size] = self.region
+        self.region = region
+
+    def _model_extra(self, model):
+        """The in-memory run's model: rho 0, Table 1's counters."""
+        model.rho = np.zeros(1)  # no bias ("rho 0", not "-0")
+        gst, gfs, st = self.gst, self.gfs, self.store.ss.core
+        n = int(st.ist[core.I_NS])
+        model.counters.update(
+            seen=int(gst[G.G_SEEN]), admitted_left=int(gst[G.G_ADMIT_L]),
+            admitted_right=int(gst[G.G_ADMIT_R]), admitted_ramp=int(gst[G.G_ADMIT_M]),
+            skipped_left=int(gst[G.G_SKIP_L]), skipped_right=int(gst[G.G_SKIP_R]),
+            cleaned_left=int(gst[G.G_CLEAN_L]), cleaned_right=int(gst[G.G_CLEAN_R]),
+            cleaned_ramp=int(gst[G.G_CLEAN_M]), outliers_flagged=int(gst[G.G_FLAGGED]),
+            expansion_sv=int(np.count_nonzero(st.alpha[:n])),
+            gap=float(gfs[G.F_GAP]), gap_target=float(gfs[G.F_TARGET]))
+
+    def _restore_extra(self, d):
+        for name in EXTRA_FIELDS:
+            setattr(self, name, np.array(d[name]))
+        self._iteration_args()
+
+
+def start_stream_g(source, params, *, zero_based=False, chunk_bytes=1 << 22, warn=None):
+    """The LasvmGStreamRun of svm-train's parameters (``params.solver``: LASVM-G, -NC, -I or
+    FULL SVM) over the file ``source``: the SOLVERS rows' stream start for the four."""
     p = params
     check_params(p)
     opt, reprocess = options(p)
+    warn = warn or (lambda _m: None)
     kp = kernels.make_params(p.kernel_type, p.degree, p.gamma, p.coef0)
-    tau = float(p.eps)
-    labels = Labels(source)
-    store = Store(p.cache_size)
-    zeros = StoredZeros()
-    store.ss.core.ist[core.I_NOBIAS] = 1
-    region = np.zeros(store.cap, np.uint8)
-    gst = np.zeros(G.N_GST, np.int64)
-    gfs = np.zeros(G.N_GFS)
-    ctl = np.zeros(1, np.int64)
-    args = None
-    label = None
-    pending = []
-    n_rows = 0
-    bar = progress(f"{p.solver} stream") if progress else None
 
-    def grow():
-        nonlocal region
-        store.grow()
-        r = np.zeros(store.cap, np.uint8)
-        r[:region.size] = region
-        region = r
-
-    def start():
-        nonlocal label, args
-        label = labels.order()
-        if label.size < 2:
-            raise StreamError("--stream supports two classes: the training file holds only "
-                              f"label {label[0]}" if label.size else "empty training file")
+    def weighted(label):
         Cw = weighted_C(p, label, warn)
-        store.Cp, store.Cn = float(Cw[0]), float(Cw[1])
-        args = (np.int64(G.VARIANTS[p.solver]), float(opt["ramp_s"]),
-                np.int64(opt["sv_threshold"]), np.int64(G.START_CODES[opt["ramp_start"]]),
-                np.int64(opt["clean_every"]), np.int64(opt["clean_keep"]), store.Cp, store.Cn,
-                max(store.Cp, store.Cn), tau, np.int64(reprocess == "pair"))
-        store.set_fill(kp)
+        return float(Cw[0]), float(Cw[1])
 
-    def run_block(block):
-        y, indptr, indices, values, rowid = block
-        ckd = KernelData(np.zeros((0, 0)), indptr, store.columns(indices), values,
-                         squared_norms(indptr, values))
-        zeros.offer(indptr, indices, values, rowid)
-        cy = np.where(np.trunc(y).astype(np.int64) == label[0], 1.0, -1.0)
-        ctl[0] = 0
-        while True:
-            store.fit_width()
-            st = g_stream_block(store.ss, store.kc, store.kd(), kp, ckd, cy, rowid, ctl, region,
-                                gst, gfs, np.int64(n_iter), *args)
-            zeros.keep(store.ss.rowid)
-            if st == ST_GROW:
-                grow()
-            elif st == ST_DONE:
-                break
-        if bar:
-            bar.update(int(gst[G.G_SEEN]), int(store.ss.core.ist[core.I_NS]))
+    config = dict(solver=p.solver, eps=float(p.eps), finish=bool(p.finish_tau),
+                  C=float(p.C), weights={str(k): float(v) for k, v in sorted(p.weights.items())},
+                  reprocess=reprocess, **{k: v for k, v in opt.items()})
+    return LasvmGStreamRun(source, p, kp, weighted, solver=p.solver, options=opt,
+                           reprocess=reprocess, eps=p.eps, cache_mb=p.cache_size,
+                           finish=p.finish_tau, zero_based=zero_based, chunk_bytes=chunk_bytes,
+                           config=config)
 
-    def end(mode, n=0):
-        return g_end(store.ss, store.kc, store.kd(), kp, region, gst, gfs, np.int64(n), *args,
-                     np.int64(mode))
 
+def train_stream_g(source, params, *, zero_based=False, info=None, warn=None, progress=None,
+                   chunk_bytes=1 << 22, n_iter=core.CHUNK):
+    """One pass of ``params.solver`` (LASVM-G, -NC, -I, FULL SVM) over ``source``:
+    :func:`start_stream_g`'s run to its end. Returns an SVMModel (rho 0, with ``counters``).
+    (svm-train drives the run through training/stream.py.)"""
+    info = info or (lambda _m: None)
+    run = start_stream_g(source, params, zero_based=zero_based, chunk_bytes=chunk_bytes,
+                         warn=warn)
+    bar = progress(run.TITLE) if progress else None
     try:
-        for data in iter_svmlight(source, zero_based=zero_based, chunk_bytes=chunk_bytes,
-                                  check_norms=True):
-            rowid = np.arange(n_rows, n_rows + data.n, dtype=np.int64)
-            n_rows += data.n
-            labels.add(data.y, rowid)
-            block = (data.y, data.indptr, data.indices, data.values, rowid)
-            del data
-            if label is None:
-                pending.append(block)
-                held = sum(b[0].size for b in pending)
-                if len(labels.seen) < 2:
-                    if held >= SEED_ROWS_MAX:
-                        raise StreamError(f"--stream: the first {held} rows hold one class "
-                                          "only; both classes must appear near the start")
-                    continue
-                start()
-                block = csr_concat(pending) if len(pending) > 1 else pending[0]
-                pending = []
-            run_block(block)
-            del block
-        if label is None:
-            if not pending:
-                raise StreamError("empty training file")
-            start()
-            run_block(csr_concat(pending) if len(pending) > 1 else pending[0])
-            pending = []
-        if p.finish_tau:
-            store.fit_width(finishing=True)
-            while not end(G.M_FINISH, core.CHUNK):
-                pass
-        end(G.M_PURGE if args[0] != G.V_FULL else G.M_GAP)
+        run.begin()
+        while not run.done:
+            run.step(n_iter)
+            if bar:
+                bar.update(run.processed, run.n_expansion)
     finally:
         if bar:
             bar.close()
-    model = model_from_store(store, p, label, n_rows, info, zeros)
-    model.rho = np.zeros(1)  # no bias ("rho 0", not "-0")
-    st = store.ss.core
-    n = int(st.ist[core.I_NS])
-    model.counters.update(
-        seen=int(gst[G.G_SEEN]), admitted_left=int(gst[G.G_ADMIT_L]),
-        admitted_right=int(gst[G.G_ADMIT_R]), admitted_ramp=int(gst[G.G_ADMIT_M]),
-        skipped_left=int(gst[G.G_SKIP_L]), skipped_right=int(gst[G.G_SKIP_R]),
-        cleaned_left=int(gst[G.G_CLEAN_L]), cleaned_right=int(gst[G.G_CLEAN_R]),
-        cleaned_ramp=int(gst[G.G_CLEAN_M]), outliers_flagged=int(gst[G.G_FLAGGED]),
-        expansion_sv=int(np.count_nonzero(st.alpha[:n])),
-        gap=float(gfs[G.F_GAP]), gap_target=float(gfs[G.F_TARGET]))
-    return model
+    res = run.result()
+    for line in res.model_lines:
+        info(line)
+    return res.model

@@ -1,5 +1,8 @@
 """Streaming LASVM: one sequential pass over a training file larger than memory
-(``svm-train --solver lasvm --stream``).
+(``svm-train --solver lasvm --stream``), as a run: :class:`LasvmStreamRun` is solvers/
+lasvm.py's LasvmRun fed by a :class:`RowSource` (the file read in blocks), so the online
+driver steps it through the one drive loop as it steps the in-memory run (traces, stopping
+limits, snapshots, state files: training/stream.py).
 
 The algorithm is the online core's (qp/online_core.py: PROCESS, REPROCESS, eviction,
 finishing, the selection criteria), over the one kernel-row cache (numerics/cache.py). What
@@ -39,6 +42,10 @@ Deviations from the in-memory solver:
 - Labels: the two classes come from the first rows (LIBSVM's order: first occurrence, {-1,+1}
   swapped so +1 comes first); a third label is an input error naming the file and line.
 - ``--epochs`` must be 1, ``--label-budget``, -v, -b and -t 4 are not supported.
+
+Saved and resumed (--save-state, --resume): the store, the candidate window and where the
+current block begins (byte offset, line, row); a resumed run reads the file on from there,
+skipping the rows of that block it had already taken.
 """
 
 from collections import namedtuple
@@ -51,15 +58,18 @@ from ..base.errors import InputFormatError
 from ..io.svmlight import iter_svmlight, open_binary
 from ..numerics import kernels
 from ..numerics.cache import (FILL, HITS, KERNEL_EVALS, MISSES, N_SLOTS, WIDTH, cache_discard,
-                              cache_forget_from, fill_pays, make_cache, regrow_cache)
+                              cache_forget_from, cache_positions_loaded, fill_pays, make_cache,
+                              regrow_cache)
 from ..numerics.classes import weighted_C
 from ..numerics.data import squared_norms
 from ..numerics.kernels import KernelData, compile_rows_for
 from ..numerics.model import SVMModel
 from ..qp import online_core as core
-from ..qp.online_core import (AUTO_MAX, CHUNK, I_INSERTED, I_NS, N_SEED, SEL_AUTOACTIVE,
-                              SEL_RANDOM, SELECTION_CODES)
+from ..qp.online_core import (AUTO_MAX, CHUNK, I_EPOCH, I_INSERTED, I_NS, N_SEED,
+                              SEL_AUTOACTIVE, SEL_RANDOM, SELECTION_CODES, fit_width)
 from .finishing import start_finishing
+from .lasvm import PH_FINISH, PH_ONLINE, SAVED_FIELDS, LasvmRun
+from .saved import load_into
 
 _NJIT = dict(cache=True, nogil=True)
 
@@ -466,137 +476,422 @@ def _check_params(p):
         raise StreamError(f"unknown selection '{p.selection}'")
 
 
-def train_stream(source, params, *, zero_based=False, info=None, warn=None, progress=None,
-                 chunk_bytes=1 << 22, n_iter=CHUNK):
-    """One pass of LASVM over ``source`` (a svmlight file, read sequentially once), finishing
-    unless ``params.finish`` is False. Returns an SVMModel (with ``counters``)."""
-    info = info or (lambda _m: None)
-    warn = warn or (lambda _m: None)
-    p = params
-    _check_params(p)
-    sel = SELECTION_CODES[p.selection]
-    M = 1 if sel == SEL_RANDOM else (AUTO_MAX if sel == SEL_AUTOACTIVE else int(p.candidates))
-    kp = kernels.make_params(p.kernel_type, p.degree, p.gamma, p.coef0)
-    tau = float(p.eps)
-    dmax = np.inf if p.delta_max is None else float(p.delta_max)
+class RowSource:
+    """The training file read in blocks, in file order: each block's rows numbered (0-based
+    file rows), their labels checked (:class:`Labels`), and where the block begins, (byte
+    offset, line, first row), so that a saved stream reads on from there. ``start``: that
+    position (a resumed stream), ``labels``: the labels seen before it."""
 
-    labels = _Labels(source)
-    store = _Store(p.cache_size)
-    # the paper's bail-out (--bail-out printed): in ist, which the store's growth copies
-    store.ss.core.ist[core.I_BAIL_PRINTED] = int(p.bail_out == "printed")
-    zeros = StoredZeros()
-    # rows whose squared norm would overflow the kernels are input errors (FILE:LINE), as in
-    # memory
-    blocks = iter_svmlight(source, zero_based=zero_based, chunk_bytes=chunk_bytes,
-                           check_norms=True)
-    n_rows = 0
-    label = None
-    pending = []  # blocks held until the seeds are known
-    win = np.zeros(M, np.int64)
-    ctl = np.zeros(2, np.int64)
-    seeded = False
-    bar = progress("LASVM stream") if progress else None
+    def __init__(self, source, *, zero_based=False, chunk_bytes=1 << 22, start=(0, 1, 0),
+                 labels=()):
+        self.source = source
+        self.labels = Labels(source)
+        self.labels.seen = [int(v) for v in labels]
+        self.n_rows = int(start[2])
+        self._positions = []
+        # rows whose squared norm would overflow the kernels are input errors (FILE:LINE), as
+        # in memory
+        self._blocks = iter_svmlight(source, zero_based=zero_based, chunk_bytes=chunk_bytes,
+                                     check_norms=True, start=(int(start[0]), int(start[1])),
+                                     positions=self._positions)
 
-    def show():
-        if bar:
-            bar.update(int(store.ss.core.ist[core.I_PROCESSED]), int(store.ss.core.ist[I_NS]))
+    def next(self):
+        """(block, position) of the next block, or None at the end of the file; block = (y,
+        indptr, indices, values, rowid), position = (byte offset, line, first row)."""
+        data = next(self._blocks, None)
+        if data is None:
+            return None
+        rowid = np.arange(self.n_rows, self.n_rows + data.n, dtype=np.int64)
+        position = self._positions[-1] + (self.n_rows,)
+        self.n_rows += data.n
+        self.labels.add(data.y, rowid)
+        return (data.y, data.indptr, data.indices, data.values, rowid), position
 
-    def run_block(block, last):
-        nonlocal seeded
+
+_EMPTY = (np.zeros(0), np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0),
+          np.zeros(0, np.int64))
+
+# the stream's scalars in its state file: where the current block begins, whether it is the
+# empty one after the end of the file, the cache's symmetric fill, rows read
+T_OFFSET, T_LINE, T_ROW0, T_LAST, T_FILL, T_ROWS = range(6)
+STORE_FIELDS = ("X", "xsq", "rowid", "free", "sist")
+
+
+class LasvmStreamRun(LasvmRun):
+    """LASVM's run (solvers/lasvm.py) fed by a :class:`RowSource`: the examples are the slots
+    of a store (:class:`Store`) that rows enter as they are read, in file order, and leave
+    when they leave the expansion. What LasvmRun does with its state (finishing, delta, the
+    dual, the measures, the phases) it does here over the store; only the online phase's
+    ``step`` differs: the next rows of the file instead of draws from a pool. A step never
+    runs past a block, so the saved state is the store, the window and where the current
+    block begins (a resumed stream reads the file on from there)."""
+
+    TITLE = "LASVM stream"
+    NEXT_ROW = 1  # ctl[NEXT_ROW]: the next row of the current block (ctl[0]: the window's size)
+
+    def __init__(self, source, params, kp, weighted, *, eps=1e-3, cache_mb=100.0, finish=True,
+                 selection="random", candidates=50, delta_max=None, finishing="smo",
+                 bail_out="lasvm11", zero_based=False, chunk_bytes=1 << 22, config=None):
+        self.source_name, self.kp = source, kp
+        self._p = params  # the model file's kernel fields
+        self._weighted = weighted  # label order -> (Cp, Cn)
+        self._read = dict(zero_based=zero_based, chunk_bytes=chunk_bytes)
+        self.config = dict(config or {}, stream=True)
+        self.cache_mb = cache_mb
+        self.epochs = 1
+        self.finish = bool(finish)
+        self._finishing = finishing
+        self._tau = float(eps)
+        self._dmax = np.inf if delta_max is None else float(delta_max)
+        self._budget = np.int64(np.iinfo(np.int64).max)
+        self._sel = SELECTION_CODES[selection]
+        self._cand = np.int64(candidates)
+        M = 1 if self._sel == SEL_RANDOM else (AUTO_MAX if self._sel == SEL_AUTOACTIVE
+                                               else int(candidates))
+        self._bail_printed = int(bail_out == "printed")
+        self.store = _Store(cache_mb)
+        self.store.ss.core.ist[core.I_BAIL_PRINTED] = self._bail_printed
+        self.zeros = StoredZeros()
+        self.source = None
+        self.label = None
+        self.win = np.zeros(M, np.int64)
+        self.ctl = np.zeros(self.NEXT_ROW + 1, np.int64)
+        self._block = None      # the current block: (ckd, cy, rowid, done), its position
+        self._position = (0, 1, 0)
+        self._last = False      # the current block is the empty one after the file's end
+        self._done_later = np.zeros(0, np.int64)  # seeds beyond a resumed block's start
+        self._rows = 0          # rows read (a fork's, which reads no more)
+        self.phase = PH_ONLINE
+        self._width_ready = False
+        self._finish = None
+
+    # the state LasvmRun works on is the store's
+    @property
+    def st(self):
+        return self.store.ss.core
+
+    @property
+    def kc(self):
+        return self.store.kc
+
+    @property
+    def kd(self):
+        return self.store.kd()
+
+    @property
+    def l(self):
+        return self.store.cap
+
+    @property
+    def n_rows(self):
+        """Rows read so far."""
+        return self.source.n_rows if self.source is not None else self._rows
+
+    # -- the rows -----------------------------------------------------------------------------
+
+    def _open(self, start=(0, 1, 0), labels=()):
+        self.source = RowSource(self.source_name, start=start, labels=labels, **self._read)
+
+    def _set_block(self, block, position, last=False):
+        """Make ``block`` the current one: its columns in the store, its stored zeros offered,
+        its labels +-1."""
         y, indptr, indices, values, rowid = block
+        store = self.store
         ckd = KernelData(np.zeros((0, 0)), indptr, store.columns(indices), values,
                          squared_norms(indptr, values))
-        zeros.offer(indptr, indices, values, rowid)
-        cy = np.where(np.trunc(y).astype(np.int64) == label[0], 1.0, -1.0)
+        self.zeros.offer(indptr, indices, values, rowid)
+        cy = np.where(np.trunc(y).astype(np.int64) == self.label[0], 1.0, -1.0)
         done = np.zeros(y.size, np.uint8)
-        Cp, Cn = store.Cp, store.Cn
-        if not seeded:
-            if store.ss.sist[S_NFREE] < 2 * N_SEED:
-                store.grow(2 * N_SEED)
-            store.set_fill(kp)
-            store.fit_width()
-            seed_block(store.ss, store.kc, store.kd(), kp, ckd, cy, rowid, done, N_SEED, Cp, Cn,
-                       tau)
-            zeros.keep(store.ss.rowid)
-            seeded = True
-        ctl[1] = 0
-        while True:
-            store.fit_width()
-            status = stream_block(store.ss, store.kc, store.kd(), kp, ckd, cy, rowid, done, win,
-                                  ctl, last, sel, tau, dmax, Cp, Cn, n_iter)
-            zeros.keep(store.ss.rowid)
-            if status == ST_GROW:
-                store.grow()
-            elif status == ST_YIELD:
-                show()
-            else:
-                break
-        show()
+        if self._done_later.size:
+            done[np.isin(rowid, self._done_later)] = 1
+        self._block = (ckd, cy, rowid, done)
+        self._position = position
+        self._last = last
+        self.ctl[self.NEXT_ROW] = 0
 
-    def start():
-        nonlocal label
-        label = labels.order()
+    def _next_block(self):
+        got = self.source.next()
+        if got is None:  # the window's last rows (they live in slots): a block with no rows
+            self._set_block(_EMPTY, (0, 0, self.source.n_rows), last=True)
+        else:
+            self._set_block(*got)
+
+    def _start_labels(self):
+        label = self.source.labels.order()
         if label.size < 2:
             raise StreamError("--stream supports two classes: the training file holds only "
                               f"label {label[0]}" if label.size else "empty training file")
+        self.label = label
+        self.store.Cp, self.store.Cn = self._weighted(label)
+        self.Cp, self.Cn = self.store.Cp, self.store.Cn
+
+    # -- phases -------------------------------------------------------------------------------
+
+    def _first_rows(self, ready):
+        """Open the file and read blocks until ``ready(blocks, labels seen)`` (at most
+        SEED_ROWS_MAX rows held); they are the first block, the labels are known."""
+        self._open()
+        pending, first = [], None
+        while True:
+            got = self.source.next()
+            if got is None:
+                break
+            pending.append(got[0])
+            first = first or got[1]
+            seen = self.source.labels.seen
+            if ready(pending, seen):
+                break
+            held = sum(b[0].size for b in pending)
+            if held >= SEED_ROWS_MAX:
+                if len(seen) == 2:
+                    break
+                raise StreamError(f"--stream: the first {held} rows hold one class only; "
+                                  "both classes must appear near the start")
+        if not pending:
+            raise StreamError("empty training file")
+        self._start_labels()
+        self._set_block(_csr_concat(pending) if len(pending) > 1 else pending[0], first)
+
+    def begin(self):
+        """Read blocks until 5 rows of each class are held (at most SEED_ROWS_MAX rows), PROCESS
+        them (LaSVM 1.1's seeding, no REPROCESS); the rest of those rows is the first block."""
+        self._first_rows(_seeds_ready)
+        store = self.store
+        if store.ss.sist[S_NFREE] < 2 * N_SEED:
+            store.grow(2 * N_SEED)
+        store.set_fill(self.kp)
+        store.fit_width()
+        ckd, cy, rowid, done = self._block
+        seed_block(store.ss, store.kc, store.kd(), self.kp, ckd, cy, rowid, done, N_SEED,
+                   store.Cp, store.Cn, self._tau)
+        self.zeros.keep(store.ss.rowid)
+
+    def step(self, n=CHUNK):
+        """At most ``n`` online iterations on the current block's rows (or the next block, or
+        the end of the online phase); in the finishing phase, LasvmRun's step."""
+        if self.phase != PH_ONLINE:
+            return super().step(n)
+        if self._block is None:
+            self._next_block()
+            return 0
+        before = self.processed
+        self.store.fit_width()
+        status = self._stream_rows(n)
+        self.zeros.keep(self.store.ss.rowid)
+        if status == ST_GROW:
+            self._grow()
+        elif status in (ST_DONE, ST_MORE):
+            if self._last:  # the pass is over: its one epoch ends (as in memory)
+                self._rows = self.n_rows
+                self.source = None
+                self.st.ist[I_EPOCH] += 1
+                self.end_online()
+            else:
+                self._block = None
+        return self.processed - before
+
+    def _stream_rows(self, n):
+        """The compiled online iterations over the current block (stream_block's status)."""
+        store = self.store
+        ckd, cy, rowid, done = self._block
+        return stream_block(store.ss, store.kc, store.kd(), self.kp, ckd, cy, rowid, done,
+                            self.win, self.ctl, self._last, self._sel, self._tau, self._dmax,
+                            store.Cp, store.Cn, int(n))
+
+    def _grow(self):
+        self.store.grow()
+
+    # -- the model ------------------------------------------------------------------------------
+
+    def result(self):
+        """The SolverResult of the current iterate (coef by slot) with its model (``model``:
+        the SVs are the store's rows) and LIBSVM's lines about it (``model_lines``)."""
+        res = super().result()
+        lines = []
+        model = _model_from_store(self.store, self._p, self.label, self.n_rows, lines.append,
+                                  self.zeros)
+        res.model, res.model_lines = model, lines
+        self._model_extra(model)
+        return res
+
+    def _model_extra(self, model):
+        """What a subclass adds to the model (its counters)."""
+
+    def rows_like(self, indptr, indices, values):
+        """KernelData of CSR rows (feature indices as in the file) over the store's columns
+        (a test set's rows against the current expansion)."""
+        features = self.store.features
+        n = indptr.size - 1
+        X = np.zeros((n, max(features.size, 1)))
+        row = np.repeat(np.arange(n), np.diff(indptr))
+        at = np.searchsorted(features, indices)
+        known = (at < features.size) & (features[np.minimum(at, features.size - 1)] == indices) \
+            if features.size else np.zeros(indices.size, bool)
+        X[row[known], at[known]] = values[known]
+        return dense_kd(X, squared_norms(indptr, values))
+
+    # -- save / restore -------------------------------------------------------------------------
+
+    def state_arrays(self):
+        d = super().state_arrays()
+        ss = self.store.ss
+        d.update({name: np.array(getattr(ss, name)) for name in STORE_FIELDS})
+        d["features"] = self.store.features.copy()
+        d["win"], d["ctl"] = self.win.copy(), self.ctl.copy()
+        offset, line, row0 = self._position
+        d["stream"] = np.array([offset, line, row0, int(self._last), int(bool(self.store.fill)),
+                                self.n_rows], np.int64)
+        d["labels_seen"] = np.array(self.source.labels.seen if self.source is not None
+                                    else self.label, np.int64)
+        later = np.zeros(0, np.int64)
+        if self._block is not None:
+            _, _, rowid, done = self._block
+            rest = np.arange(rowid.size) >= self.ctl[self.NEXT_ROW]
+            later = rowid[rest & (done == 1)]
+        d["done_later"] = later
+        rows = np.fromiter(self.zeros.by_row, np.int64, len(self.zeros.by_row))
+        idx = [np.asarray(self.zeros.by_row[r], np.int64) for r in rows.tolist()]
+        d["zero_rows"] = rows
+        d["zero_ptr"] = np.cumsum([0] + [a.size for a in idx]).astype(np.int64)
+        d["zero_idx"] = np.concatenate(idx) if idx else np.zeros(0, np.int64)
+        return d
+
+    def _restore(self, d, phase):
+        """The store, window, stored zeros and phase of ``d`` (state_arrays), a new empty
+        cache; the file is not reopened."""
+        t = np.asarray(d["stream"])
+        X = np.asarray(d["X"])
+        store = _Store(self.cache_mb, cap=X.shape[0], width=X.shape[1])
+        store.fill = bool(t[T_FILL])
+        store.kc.meta[FILL] = int(store.fill)
+        ss = store.ss
+        for name in SAVED_FIELDS:
+            load_into(getattr(ss.core, name), d[name], name)
+        cache_positions_loaded(store.kc)
+        for name in STORE_FIELDS:
+            load_into(getattr(ss, name), d[name], name)
+        store.features = np.array(d["features"], np.int64)
+        if "cache_stats" in d:
+            store.kc.stats[:] = np.asarray(d["cache_stats"])
+        self.store = store
+        self.win = np.array(d["win"], np.int64)
+        self.ctl = np.array(d["ctl"], np.int64)
+        self.label = label_order(np.asarray(d["labels_seen"]).tolist())
+        self._seen = [int(v) for v in np.asarray(d["labels_seen"])]
+        store.Cp, store.Cn = self._weighted(self.label)
+        self.Cp, self.Cn = store.Cp, store.Cn
+        zr, zp, zi = (np.asarray(d[k], np.int64) for k in ("zero_rows", "zero_ptr", "zero_idx"))
+        self.zeros = StoredZeros()
+        self.zeros.by_row = {int(r): zi[zp[k]:zp[k + 1]].astype(np.int32)
+                             for k, r in enumerate(zr.tolist())}
+        self._position = (int(t[T_OFFSET]), int(t[T_LINE]), int(t[T_ROW0]))
+        self._last = bool(t[T_LAST])
+        self._rows = int(t[T_ROWS])
+        self._done_later = np.array(d["done_later"], np.int64)
+        self._block = None
+        self.source = None
+        self.phase = int(phase)
+        self._width_ready = False
+        self._finish = None
+        self._restore_extra(d)
+
+    def _restore_extra(self, d):
+        """The finishing step of a run saved in it."""
+        if self.phase == PH_FINISH:
+            st = self.store.ss.core
+            fit_width(self.store.kc, st, finishing=True)
+            self._width_ready = True
+            self._finish = start_finishing(st, self.store.kc, self.store.kd(), self.kp,
+                                           self._tau, d, rule=self._finishing)
+
+    def load_state_arrays(self, d, phase):
+        """Put a saved stream back: its store, and in the online phase the file read on from
+        the start of the block it was saved in (the rows of that block it had taken
+        skipped)."""
+        self._restore(d, phase)
+        if self.phase != PH_ONLINE:
+            return
+        consumed = int(self.ctl[self.NEXT_ROW])
+        if self._last:
+            self._set_block(_EMPTY, self._position, last=True)
+            self.ctl[self.NEXT_ROW] = consumed
+            return
+        self._open(self._position, self._seen)
+        got = self.source.next()
+        while got is not None and consumed > got[0][0].size:
+            consumed -= got[0][0].size
+            got = self.source.next()
+        if got is None:
+            raise StreamError(f"{self.source_name}: the file ends before the row the state "
+                              "was saved at")
+        self._set_block(*got)
+        self.ctl[self.NEXT_ROW] = consumed
+
+    def fork(self, cache_mb=None):
+        """An independent copy (own store and an empty cache) that reads no more of the file:
+        its online phase can only end (a snapshot's or a stop's model)."""
+        other = object.__new__(type(self))
+        other.__dict__.update(self.__dict__)
+        if cache_mb is not None:
+            other.cache_mb = cache_mb
+        other._restore(self.state_arrays(), self.phase)
+        other._rows = self.n_rows
+        return other
+
+
+def _seeds_ready(parts, seen):
+    if len(seen) < 2:
+        return False
+    lab = np.concatenate([np.trunc(b[0]).astype(np.int64) for b in parts])
+    return all(int((lab == v).sum()) >= N_SEED for v in seen)
+
+
+def start_stream(source, params, *, zero_based=False, chunk_bytes=1 << 22, warn=None):
+    """The LasvmStreamRun of svm-train's parameters over the file ``source`` (the SOLVERS
+    row's stream start for "lasvm", two classes): -e, -m, -c and -wi, the kernel, and the
+    declared options of "lasvm" that one pass allows."""
+    p = params
+    _check_params(p)
+    warn = warn or (lambda _m: None)
+    kp = kernels.make_params(p.kernel_type, p.degree, p.gamma, p.coef0)
+
+    def weighted(label):
         Cw = weighted_C(p, label, warn)
-        store.Cp, store.Cn = float(Cw[0]), float(Cw[1])
+        return float(Cw[0]), float(Cw[1])
 
-    def seeds_ready(parts):
-        lab = np.concatenate([np.trunc(b[0]).astype(np.int64) for b in parts])
-        s = set(labels.seen)
-        if len(s) < 2:
-            return False
-        return all(int((lab == v).sum()) >= N_SEED for v in s)
+    config = dict(eps=float(p.eps), finish=bool(p.finish), selection=p.selection,
+                  candidates=int(p.candidates), delta_max=None if p.delta_max is None
+                  else float(p.delta_max), C=float(p.C),
+                  weights={str(k): float(v) for k, v in sorted(p.weights.items())},
+                  finishing=p.finishing, bail_out=p.bail_out)
+    return LasvmStreamRun(source, p, kp, weighted, eps=p.eps, cache_mb=p.cache_size,
+                          finish=p.finish, selection=p.selection, candidates=p.candidates,
+                          delta_max=p.delta_max, finishing=p.finishing, bail_out=p.bail_out,
+                          zero_based=zero_based, chunk_bytes=chunk_bytes, config=config)
 
+
+def train_stream(source, params, *, zero_based=False, info=None, warn=None, progress=None,
+                 chunk_bytes=1 << 22, n_iter=CHUNK):
+    """One pass of LASVM over ``source`` (a svmlight file, read sequentially once), finishing
+    unless ``params.finish`` is False: :func:`start_stream`'s run to its end. Returns an
+    SVMModel (with ``counters``). (svm-train drives the run through training/stream.py.)"""
+    info = info or (lambda _m: None)
+    run = start_stream(source, params, zero_based=zero_based, chunk_bytes=chunk_bytes,
+                       warn=warn)
+    bar = progress(run.TITLE) if progress else None
     try:
-        for data in blocks:
-            rowid = np.arange(n_rows, n_rows + data.n, dtype=np.int64)
-            n_rows += data.n
-            labels.add(data.y, rowid)
-            block = (data.y, data.indptr, data.indices, data.values, rowid)
-            del data
-            if not seeded:
-                pending.append(block)
-                held = sum(b[0].size for b in pending)
-                if not seeds_ready(pending) and not (held >= SEED_ROWS_MAX and
-                                                    len(labels.seen) == 2):
-                    if held >= SEED_ROWS_MAX:
-                        raise StreamError(f"--stream: the first {held} rows hold one class "
-                                          "only; both classes must appear near the start")
-                    continue
-                start()
-                block = _csr_concat(pending) if len(pending) > 1 else pending[0]
-                pending = []
-            run_block(block, False)
-            del block
-        if not seeded:
-            if not pending:
-                raise StreamError("empty training file")
-            start()
-            block = _csr_concat(pending) if len(pending) > 1 else pending[0]
-            pending = []
-            run_block(block, True)
-        # the window's last rows (they live in slots): a block with no rows left
-        empty = (np.zeros(0), np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0),
-                 np.zeros(0, np.int64))
-        run_block(empty, True)
-        st = store.ss.core
-        if p.finish:
-            store.fit_width(finishing=True)
-            start_finishing(st, store.kc, store.kd(), kp, tau, rule=p.finishing).run(show)
-        else:
-            _delta(store, kp)
+        run.begin()
+        while not run.done:
+            run.step(n_iter)
+            if bar:
+                bar.update(run.processed, run.n_expansion)
     finally:
         if bar:
             bar.close()
-    return _model_from_store(store, p, label, n_rows, info, zeros)
-
-
-def _delta(store, kp):
-    """Bring delta up to date (the in-memory driver's compiled entry point, over the store)."""
-    core.lasvm_run(store.ss.core, store.kc, store.kd(), kp, np.int64(core.MODE_DELTA),
-                   np.int64(0), np.int64(0), np.int64(1), 0.0, np.inf, np.int64(1))
+    res = run.result()
+    for line in res.model_lines:
+        info(line)
+    return res.model
 
 
 def _model_from_store(store, p, label, n_rows, info, zeros=None):

@@ -160,6 +160,10 @@ class OnlineControl:
     def close(self):
         self._close_trace()
 
+    def _fingerprint(self, run):
+        """What the state file records of the machine's training data."""
+        return data_fingerprint(run.kd, run.labels)
+
     def _close_trace(self):
         if self.trace is not None:
             self.trace_offset = self.trace.offset
@@ -170,7 +174,7 @@ class OnlineControl:
         o = self.o
         self.index += 1
         m = self.index
-        self.fingerprints.append(data_fingerprint(run.kd, run.labels))
+        self.fingerprints.append(self._fingerprint(run))
         self.params = run_parameters(run)
         self.snapshots.taken.append({})
         self.stop_reason, self._last = None, None

@@ -1,0 +1,119 @@
+"""svm-train --stream for a solver whose stream is a run (the SOLVERS row's ``stream_runs``):
+the run, fed by its file in blocks (solvers/lasvm_stream.py), goes through the online driver
+(run_control.py's OnlineControl and the one drive loop) as an in-memory machine does, so the
+trace (with --test), the stopping limits, snapshots and the state file apply to it. What
+differs from an in-memory machine: the model is the run's own (its SVs are the rows the
+stream holds), the training data's fingerprint is the file's, and the test set is stored in
+the stream's columns as they are when a trace row is written."""
+
+import hashlib
+import os
+
+import numpy as np
+
+from ..base.errors import InputFormatError, ParameterError
+from .online_options import OnlineOptions
+from .run_control import OnlineControl
+
+HEAD_BYTES = 1 << 20  # the file's fingerprint: its size and the sha256 of its first MiB
+
+
+def stream_fingerprint(source):
+    """What a state file records of a streamed training file (a resume on another file is an
+    error): its size on disk and a hash of its first MiB (decompressed)."""
+    from ..io.svmlight import open_binary
+
+    if os.fspath(source) == "-":
+        return dict(n=-1, label_sum=0.0, rows_sha256="standard input")
+    with open_binary(source) as f:
+        head = f.read(HEAD_BYTES)
+    return dict(n=os.path.getsize(source), label_sum=0.0,
+                rows_sha256=hashlib.sha256(head).hexdigest()[:32])
+
+
+class StreamControl(OnlineControl):
+    """OnlineControl over one streamed machine: the file's fingerprint."""
+
+    def __init__(self, opts, source, **kw):
+        super().__init__(opts, **kw)
+        self.source = source
+
+    def _fingerprint(self, run):
+        return stream_fingerprint(self.source)
+
+
+class StreamTestSet:
+    """--test's rows for a streamed run: read once, stored in the stream's feature columns at
+    each trace row (``run.rows_like``), the run's two labels."""
+
+    def __init__(self, path, zero_based=False):
+        from ..io.svmlight import read_svmlight
+
+        try:
+            d = read_svmlight(path, zero_based=zero_based)
+        except OSError:
+            raise ParameterError(f"ERROR: can't open test file {path}") from None
+        self.d = d
+        self.y = np.trunc(np.asarray(d.y, np.float64))
+
+    def error(self, run, machine=None):
+        """Test error of the run's current expansion on the test rows of its two classes."""
+        from ..numerics.kernels import expansion_values
+
+        pos, neg = run.label[0], run.label[1]
+        rows = np.flatnonzero((self.y == pos) | (self.y == neg))
+        if rows.size == 0:
+            return float("nan")
+        sv, coef, rho = run.expansion()
+        kd = run.rows_like(self.d.indptr, self.d.indices, self.d.values)
+        dec = np.zeros(rows.size)
+        if sv.size:
+            expansion_values(kd, rows.astype(np.int64), run.kd, sv, np.ascontiguousarray(coef[0]),
+                             run.kp, dec)
+        return float(np.mean((dec - rho[0] > 0) != (self.y[rows] == pos)))
+
+
+def train_stream(source, params, start, *, zero_based=False, info=None, warn=None,
+                 progress=None, chunk_bytes=1 << 22):
+    """One pass over ``source`` by the run ``start(source, params, ...)`` makes, driven with
+    the observers svm-train's options ask for; prints LIBSVM's lines and returns the model.
+    A bad row or label (an input error) leaves no output behind: the trace, snapshots and a
+    state file this training created are removed."""
+    info = info or (lambda _m: None)
+    warn = warn or (lambda _m: None)
+    opts = OnlineOptions.from_params(params) or OnlineOptions()
+    test = StreamTestSet(params.test_file, zero_based) if params.test_file else None
+    run = start(source, params, zero_based=zero_based, chunk_bytes=chunk_bytes, warn=warn)
+    control = StreamControl(opts, source, machines=[(1, -1)], test=test,
+                            build_model=lambda results: results[0].model, info=info,
+                            warn=warn)
+    existed = {path: os.path.exists(path) for path in (opts.trace, opts.save_state) if path}
+    bar = progress(run.TITLE) if progress else None
+    try:
+        res = control.drive(run, bar.update if bar else None)
+    except (InputFormatError, ParameterError):
+        control.close()
+        _remove_outputs(opts, existed, control)
+        raise
+    finally:
+        control.close()
+        if bar:
+            bar.close()
+    for line in res.model_lines:
+        info(line)
+    return res.model
+
+
+def _remove_outputs(opts, existed, control):
+    """The outputs of a training that failed on its input: the trace unless it was resumed,
+    the snapshot models written, a state file that was not there before."""
+    paths = [entry["path"] for entry in control.snapshots_written]
+    if opts.trace and not (opts.resume and existed.get(opts.trace)):
+        paths.append(opts.trace)
+    if opts.save_state and not existed.get(opts.save_state):
+        paths.append(opts.save_state)
+    for path in paths:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
