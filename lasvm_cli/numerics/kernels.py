@@ -574,11 +574,15 @@ EXPANSION_BLOCK_BYTES = 256 << 10  # a block's kernel values and dense rows: in 
 EXPANSION_DENSE_MAX_BYTES = 256 << 20  # the expansion's rows, dense; wider data: row by row
 
 
-def dense_rows(indptr, indices, values, rows, width):
-    """Rows ``rows`` of a CSR matrix as a dense float64 [len(rows), width] array."""
+def dense_rows(indptr, indices, values, rows, width, out=None):
+    """Rows ``rows`` of a CSR matrix as a dense float64 [len(rows), width] array (in ``out``,
+    zeroed first, when given)."""
     starts = indptr[rows]
     lens = indptr[rows + 1] - starts
-    out = np.zeros((rows.shape[0], width))
+    if out is None:
+        out = np.zeros((rows.shape[0], width))
+    else:
+        out[:] = 0.0
     total = int(lens.sum())
     if total:
         which = np.repeat(np.arange(rows.shape[0]), lens)
@@ -616,36 +620,41 @@ def expansion_by_blocks(a, a_rows, b, coefs, kp, out, threads=1):
     del S
     step = max(64, EXPANSION_BLOCK_BYTES // (8 * max(m, width + 2)))  # K's and X's bytes
 
-    def block(lo):
-        rows = a_rows[lo:lo + step]
-        X = dense_rows(a_indptr, a_indices, a_values, rows, width + 2)
-        if rbf:
-            X[:, width] = a_sq[rows]
-            X[:, width + 1] = 1.0
-        K = X @ ST
-        if rbf:
-            np.minimum(K, 0.0, out=K)  # rounding: the distance is never negative
-            exp_inplace(K.reshape(-1))
-        elif kp.kind == POLY:
-            K *= kp.gamma
-            K += kp.coef0
-            K **= kp.degree
-        elif kp.kind == SIGMOID:
-            K *= kp.gamma
-            K += kp.coef0
-            np.tanh(K, out=K)
-        out[lo:lo + rows.shape[0]] += K @ coefs
+    def blocks(starts):
+        # buffers made once: with a low malloc trim threshold (Dask's workers set one) a fresh
+        # block of kernel values is a fresh mapping, and its page faults took 2.3x the check
+        X, K = np.empty((step, width + 2)), np.empty((step, m))
+        for lo in starts:
+            rows = a_rows[lo:lo + step]
+            n = rows.shape[0]
+            Xb, Kb = X[:n], K[:n]
+            dense_rows(a_indptr, a_indices, a_values, rows, width + 2, out=Xb)
+            if rbf:
+                Xb[:, width] = a_sq[rows]
+                Xb[:, width + 1] = 1.0
+            np.matmul(Xb, ST, out=Kb)
+            if rbf:
+                np.minimum(Kb, 0.0, out=Kb)  # rounding: the distance is never negative
+                exp_inplace(Kb.reshape(-1))
+            elif kp.kind == POLY:
+                Kb *= kp.gamma
+                Kb += kp.coef0
+                Kb **= kp.degree
+            elif kp.kind == SIGMOID:
+                Kb *= kp.gamma
+                Kb += kp.coef0
+                np.tanh(Kb, out=Kb)
+            out[lo:lo + n] += Kb @ coefs
 
-    starts = range(0, a_rows.shape[0], step)
+    starts = list(range(0, a_rows.shape[0], step))
     with _one_blas_thread():
         if threads > 1 and len(starts) > 1:  # numpy's products and exp_inplace drop the GIL
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(threads) as pool:
-                list(pool.map(block, starts))
+                list(pool.map(blocks, [starts[t::threads] for t in range(threads)]))
         else:
-            for lo in starts:
-                block(lo)
+            blocks(starts)
 
 
 def _one_blas_thread():

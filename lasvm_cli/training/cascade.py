@@ -203,7 +203,7 @@ def check_part(part, shared, task, state):
                                     rows64, (d_indptr, d_indices, d_values,
                                              squared_norms(d_indptr, d_values)),
                                     np.stack([dcoef, dbar], axis=1), kp, add2,
-                                    threads=numba.get_num_threads())
+                                    threads=1 if _on_dask_worker() else numba.get_num_threads())
         f += add2[:, 0]
         f_bar += add2[:, 1]
         evals = rows.size * dcoef.size
@@ -234,6 +234,20 @@ def check_part(part, shared, task, state):
     found = RowSet.of(part, rows[sel], task + rows[sel], y[sel], np.zeros(sel.size), stats,
                       G=y[sel] * f[sel] - 1.0, G_bar=y[sel] * f_bar[sel])
     return (found, m_p, M_p), (f, f_bar)
+
+
+def _on_dask_worker():
+    """Whether this task runs on a Dask worker: a worker runs as many tasks at once as it has
+    threads, so a task's own threads would only oversubscribe the cores."""
+    try:
+        from distributed import get_worker
+    except ImportError:
+        return False
+    try:
+        get_worker()
+    except ValueError:
+        return False
+    return True
 
 
 # ---------------------------------------------------------------------------------------------
