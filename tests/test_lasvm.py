@@ -289,7 +289,8 @@ def test_finished_copy_leaves_run_unchanged(heart):
 
 
 def test_cli_finishing_option(tmp_path, monkeypatch):
-    """svm-train's --finishing smo|reprocess and --bail-out lasvm11|printed reach LasvmRun
+    """svm-train's --finishing smo|reprocess|reprocess-shrinking and --bail-out lasvm11|printed
+    reach LasvmRun
     (the declared options' keyword arguments), and the printed finishing writes another model
     than the default, whose options spelled out give the default's bytes."""
     from lasvm_cli.cli.train import main
@@ -306,12 +307,14 @@ def test_cli_finishing_option(tmp_path, monkeypatch):
     for name, argv in [("default", []), ("spelled", ["--finishing", "smo", "--bail-out",
                                                      "lasvm11"]),
                        ("reprocess", ["--finishing", "reprocess"]),
-                       ("printed", ["--finishing", "reprocess", "--bail-out", "printed"])]:
+                       ("printed", ["--finishing", "reprocess", "--bail-out", "printed"]),
+                       ("shrinking", ["--finishing", "reprocess-shrinking"])]:
         model = tmp_path / name
         assert main(["-q", "--solver", "lasvm", *argv, str(HEART), str(model)]) == 0
         models[name] = model.read_bytes()
     assert seen == [dict(finishing="smo", bail_out="lasvm11")] * 2 + [
         dict(finishing="reprocess", bail_out="lasvm11"),
-        dict(finishing="reprocess", bail_out="printed")]
+        dict(finishing="reprocess", bail_out="printed"),
+        dict(finishing="reprocess-shrinking", bail_out="lasvm11")]
     assert models["spelled"] == models["default"]
     assert models["reprocess"] != models["default"]
