@@ -3,7 +3,7 @@
 
     LASVM11_BIN=/path/to/built/la_svm python bench/paper_000_lasvm11.py \
         [--only Banana USPS ...] [--orders 3] [--rows N] [--gamma G]
-        [--bail-outs lasvm11,printed]
+        [--bail-outs lasvm11,printed] [--finishings reprocess,smo,reprocess-shrinking]
         [--out results/paper-000-lasvm11]
 
 For every problem of Figure 7 (bench/paper_000.py's set-up: RBF, its gamma and C, 40 MB
@@ -22,7 +22,9 @@ Rows, one per order:
   |alpha| < max|alpha|/1000); the time is the wall time minus that of a run stopped after one
   example (``-T 0 -l 1``: reading the file).
 * ``ours, online``: the same epoch; then ``ours, finish=reprocess`` (the paper's step 3 and
-  LaSVM 1.1's rule) and ``ours, finish=smo`` (our default, solvers/finishing.py).
+  LaSVM 1.1's rule) and ``ours, finish=smo`` (our default, solvers/finishing.py), and with
+  ``--finishings`` also ``ours, finish=reprocess-shrinking`` (the paper's step 3 with its
+  shrinking, LaSVM 1.1's lasvm_finish).
 * ``ours, SMO``: our batch SMO (solvers/csvc.py), the same kernel and cache.
 
 Kernel evaluations: ours count every K(x_i, x_j) computed (kernel_evals); la_svm counts calls
@@ -121,6 +123,9 @@ def main(argv=None):
     ap.add_argument("--bail-outs", default="lasvm11",
                     help="comma-separated: lasvm11 (LaSVM 1.1's REPROCESS bail-out, the "
                          "default) and/or printed (the paper's: a bail-out does nothing)")
+    ap.add_argument("--finishings", default="reprocess,smo",
+                    help="comma-separated finishing rules of our rows (the first also gives "
+                         "the online row): reprocess, smo, reprocess-shrinking")
     ap.add_argument("--out", default="results/paper-000-lasvm11")
     args = ap.parse_args(argv)
     from lasvm_cli.numerics.data import kernel_data
@@ -176,9 +181,10 @@ def main(argv=None):
                                           3)))
                 for bail_out in args.bail_outs.split(","):
                     tail = "" if bail_out == "lasvm11" else ", printed bail-out"
-                    for finishing in ("reprocess", "smo"):
+                    finishings = args.finishings.split(",")
+                    for finishing in finishings:
                         online, done = ours(kd, kd_te, kp, y, yt, C, finishing, bail_out)
-                        if finishing == "reprocess":
+                        if finishing == finishings[0]:
                             emit(dict(base, trainer="ours, online" + tail, **online))
                         emit(dict(base, trainer=f"ours, finish={finishing}" + tail, **done))
                 if binary:

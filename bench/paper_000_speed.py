@@ -1,13 +1,14 @@
 """LASVM x1 against our own SMO in CPU time, per phase (seed 000, Figure 8's time column).
 
     python bench/paper_000_speed.py [--only Waveform Banana USPS+N Adult] [--repeat 3]
+        [--finishings smo reprocess reprocess-shrinking] [--out results/paper-000]
 
 The paper has LASVM x1 at or below LIBSVM's time on waveform, USPS+N and adult (banana at
 parity). Our SMO is not LIBSVM (it is faster), so this script asks the stricter question:
 LASVM x1's time against our SMO's on the same rows, and where LASVM's time goes. For each
 problem (bench/paper_000.py's set-up: Figure 7's gamma and C, 40 MB cache, tau = 0.001) and
 each repeat, the trainers run one after the other in the same process, alternating: our SMO,
-LASVM x1 with ``--finishing smo`` and with ``--finishing reprocess``. Each is timed in CPU
+then LASVM x1 with each ``--finishing`` rule of ``--finishings``. Each is timed in CPU
 seconds of this process (``time.process_time``), with one numba thread, which a machine
 shared with other jobs disturbs far less than wall time does, and in wall seconds beside it.
 LASVM's online phase and its finishing step are timed apart, with their kernel evaluations.
@@ -22,6 +23,7 @@ import os
 import statistics
 import sys
 import time
+from pathlib import Path
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
@@ -68,6 +70,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", default=["Waveform", "Banana", "USPS+N", "Reuters"])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--finishings", nargs="+", default=["smo", "reprocess", "reprocess-shrinking"])
+    ap.add_argument("--out", default=str(RESULTS / "paper-000"), help="folder of speed.md/.csv")
     args = ap.parse_args()
     from lasvm_cli.numerics.kernels import RBF, make_params
 
@@ -78,7 +82,7 @@ def main():
         "paper: LIBSVM / LASVM x1 (s)"],
         f"Figure 7's settings, 40 MB cache, tau = {TAU}; median over {args.repeat} repeats, "
         f"trainers alternating within each repeat; ratio to the SMO of the same repeat.")
-    trainers = ("ours, SMO", "LASVM x1, --finishing smo", "LASVM x1, --finishing reprocess")
+    trainers = ("ours, SMO",) + tuple(f"LASVM x1, --finishing {f}" for f in args.finishings)
     for name in args.only:
         tr, te, y_tr, _, gamma, C = problem(name)
         kd, _ = kernel_sets(tr, te)
@@ -86,7 +90,7 @@ def main():
         runs = {t: [] for t in trainers}
         for _ in range(args.repeat):
             runs[trainers[0]].append(smo(kd, kp, y_tr, C))
-            for t, fin in zip(trainers[1:], ("smo", "reprocess")):
+            for t, fin in zip(trainers[1:], args.finishings):
                 runs[t].append(lasvm(kd, kp, y_tr, C, fin))
             print(name, {t: round(v[-1]["cpu"], 2) for t, v in runs.items()}, file=sys.stderr,
                   flush=True)
@@ -105,7 +109,7 @@ def main():
                          "online kernel evals": med("evals_online", "{:,.0f}"),
                          "finishing steps": med("finish_steps", "{:,.0f}"), "SV": med("sv", "{:.0f}"),
                          "paper: LIBSVM / LASVM x1 (s)": "{} / {}".format(*PAPER_TIMES[name])})
-    table.write(RESULTS / "paper-000")
+    table.write(Path(args.out))
 
 
 if __name__ == "__main__":

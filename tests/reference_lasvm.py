@@ -32,6 +32,20 @@ B_k = max(0, C y_k); (i, j) is tau-violating iff alpha_i < B_i, alpha_j > A_j, g
       RANDOM    one at random
       GRADIENT  the smallest y_k f(x_k) of M random candidates
       ACTIVE    the smallest |f(x_k)| of M random candidates (f = sum alpha K + b)
+      AUTOACTIVE  as ACTIVE, sampling until 5 candidates lie within 1 + delta/2 of the
+                boundary, at most 100 (delta: the last REPROCESS's step 5, 0 before any)
+
+    The finishing with shrinking (the paper's implementation notes, §3.2: "The REPROCESS
+    iterations are restricted to the active set S_a and do not perform any reordering. About
+    every 1000 iterations, support vectors that hit the boundaries of the box constraints are
+    ... moved from the active set S_a to the inactive set S_i. When all tau-violating pairs of
+    the active set are exhausted, the inactive set examples are transferred back into the
+    active set. The process continues as long as the merged set contains tau-violating
+    pairs."), with LaSVM 1.1's lasvm_finish for what the text leaves open: a shrink first and
+    then every min(1000, |S|) steps; a variable leaves S_a when it is at the bound it would
+    cross (alpha = B and g >= g_max, alpha = A and g <= g_min, over S_a); the gradients of
+    S_i are not updated, and are recomputed from scratch when S_i comes back; S is evicted
+    (REPROCESS step 4) and delta computed once, at the end.
 
 Where the compiled solver follows LaSVM 1.1 instead of the print, this file has an option for
 it (each named in the code; ``lasvm11=True`` turns them on together, as the compiled solver
@@ -84,23 +98,25 @@ class ReferenceLasvm:
 
     # -- the pair and the direction search ---------------------------------------------------
 
-    def argmax_g(self):
-        """i <- argmax_{s in S} g_s with alpha_s < B_s (None when no such s)."""
-        c = [s for s in self.S if self.alpha[s] < self.B[s]]
+    def argmax_g(self, over=None):
+        """i <- argmax_{s in S} g_s with alpha_s < B_s (None when no such s); ``over``: a
+        part of S instead (the shrinking finishing's active set)."""
+        c = [s for s in (self.S if over is None else over) if self.alpha[s] < self.B[s]]
         return c[int(np.argmax(self.g[c]))] if c else None
 
-    def argmin_g(self):
+    def argmin_g(self, over=None):
         """j <- argmin_{s in S} g_s with alpha_s > A_s (None when no such s)."""
-        c = [s for s in self.S if self.alpha[s] > self.A[s]]
+        c = [s for s in (self.S if over is None else over) if self.alpha[s] > self.A[s]]
         return c[int(np.argmin(self.g[c]))] if c else None
 
     def violating(self, i, j):
         return (i is not None and j is not None and self.alpha[i] < self.B[i]
                 and self.alpha[j] > self.A[j] and self.g[i] - self.g[j] > self.tau)
 
-    def direction_search(self, i, j):
+    def direction_search(self, i, j, over=None):
         """PROCESS step 5 / REPROCESS step 3 (a non-positive curvature is taken as 1e-12, the
-        compiled step's guard, lasvm_cli/qp/steps.py)."""
+        compiled step's guard, lasvm_cli/qp/steps.py); ``over``: the gradients updated, all
+        of S by default."""
         K, g = self.K, self.g
         curvature = max(K[i, i] + K[j, j] - 2.0 * K[i, j], 1e-12)
         lam = min((g[i] - g[j]) / curvature, self.B[i] - self.alpha[i],
@@ -109,7 +125,7 @@ class ReferenceLasvm:
         # alpha < B read it exactly; alpha + (B - alpha) may round off B)
         self.alpha[i] = self.B[i] if lam == self.B[i] - self.alpha[i] else self.alpha[i] + lam
         self.alpha[j] = self.A[j] if lam == self.alpha[j] - self.A[j] else self.alpha[j] - lam
-        S = np.array(self.S)
+        S = np.array(self.S if over is None else over)
         g[S] -= lam * (K[i, S] - K[j, S])
         self.steps.append((i, j, lam))
 
@@ -159,6 +175,11 @@ class ReferenceLasvm:
             moved = (i, j)
         elif not self.evict_after_bail:
             return None                                             # 2, as printed: bail out
+        self.evict_and_delta()
+        return moved
+
+    def evict_and_delta(self):
+        """REPROCESS steps 4 and 5."""
         i, j = self.argmax_g(), self.argmin_g()                     # 4
         g_i = self.g[i] if i is not None else np.inf
         g_j = self.g[j] if j is not None else -np.inf
@@ -173,7 +194,6 @@ class ReferenceLasvm:
             self.b, self.delta = 0.5 * (g_i + g_j), max(0.0, g_i - g_j)
         else:
             self.b, self.delta = 0.0, 0.0
-        return moved
 
     def _remove(self, gone):
         """S <- S - gone, scanning S from its start: a removed member is replaced by the last
@@ -203,13 +223,17 @@ class ReferenceLasvm:
         if selection == "random":
             r = draw(len(pool))
         else:
-            best, r = np.inf, -1
-            for _ in range(min(M, len(pool))):
+            best, r, near = np.inf, -1, 0
+            for _ in range(min(100 if selection == "autoactive" else M, len(pool))):
                 c = draw(len(pool))
                 k = pool[c]
                 crit = self.y[k] * self.f(k) if selection == "gradient" else abs(self.f(k))
                 if crit < best or r < 0:
                     best, r = crit, c
+                if selection == "autoactive" and crit < 1.0 + self.delta / 2:
+                    near += 1
+                    if near >= 5:
+                        break
         k = pool[r]
         pool[r] = pool[-1]
         pool.pop()
@@ -248,3 +272,51 @@ class ReferenceLasvm:
         while self.delta > self.tau and (pairs[-1] is not None or self.evict_after_bail):
             pairs.append(self.reprocess())
         return pairs
+
+    def finishing_shrinking(self, every=1000):
+        """Step 3 with the paper's shrinking (module docstring); the pairs moved, in order,
+        with ("unshrink", |S_i|) where the inactive set came back. The inactive set is the end of the
+        list S (a variable leaving the active part is swapped with its last member, as the
+        compiled solver's positions)."""
+        n = len(self.S)
+        a, steps, next_shrink, moves = n, 0, 0, []
+        while True:
+            if steps >= next_shrink:
+                a = self._shrink(a)
+                next_shrink = steps + min(every, n)
+            active = self.S[:a]
+            i, j = self.argmax_g(active), self.argmin_g(active)
+            if self.violating(i, j):
+                self.direction_search(i, j, over=active)
+                moves.append((i, j))
+                steps += 1
+            elif a < n:
+                for s in self.S[a:]:                # the gradients of S_i, from scratch
+                    self.g[s] = self.y[s]
+                for q in self.S:
+                    if self.alpha[q] != 0.0:
+                        for s in self.S[a:]:
+                            self.g[s] -= self.alpha[q] * self.K[q, s]
+                moves.append(("unshrink", n - a))
+                a = n
+                next_shrink = steps + min(every, n)
+            else:
+                self.evict_and_delta()
+                return moves
+
+    def _shrink(self, a):
+        """Members of S[:a] at the bound they would cross leave the active part; returns a."""
+        active = self.S[:a]
+        i, j = self.argmax_g(active), self.argmin_g(active)
+        g_up = self.g[i] if i is not None else np.inf
+        g_down = self.g[j] if j is not None else -np.inf
+        p = 0
+        while p < a:
+            s = self.S[p]
+            if (self.g[s] >= g_up and self.alpha[s] >= self.B[s]) or \
+                    (self.g[s] <= g_down and self.alpha[s] <= self.A[s]):
+                a -= 1
+                self.S[p], self.S[a] = self.S[a], self.S[p]
+            else:
+                p += 1
+        return a

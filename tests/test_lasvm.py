@@ -249,11 +249,14 @@ def test_one_compiled_signature(heart):
     assert len(core.lasvm_run.signatures) == 1
 
 
-def test_run_chunking_fork_and_finish_resume(heart):
+@pytest.mark.parametrize("finishing", ["smo", "reprocess-shrinking"])
+def test_run_chunking_fork_and_finish_resume(heart, finishing):
     """LasvmRun: chunk sizes do not change the result; a state taken in the finishing phase
-    and loaded into a fresh run (empty cache) finishes to the same machine, bit for bit."""
+    and loaded into a fresh run (empty cache) finishes to the same machine, bit for bit. With
+    the shrinking finishing the state is taken while part of S is inactive (its gradients
+    stale, ist[I_ACTIVE] < |S|)."""
     d, kd, y, kp = heart
-    kw = dict(seed=5, epochs=1, selection="gradient", candidates=3)
+    kw = dict(seed=5, epochs=1, selection="gradient", candidates=3, finishing=finishing)
     ref = solve_lasvm(kd, kp, y, 1.0, 1.0, **kw)
     run = L.LasvmRun(kd, kp, y, 1.0, 1.0, **kw)
     run.begin()
@@ -262,6 +265,8 @@ def test_run_chunking_fork_and_finish_resume(heart):
     for _ in range(3):
         run.step(1)
     assert run.phase == L.PH_FINISH and ref.counters["finish_steps"] > 10
+    if finishing == "reprocess-shrinking":
+        assert 0 < run.st.ist[core.I_ACTIVE] < run.st.ist[core.I_NS]
     fork = run.fork()
     other = L.LasvmRun(kd, kp, y, 1.0, 1.0, **kw)
     other.load_state_arrays(run.state_arrays(), run.phase)
@@ -289,7 +294,8 @@ def test_finished_copy_leaves_run_unchanged(heart):
 
 
 def test_cli_finishing_option(tmp_path, monkeypatch):
-    """svm-train's --finishing smo|reprocess and --bail-out lasvm11|printed reach LasvmRun
+    """svm-train's --finishing smo|reprocess|reprocess-shrinking and --bail-out lasvm11|printed
+    reach LasvmRun
     (the declared options' keyword arguments), and the printed finishing writes another model
     than the default, whose options spelled out give the default's bytes."""
     from lasvm_cli.cli.train import main
@@ -306,12 +312,14 @@ def test_cli_finishing_option(tmp_path, monkeypatch):
     for name, argv in [("default", []), ("spelled", ["--finishing", "smo", "--bail-out",
                                                      "lasvm11"]),
                        ("reprocess", ["--finishing", "reprocess"]),
-                       ("printed", ["--finishing", "reprocess", "--bail-out", "printed"])]:
+                       ("printed", ["--finishing", "reprocess", "--bail-out", "printed"]),
+                       ("shrinking", ["--finishing", "reprocess-shrinking"])]:
         model = tmp_path / name
         assert main(["-q", "--solver", "lasvm", *argv, str(HEART), str(model)]) == 0
         models[name] = model.read_bytes()
     assert seen == [dict(finishing="smo", bail_out="lasvm11")] * 2 + [
         dict(finishing="reprocess", bail_out="lasvm11"),
-        dict(finishing="reprocess", bail_out="printed")]
+        dict(finishing="reprocess", bail_out="printed"),
+        dict(finishing="reprocess-shrinking", bail_out="lasvm11")]
     assert models["spelled"] == models["default"]
     assert models["reprocess"] != models["default"]

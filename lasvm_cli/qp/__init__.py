@@ -22,7 +22,7 @@ from collections import namedtuple
 WSS = ("mvp", "so", "hmg")                                 # --wss: WS_* below
 SELECTIONS = ("random", "gradient", "active", "autoactive")  # --selection: online_core's SEL_*
 REPROCESS_STEPS = ("one", "pair")                          # --reprocess: lasvm_g_core's pair step
-FINISHINGS = ("smo", "reprocess")                          # --finishing: solvers/finishing.py's rules
+FINISHINGS = ("smo", "reprocess", "reprocess-shrinking")   # --finishing: solvers/finishing.py's rules
 BAIL_OUTS = ("lasvm11", "printed")                         # --bail-out: online_core's I_BAIL_PRINTED
 
 SmoState = namedtuple("SmoState", "alpha y G G_bar p C QD status ist fst work")

@@ -27,6 +27,7 @@ N_SEED = 5        # seeds per class, LaSVM 1.1 (la_svm.cpp: first 5 of each clas
 AUTO_NEAR = 5     # AUTOACTIVE: stop sampling after this many candidates within 1 + delta/2
 AUTO_MAX = 100    # AUTOACTIVE: at most this many candidates
 CHUNK = 1000      # iterations per call of the compiled entry point (progress, Ctrl-C, saving)
+SHRINK_EVERY = 1000  # the shrinking finishing shrinks every min(SHRINK_EVERY, |S|) steps (LaSVM 1.1)
 
 SEL_RANDOM, SEL_GRADIENT, SEL_ACTIVE, SEL_AUTOACTIVE = 0, 1, 2, 3
 SELECTION_CODES = dict(zip(qp.SELECTIONS, (SEL_RANDOM, SEL_GRADIENT, SEL_ACTIVE, SEL_AUTOACTIVE)))
@@ -44,7 +45,9 @@ I_FINISH_STEPS = 8  # steps of the finishing phase (SMO iterations with a bias)
 I_NOBIAS = 9      # the formulation: 0 = with a bias (equality constraint), 1 = without
 I_BAIL_PRINTED = 10  # 1: a REPROCESS that bails out does nothing (the paper's step 2); 0: it
                      # still evicts and recomputes delta (LaSVM 1.1, the default)
-N_IST = 11
+I_ACTIVE = 11     # the shrinking finishing's active prefix [0, I_ACTIVE) of S; 0 outside it
+I_NEXT_SHRINK = 12  # the shrinking finishing shrinks when I_FINISH_STEPS reaches this
+N_IST = 13
 
 # float64 scalar block ``st.fst``
 F_DELTA = 0       # delta = the largest violation after the last REPROCESS
@@ -458,8 +461,8 @@ def criterion(st, kc, kd, kp, ex, selection):
 @numba.njit(inline="always", **_NJIT)
 def new_scan(st):
     """A scan over candidates: [best criterion, its index (-1), candidates near the boundary,
-    AUTOACTIVE's margin 1 + delta/2 (delta brought up to date)]."""
-    _update_delta(st)
+    AUTOACTIVE's margin 1 + delta/2 (paper §4.4)]. delta is the last REPROCESS's (its step 5),
+    0 before the first one; it is not recomputed here."""
     scan = np.empty(4)
     scan[0] = np.inf
     scan[1] = -1.0
@@ -611,6 +614,84 @@ def reprocess_run(st, kc, kd, kp, tau, n_iter):
     return 0
 
 
+@numba.njit(**_NJIT)
+def _shrink(st, kc, a):
+    """The shrinking finishing's shrink over the active prefix [0, a): a variable at the bound
+    it would move past (alpha = B and g >= g_max, alpha = A and g <= g_min; 0 for both without
+    a bias) leaves it, swapped with the last active one (LaSVM 1.1's shrink). Returns the new a."""
+    g_up, g_down = _thresholds(st, a)
+    p = 0
+    while p < a:
+        if (st.g[p] >= g_up and st.alpha[p] >= st.B[p]) or \
+                (st.g[p] <= g_down and st.alpha[p] <= st.A[p]):
+            a -= 1
+            _swap_pos(st, kc, p, a)
+        else:
+            p += 1
+    return a
+
+
+@numba.njit(**_NJIT)
+def _unshrink(st, kc, kd, kp, a, n):
+    """The gradient of the inactive positions [a, n), stale since they left, from scratch:
+    g_p = y_p - sum_q alpha_q K_qp over the rows of the support vectors q of S, taken in
+    position order (LaSVM 1.1's unshrink; a row cached over the active prefix only computes
+    its tail)."""
+    for p in range(a, n):
+        st.g[p] = st.y[st.pos2ex[p]]
+    for q in range(n):
+        aq = st.alpha[q]
+        if aq != 0.0:
+            b = _row_at(kc, kd, kp, st.pos2ex[q], n, st)  # an offset, as in _direction_search
+            for p in range(a, n):
+                st.g[p] -= aq * np.float64(kc.buf[at(b, p)])
+    held(kc, kd)
+    held(kp, st)
+
+
+@numba.njit(**_NJIT)
+def reprocess_shrinking_run(st, kc, kd, kp, tau, n_iter):
+    """The finishing step with the paper's shrinking (Bordes et al. 2005, §3.2's implementation
+    notes; LaSVM 1.1's lasvm_finish): REPROCESS's direction searches on the most violating pair
+    of an active part of S, without eviction; every min(SHRINK_EVERY, |S|) steps the variables
+    stuck at a bound leave the active part (_shrink). When the active part has no tau-violating
+    pair, the others come back with their gradients recomputed (_unshrink), and the loop goes
+    on while S has one (the paper's "as long as the merged set contains tau-violating pairs";
+    LaSVM 1.1 stops at the first unshrink); then S is evicted and delta computed, as after
+    REPROCESS. At most n_iter searches or unshrinks; returns 1 when finished. Between calls
+    the active prefix is ist[I_ACTIVE] (the gradients after it are stale) and S is whole."""
+    n = st.ist[I_NS]
+    a = st.ist[I_ACTIVE]
+    if a <= 0 or a > n:  # the finishing starts: all of S is active, a shrink comes first
+        a = n
+        st.ist[I_NEXT_SHRINK] = st.ist[I_FINISH_STEPS]
+    for _ in range(n_iter):
+        if st.ist[I_FINISH_STEPS] >= st.ist[I_NEXT_SHRINK]:
+            a = _shrink(st, kc, a)
+            st.ist[I_NEXT_SHRINK] = st.ist[I_FINISH_STEPS] + min(SHRINK_EVERY, n)
+        i, j, _ = _violation(st, a)
+        st.ist[I_NS] = a  # the direction search's rows and gradient update: the active part
+        status = _direction_search(st, kc, kd, kp, i, j, tau)
+        st.ist[I_NS] = n
+        if status == 1:
+            st.ist[I_FINISH_STEPS] += 1
+        elif a < n:
+            _unshrink(st, kc, kd, kp, a, n)
+            a = n
+            st.ist[I_NEXT_SHRINK] = st.ist[I_FINISH_STEPS] + min(SHRINK_EVERY, n)
+        else:
+            _evict(st, kc)
+            _update_delta(st)
+            st.ist[I_ACTIVE] = 0
+            held(kc, kd)
+            held(kp, st)
+            return 1
+    st.ist[I_ACTIVE] = a
+    held(kc, kd)
+    held(kp, st)
+    return 0
+
+
 @numba.njit(inline="always", **_NJIT)
 def new_epoch(st):
     l = st.pool.shape[0]
@@ -619,7 +700,8 @@ def new_epoch(st):
     st.ist[I_POOL] = l
 
 
-MODE_SEED, MODE_ONLINE, MODE_FINISH, MODE_NEW_EPOCH, MODE_DELTA, MODE_EVICT = range(6)
+MODE_SEED, MODE_ONLINE, MODE_FINISH, MODE_NEW_EPOCH, MODE_DELTA, MODE_EVICT, MODE_FINISH_SHRINK = \
+    range(7)
 
 
 @numba.njit(**_NJIT)
@@ -628,7 +710,8 @@ def lasvm_run(st, kc, kd, kp, mode, n_iter, selection, candidates, tau, delta_ma
     into it, so the solver compiles once): MODE_SEED (n_iter = seeds per class), MODE_ONLINE
     (at most n_iter online iterations; returns how many ran), MODE_FINISH (finishing without
     a bias: at most n_iter REPROCESS steps; returns 1 when finished), MODE_NEW_EPOCH,
-    MODE_DELTA (recompute delta), MODE_EVICT (eviction, then delta: after SMO finishing)."""
+    MODE_DELTA (recompute delta), MODE_EVICT (eviction, then delta: after SMO finishing),
+    MODE_FINISH_SHRINK (the finishing with shrinking: at most n_iter steps; 1 when finished)."""
     if mode == MODE_SEED:
         seed_run(st, kc, kd, kp, n_iter, tau)
         return 0
@@ -637,6 +720,8 @@ def lasvm_run(st, kc, kd, kp, mode, n_iter, selection, candidates, tau, delta_ma
                           label_budget)
     if mode == MODE_FINISH:
         return reprocess_run(st, kc, kd, kp, tau, n_iter)
+    if mode == MODE_FINISH_SHRINK:
+        return reprocess_shrinking_run(st, kc, kd, kp, tau, n_iter)
     if mode == MODE_NEW_EPOCH:
         new_epoch(st)
         return 0

@@ -298,7 +298,8 @@ LASVM_OPTIONS = (
     Option("finishing", ("--finishing",), str, default="smo", choices=FINISHINGS,
            what="--finishing", solvers=("lasvm",), kwarg="finishing", usage="""\
 --finishing {choices} : LASVM's finishing step: SMO over the expansion with second
-	order selection and shrinking (default), or REPROCESS until delta <= -e (the paper's)"""),
+	order selection and shrinking (default), REPROCESS until delta <= -e (the paper's
+	step 3), or the same with the paper's shrinking (LaSVM 1.1's)"""),
     Option("bail_out", ("--bail-out",), str, default="lasvm11", choices=BAIL_OUTS,
            what="--bail-out", solvers=("lasvm",), kwarg="bail_out", usage="""\
 --bail-out {choices} : LASVM: a REPROCESS that finds no violating pair still evicts

@@ -18,6 +18,8 @@ box [A_p, B_p] that has 0 at one end (LaSVM's boxes, or mirrored ones):
 so that 0.5 a'Qa + p'a = -W(alpha), s'a = sum alpha = 0, and back: alpha = s a, g = -s G. The
 SMO stops when the maximal violation m(a) - M(a) < eps (LIBSVM's rule), that is delta < tau.
 Without a bias there is no equality constraint and no SMO: the core's REPROCESS loop finishes.
+``--finishing reprocess`` and ``reprocess-shrinking`` run the core's REPROCESS loop with a bias
+too (the paper's step 3, without and with the shrinking of its implementation notes).
 
 A finishing run is resumable like the online phase: :meth:`SmoFinish.arrays` and
 :meth:`SmoFinish.load` carry the SMO state between chunks (the positions are the cache's).
@@ -26,7 +28,8 @@ A finishing run is resumable like the online phase: :meth:`SmoFinish.arrays` and
 import numpy as np
 
 from ..qp import FINISHINGS, RUNNING, WS_SO, SmoScalars, SmoState
-from ..qp.online_core import CHUNK, MODE_EVICT, MODE_FINISH, LasvmScalars, lasvm_run
+from ..qp.online_core import (CHUNK, MODE_EVICT, MODE_FINISH, MODE_FINISH_SHRINK, LasvmScalars,
+                              lasvm_run)
 from ..qp.smo import make_state, smo_init, smo_run
 
 PREFIX = "smo_"  # names of the SMO arrays in a saved LASVM state
@@ -35,8 +38,12 @@ PREFIX = "smo_"  # names of the SMO arrays in a saved LASVM state
 def start_finishing(st, kc, kd, kp, tau, saved=None, rule="smo"):
     """The finishing run of an online core state: SmoFinish with a bias, ReprocessFinish
     without or with ``rule="reprocess"`` (the paper's step 3 as printed: REPROCESS until
-    delta <= tau, LaSVM 1.1's rule); ``saved``: arrays of a run saved mid-way (a dict holding
-    no SMO arrays starts afresh)."""
+    delta <= tau) or ``rule="reprocess-shrinking"`` (the same stop, REPROCESS on an active
+    part of S with the paper's shrinking, LaSVM 1.1's lasvm_finish); ``saved``: arrays of a
+    run saved mid-way (a dict holding no SMO arrays starts afresh; the shrinking run's state
+    is the core's own)."""
+    if rule == "reprocess-shrinking":
+        return ReprocessFinish(st, kc, kd, kp, tau, shrinking=True)
     if LasvmScalars(st).nobias or rule == "reprocess":
         return ReprocessFinish(st, kc, kd, kp, tau)
     return (saved is not None and SmoFinish.load(st, kc, kd, kp, tau, saved)) or \
@@ -60,13 +67,15 @@ class _Finishing:
 
 class ReprocessFinish(_Finishing):
     """The online core's REPROCESS loop until no tau-violating pair (variable, without a bias)
-    is left, one REPROCESS per step (its state is the core's own)."""
+    is left, one REPROCESS per step (its state is the core's own); ``shrinking``: on an active
+    part of S, with the paper's shrinking (online_core.reprocess_shrinking_run)."""
 
-    def __init__(self, st, kc, kd, kp, tau):
+    def __init__(self, st, kc, kd, kp, tau, shrinking=False):
         self.args = (st, kc, kd, kp, tau)
+        self.mode = MODE_FINISH_SHRINK if shrinking else MODE_FINISH
 
     def step(self, n_iter=CHUNK):
-        return bool(_core(MODE_FINISH, *self.args, n_iter))
+        return bool(_core(self.mode, *self.args, n_iter))
 
     def arrays(self):
         return {}

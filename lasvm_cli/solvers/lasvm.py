@@ -215,9 +215,14 @@ class LasvmRun:
         return float(dual_objective(self.st))
 
     def delta(self):
-        """delta = g_max - g_min over the active set (recomputed)."""
+        """delta = g_max - g_min over S (recomputed; the state keeps the last REPROCESS's,
+        which AUTOACTIVE's margin reads, so that a trace changes no step)."""
+        scalars = LasvmScalars(self.st)
+        kept = scalars.delta
         self._run(MODE_DELTA, 0)
-        return LasvmScalars(self.st).delta
+        d = scalars.delta
+        scalars.delta = kept
+        return d
 
     def coef_rho(self):
         """(coef by example, rho) of the current expansion; valid outside finishing."""
@@ -356,8 +361,11 @@ def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish
     finishing   "smo" (default): the finishing step is the SMO loop over S with second-order
                 selection and shrinking (solvers/finishing.py); "reprocess": the paper's
                 step 3 as printed and LaSVM 1.1's, REPROCESS (maximal violating pairs) until
-                delta <= tau. Both stop at the same rule; they reach different tau-approximate
-                solutions at different costs (docs/reproductions/seed-000.md)
+                delta <= tau; "reprocess-shrinking": the same on an active part of S with
+                the shrinking of the paper's implementation notes (LaSVM 1.1's
+                lasvm_finish, going on while S has a tau-violating pair). All stop at the
+                same rule; they reach different tau-approximate solutions at different costs
+                (docs/reproductions/seed-000.md)
     bail_out    "lasvm11" (default): a REPROCESS that finds no tau-violating pair still evicts
                 and recomputes delta, as LaSVM 1.1 does; "printed": it does nothing, the
                 paper's step 2 (docs/corrections.md, 000-6)

@@ -18,7 +18,8 @@ import numpy as np
 from ..base.errors import ParameterError, ReportedInterrupt
 from .drive import Observer
 
-STATE_VERSION = 3  # 3: the online core's scalars gained I_BAIL_PRINTED, the LASVM-G family's G_NONCONVEX
+STATE_VERSION = 4  # 3: the online core's scalars gained I_BAIL_PRINTED, the LASVM-G family's
+#                    G_NONCONVEX; 4: I_ACTIVE and I_NEXT_SHRINK (the shrinking finishing)
 
 
 def _error(msg):
