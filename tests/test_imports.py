@@ -159,11 +159,6 @@ def test_core_training_path_does_not_import_dask_or_grid():
                                              "lasvm_cli.cli.grid"}, core
 
 
-# The modules above qp/ that still index a core state's scalar arrays by position: the stream
-# modules, which become a row source on the drive loop (issue 45) and then read their runs'
-# states through the runs and qp's named scalars.
-BY_POSITION_ALLOWED = {"lasvm_cli.solvers.lasvm_stream", "lasvm_cli.solvers.lasvm_g_stream",
-                       "lasvm_cli.solvers.lasvm_ovr_stream", "lasvm_cli.solvers.s2do_stream"}
 SCALAR_ARRAY = re.compile(r"""(?:\b(?:ist|fst|gst|gfs|tis)|\[["'](?:ist|fst)["']\])\[(?!:\])""")
 
 
@@ -175,7 +170,7 @@ def test_core_state_is_read_by_name_above_qp():
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         name = module_name(path)
-        if layer_of(name) <= qp or name in BY_POSITION_ALLOWED:
+        if layer_of(name) <= qp:
             continue
         for no, line in enumerate(path.read_text().splitlines(), 1):
             if SCALAR_ARRAY.search(line.split("#")[0]):
@@ -183,3 +178,20 @@ def test_core_state_is_read_by_name_above_qp():
     assert not found, "\n".join(found)
     assert SCALAR_ARRAY.search("n = int(st.ist[I_NS])") and SCALAR_ARRAY.search('d["ist"][0]')
     assert not SCALAR_ARRAY.search('d["ist"][:] = kept["ist"]')  # a whole copy is no slot
+
+
+COMPILED = re.compile(r"^\s*@(?:numba\.)?(?:njit|jit|intrinsic|generated_jit)\b|\bnumba\.njit\(")
+
+
+def test_solvers_and_training_hold_no_compiled_code():
+    """The solver adapters and the training layer are Python over qp/'s compiled cores (and
+    numerics/, io/ below it): no function of theirs is jitted."""
+    found = []
+    for layer in ("solvers", "training"):
+        for path in sorted((PACKAGE / layer).rglob("*.py")):
+            for no, line in enumerate(path.read_text().splitlines(), 1):
+                if COMPILED.search(line.split("#")[0]):
+                    found.append(f"{module_name(path)}:{no}: {line.strip()}")
+    assert not found, "\n".join(found)
+    assert COMPILED.search("@numba.njit(**_NJIT)") and COMPILED.search("    @njit")
+    assert COMPILED.search("f = numba.njit(cache=True)(g)")

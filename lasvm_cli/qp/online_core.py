@@ -67,6 +67,7 @@ class LasvmScalars(Scalars):
     reprocess = slot("ist", I_REPROCESS)
     finish_steps = slot("ist", I_FINISH_STEPS)
     nobias = slot("ist", I_NOBIAS, bool)
+    bail_printed = slot("ist", I_BAIL_PRINTED, bool)
     delta = slot("fst", F_DELTA, float)
 
 LasvmState = namedtuple("LasvmState",

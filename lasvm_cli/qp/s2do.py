@@ -34,6 +34,7 @@ C_, EPS, TARGET, VIOL, GAIN, N_FST = range(6)
 class S2doScalars(Scalars):
     """An S2doState's scalars by name: ``S2doScalars(st).active`` is ``st.ist[ACTIVE]``."""
     __slots__ = ()
+    d = slot("ist", D)
     active = slot("ist", ACTIVE)
     iterations = slot("ist", ITER)
     shrinks = slot("ist", N_SHRINK)
@@ -41,6 +42,7 @@ class S2doScalars(Scalars):
     reconstructions = slot("ist", N_RECON)
     triangle_steps = slot("ist", N_TRIANGLE)
     C = slot("fst", C_, float)
+    target = slot("fst", TARGET, float)
     violation = slot("fst", VIOL, float)
     gain = slot("fst", GAIN, float)
 # return codes of s2do_run

@@ -25,8 +25,6 @@ swapped); blocks are held until both classes have appeared (at most SEED_ROWS_MA
 third label is an input error naming its line.
 """
 
-import numba
-from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from ..numerics import kernels
@@ -34,47 +32,10 @@ from ..numerics.classes import weighted_C
 from ..qp import REPROCESS_STEPS
 from ..qp import lasvm_g_core as G
 from ..qp import online_core as core
+from ..qp.online_core import LasvmScalars
+from ..qp.stream_slots import g_stream_block
 from .lasvm_nc import DEFAULTS, EXTRA_FIELDS, LasvmGRun
-from .lasvm_stream import (S_NFREE, LasvmStreamRun, StreamError, check_one_pass, load_slot,
-                           release)
-from . import lasvm_stream
-
-_NJIT = dict(cache=True, nogil=True)
-
-ST_DONE, ST_GROW, ST_YIELD = 0, 1, 2
-# g_stream_block's status as LasvmStreamRun's step reads it (lasvm_stream's codes)
-_STATUS = {ST_DONE: lasvm_stream.ST_DONE, ST_GROW: lasvm_stream.ST_GROW,
-           ST_YIELD: lasvm_stream.ST_YIELD}
-
-
-@numba.njit(**_NJIT)
-def g_stream_block(ss, kc, skd, kp, ckd, cy, crowid, ctl, region, gst, gfs, n_iter, variant,
-                   s, sv_thr, start, clean_every, clean_keep, Cp, Cn, C, tau, pair):
-    """The iteration on the block's rows from ctl[0], each in a free slot, then the slots that
-    left S freed; at most n_iter rows (the cache's width is fitted for that many insertions).
-    Returns ST_DONE, ST_GROW (no free slot) or ST_YIELD."""
-    st = ss.core
-    nrows = cy.shape[0]
-    it = 0
-    while ctl[0] < nrows:
-        if it >= n_iter:
-            return ST_YIELD
-        if ss.sist[S_NFREE] == 0:
-            return ST_GROW
-        a = ctl[0]
-        q = load_slot(ss, kc, ckd, a, cy[a], crowid[a], Cp, Cn)
-        region[q] = 0
-        n0 = st.ist[core.I_NS]
-        inserted = st.ist[core.I_INSERTED]
-        G.iteration(st, kc, skd, kp, q, variant, s, sv_thr, start, Cp, Cn, C, tau, pair, region,
-                    gst, gfs)
-        if variant != G.V_FULL and gst[G.G_SINCE_CLEAN] >= clean_every:
-            G.clean(st, kc, clean_keep, gst, region)
-            gst[G.G_SINCE_CLEAN] = 0
-        release(ss, kc, q, n0 + st.ist[core.I_INSERTED] - inserted)
-        ctl[0] = a + 1
-        it += 1
-    return ST_DONE
+from .lasvm_stream import LasvmStreamRun, StreamError, check_one_pass
 
 
 def check_params(p):
@@ -117,7 +78,7 @@ class LasvmGStreamRun(LasvmStreamRun, LasvmGRun):
         self._stopping = False
         self.options = options
         self._reprocess = reprocess
-        self.store.ss.core.ist[core.I_NOBIAS] = 1
+        LasvmScalars(self.store.ss.core).nobias = 1
         self.region = np.zeros(self.store.cap, np.uint8)
         self.gst = np.zeros(G.N_GST, np.int64)
         self.gfs = np.zeros(G.N_GFS)
@@ -144,10 +105,9 @@ class LasvmGStreamRun(LasvmStreamRun, LasvmGRun):
     def _stream_rows(self, n):
         store = self.store
         ckd, cy, rowid, _ = self._block
-        status = g_stream_block(store.ss, store.kc, store.kd(), self.kp, ckd, cy, rowid,
-                                self.ctl, self.region, self.gst, self.gfs,
-                                np.int64(min(int(n), core.CHUNK)), *self._args)
-        return _STATUS[status]
+        return g_stream_block(store.ss, store.kc, store.kd(), self.kp, ckd, cy, rowid,
+                              self.ctl, self.region, self.gst, self.gfs,
+                              np.int64(min(int(n), core.CHUNK)), *self._args)
 
     def _grow(self):
         super()._grow()
@@ -158,16 +118,16 @@ class LasvmGStreamRun(LasvmStreamRun, LasvmGRun):
     def _model_extra(self, model):
         """The in-memory run's model: rho 0, Table 1's counters."""
         model.rho = np.zeros(1)  # no bias ("rho 0", not "-0")
-        gst, gfs, st = self.gst, self.gfs, self.store.ss.core
-        n = int(st.ist[core.I_NS])
+        g, st = G.LasvmGScalars(self), self.store.ss.core
+        n = LasvmScalars(st).n_s
         model.counters.update(
-            seen=int(gst[G.G_SEEN]), admitted_left=int(gst[G.G_ADMIT_L]),
-            admitted_right=int(gst[G.G_ADMIT_R]), admitted_ramp=int(gst[G.G_ADMIT_M]),
-            skipped_left=int(gst[G.G_SKIP_L]), skipped_right=int(gst[G.G_SKIP_R]),
-            cleaned_left=int(gst[G.G_CLEAN_L]), cleaned_right=int(gst[G.G_CLEAN_R]),
-            cleaned_ramp=int(gst[G.G_CLEAN_M]), outliers_flagged=int(gst[G.G_FLAGGED]),
+            seen=g.seen, admitted_left=g.admitted_left, admitted_right=g.admitted_right,
+            admitted_ramp=g.admitted_ramp, skipped_left=g.skipped_left,
+            skipped_right=g.skipped_right, cleaned_left=g.cleaned_left,
+            cleaned_right=g.cleaned_right, cleaned_ramp=g.cleaned_ramp,
+            outliers_flagged=g.outliers_flagged,
             expansion_sv=int(np.count_nonzero(st.alpha[:n])),
-            gap=float(gfs[G.F_GAP]), gap_target=float(gfs[G.F_TARGET]))
+            gap=g.gap, gap_target=g.gap_target)
 
     def _restore_extra(self, d):
         for name in EXTRA_FIELDS:

@@ -4,7 +4,8 @@ any number of classes (``svm-train --solver lasvm --multiclass ovr --stream``).
 k LASVM machines, one per class c ("c against the rest": +1 for class c with C times the
 weight of c, -1 for every other class with C itself, as training/ovr.py), are fed in the same
 pass: each example is offered to every machine, which runs the online core's step on it
-(PROCESS then REPROCESS, solvers/lasvm_stream.py's per-example step). The machines never
+(PROCESS then REPROCESS, the two-class stream's per-example step; compiled in
+qp/stream_slots.py). The machines never
 interact; what they share is where the examples live:
 
 * **One slot store** (``X [cap, width]``, one column per feature index seen, as the two-class
@@ -47,93 +48,30 @@ union of the expansions. Only random selection (file order)
 streams here: a candidate window would be a different one for each machine.
 """
 
-import numba
-from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from ..numerics import kernels
-from ..numerics.cache import (FILL, HITS, KERNEL_EVALS, MISSES, N_SLOTS, cache_discard,
-                              fill_pays, make_cache, regrow_cache)
+from ..numerics.cache import (FILL, HITS, KERNEL_EVALS, MISSES, N_SLOTS, fill_pays, make_cache,
+                              regrow_cache)
 from ..numerics.classes import weighted_C
 from ..numerics.data import squared_norms
 from ..io.svmlight import iter_svmlight
 from ..numerics.kernels import KernelData
 from ..numerics.model import SVMModel
 from ..qp import online_core as core
-from ..qp.online_core import I_INSERTED, I_NS, N_SEED
+from ..qp.online_core import N_SEED, LasvmScalars
+from ..qp.stream_slots import S_NFREE, free_unheld, load_rows, machine_rows
 from .finishing import start_finishing
 from .lasvm import result_of
-from .lasvm_stream import (StoredZeros, StreamError, arrive, check_one_pass, dense_kd,
-                           fill_slot, grown, grown_free, label_order, line_of_row, sv_rows,
-                           widen)
+from .lasvm_stream import (StoredZeros, StreamError, check_one_pass, dense_kd, grown,
+                           grown_free, label_order, line_of_row, sv_rows, widen)
 from .result import report_binary
-
-_NJIT = dict(cache=True, nogil=True)
 
 GROUP = 256  # rows of a block loaded into slots at a time, then offered to every machine
 
-# int64 scalars of the store
-S_NFREE, S_MAXLIVE = 0, 1
+# int64 scalars of the store (S_NFREE: qp/stream_slots.py's)
+S_MAXLIVE = 1
 N_SIST = 2
-
-
-# ---------------------------------------------------------------------------------------------
-# compiled
-
-
-@numba.njit(**_NJIT)
-def load_rows(X, xsq, rowid, free, sist, ckd, crowid, lo, hi, slots):
-    """Rows [lo, hi) of the block into free slots (slots[t] for row lo + t)."""
-    for a in range(lo, hi):
-        slots[a - lo] = fill_slot(X, xsq, rowid, free, sist, ckd, a, crowid[a])
-
-
-@numba.njit(**_NJIT)
-def machine_rows(st, kc, skd, kp, slots, ya, seeds, refs, n_seed, tau, delta_max, Cp, Cn):
-    """One machine's online steps on the examples in ``slots`` (labels ya = +-1 for it), in
-    order: the slot's box set at its position (and the cached entries there, which belonged to
-    the slot's previous example, cut), then PROCESS alone while the example's side has had
-    fewer than n_seed seeds (seeds = [+1 side, -1 side]), PROCESS + REPROCESS otherwise.
-    refs[q] counts the machines whose S holds q: +1 when q joins this S, -1 for each slot it
-    evicts; the rows of the slots that left S leave this machine's cache."""
-    for t in range(slots.shape[0]):
-        q = slots[t]
-        y = ya[t]
-        arrive(st, kc, q, y, Cp, Cn)
-        side = 0 if y > 0 else 1
-        n0 = st.ist[I_NS]
-        inserted = st.ist[I_INSERTED]
-        if seeds[side] < n_seed:
-            seeds[side] += 1
-            core.process(st, kc, skd, kp, q, tau)
-        else:
-            core.online_step(st, kc, skd, kp, q, tau, delta_max)
-        n = st.ist[I_NS]
-        n_peak = n0 + st.ist[I_INSERTED] - inserted
-        for r in range(n, n_peak):  # evicted (online_core._evict puts them there)
-            s = st.pos2ex[r]
-            cache_discard(kc, s)
-            if s != q:  # q itself was not counted yet
-                refs[s] -= 1
-        if st.ex2pos[q] < n:
-            refs[q] += 1
-        else:
-            cache_discard(kc, q)
-
-
-@numba.njit(**_NJIT)
-def free_unheld(rowid, refs, free, sist):
-    """Free the loaded slots that no machine's S holds; returns the slots still live."""
-    live = 0
-    for q in range(rowid.shape[0]):
-        if rowid[q] >= 0:
-            if refs[q] == 0:
-                rowid[q] = -1
-                free[sist[S_NFREE]] = q
-                sist[S_NFREE] += 1
-            else:
-                live += 1
-    return live
 
 
 # ---------------------------------------------------------------------------------------------
@@ -207,7 +145,7 @@ class _OvrStore:
         self.machines.append(_Machine(label, len(self.machines), Cp, Cn, start_row, self.cap,
                                       share, self.fill))
         # the paper's bail-out (--bail-out printed): in ist, which grow() copies
-        self.machines[-1].st.ist[core.I_BAIL_PRINTED] = int(self.bail_printed)
+        LasvmScalars(self.machines[-1].st).bail_printed = int(self.bail_printed)
 
     def grow(self, free_needed):
         old_cap = self.cap
@@ -294,7 +232,7 @@ def train_stream_ovr(source, params, *, zero_based=False, info=None, warn=None, 
                                                      store.sist))
                 zeros.keep(store.rowid)
             if bar:
-                bar.update(n_rows, int(sum(int(m.st.ist[I_NS]) for m in store.machines)))
+                bar.update(n_rows, int(sum(LasvmScalars(m.st).n_s for m in store.machines)))
         if not store.machines:
             raise StreamError("empty training file")
         if len(store.machines) < 2:

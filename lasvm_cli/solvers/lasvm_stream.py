@@ -13,8 +13,9 @@ this module adds is where the examples live and in which order they come:
   so that memory follows the features that occur, not the largest index, and a dot product
   over a row sums in LIBSVM's order), so its positions,
   boxes and cached rows work as in memory. An arriving example is written into a free slot
-  (:func:`_load_slot`, which also cuts the cached rows short of the slot's position: their
-  entries there belonged to the slot's previous example). A slot is freed when its example
+  (``load_slot`` of qp/stream_slots.py, the compiled slot code, which also cuts the cached
+  rows short of the slot's position: their entries there belonged to the slot's previous
+  example). A slot is freed when its example
   leaves the expansion: rejected by PROCESS or evicted by REPROCESS (the pass never comes back
   to it). ``cap`` grows x1.5 when the slots run out (a new, empty cache), ``width`` when a
   block brings feature indices not seen before (their columns are inserted in order).
@@ -48,49 +49,27 @@ current block begins (byte offset, line, row); a resumed run reads the file on f
 skipping the rows of that block it had already taken.
 """
 
-from collections import namedtuple
-
-import numba
-from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from ..base.errors import InputFormatError
 from ..io.svmlight import iter_svmlight, open_binary
 from ..numerics import kernels
-from ..numerics.cache import (FILL, HITS, KERNEL_EVALS, MISSES, N_SLOTS, WIDTH, cache_discard,
-                              cache_forget_from, cache_positions_loaded, fill_pays, make_cache,
-                              regrow_cache)
+from ..numerics.cache import (FILL, HITS, KERNEL_EVALS, MISSES, N_SLOTS, WIDTH,
+                              cache_positions_loaded, fill_pays, make_cache, regrow_cache)
 from ..numerics.classes import weighted_C
 from ..numerics.data import squared_norms
 from ..numerics.kernels import KernelData, compile_rows_for
 from ..numerics.model import SVMModel
 from ..qp import online_core as core
-from ..qp.online_core import (AUTO_MAX, CHUNK, I_EPOCH, I_INSERTED, I_NS, N_SEED,
-                              SEL_AUTOACTIVE, SEL_RANDOM, SELECTION_CODES, fit_width)
+from ..qp.online_core import (AUTO_MAX, CHUNK, N_SEED, SEL_AUTOACTIVE, SEL_RANDOM,
+                              SELECTION_CODES, LasvmScalars, fit_width)
+from ..qp.stream_slots import (N_SIST, S_EVICTED, S_MAXNS, S_NFREE, ST_DONE, ST_GROW, ST_MORE,
+                               SlotStore, seed_block, stream_block)
 from .finishing import start_finishing
 from .lasvm import PH_FINISH, PH_ONLINE, SAVED_FIELDS, LasvmRun
 from .saved import load_into
 
-_NJIT = dict(cache=True, nogil=True)
-
 SEED_ROWS_MAX = 200_000  # rows held at most while waiting for both classes / the seeds
-
-# int64 scalars of the store, ss.sist
-S_NFREE, S_EVICTED, S_MAXNS = 0, 1, 2
-N_SIST = 3
-
-# stream_block status
-ST_DONE, ST_MORE, ST_GROW, ST_YIELD = 0, 1, 2, 3
-
-SlotStore = namedtuple("SlotStore", "core X xsq rowid free sist")
-SlotStore.__doc__ = """The streaming solver's state: the online core's state over ``cap`` slots
-(core: positions, alpha, g, boxes, labels by slot) and the store itself:
-
-X [cap, width] float64 features of each slot's example; xsq [cap] their squared norms
-rowid [cap] int64 0-based row of the example in the file (-1: free)
-free [cap] int64 stack of free slots; sist [N_SIST] int64 scalars (S_*)
-"""
-
 
 def _new_store(kc, cap, width, Cp, Cn):
     st = core.make_state(kc, np.zeros(cap), np.zeros(cap), np.zeros(cap))
@@ -137,147 +116,6 @@ def grown_free(free, nfree, old_cap, cap):
     out[:extra.size] = extra
     out[extra.size:extra.size + nfree] = free[:nfree]
     return out, nfree + extra.size
-
-
-# ---------------------------------------------------------------------------------------------
-# slots
-
-
-@numba.njit(**_NJIT)
-def fill_slot(X, xsq, rowid, free, sist, ckd, a, rid):
-    """Row ``a`` of the block (CSR, its columns already X's) into a free slot of a dense slot
-    store, with its squared norm and file row ``rid``; returns the slot. ``sist[S_NFREE]``
-    counts the free slots (index 0 of every stream's scalar block)."""
-    sist[S_NFREE] -= 1
-    q = free[sist[S_NFREE]]
-    xq = X[q]
-    xq[:] = 0.0
-    for t in range(ckd.indptr[a], ckd.indptr[a + 1]):
-        xq[ckd.indices[t]] = ckd.values[t]
-    xsq[q] = ckd.x_sq[a]
-    rowid[q] = rid
-    return q
-
-
-@numba.njit(inline="always", **_NJIT)
-def arrive(st, kc, q, y, Cp, Cn):
-    """Slot q now holds a new example of label y = +-1: unlabeled, alpha 0, its box."""
-    st.y[q] = y
-    st.labeled[q] = 0
-    p = st.ex2pos[q]
-    st.alpha[p] = 0.0
-    st.A[p] = 0.0 if y > 0 else -Cn
-    st.B[p] = Cp if y > 0 else 0.0
-    cache_forget_from(kc, p)  # cached entries at p were K(., previous example of the slot)
-
-
-@numba.njit(**_NJIT)
-def _load_slot(ss, kc, ckd, a, ya, rowid, Cp, Cn):
-    """Write row ``a`` of the block (label ya = +-1) into a free slot; returns the slot."""
-    q = fill_slot(ss.X, ss.xsq, ss.rowid, ss.free, ss.sist, ckd, a, rowid)
-    arrive(ss.core, kc, q, ya, Cp, Cn)
-    return q
-
-
-@numba.njit(**_NJIT)
-def _free_slot(ss, kc, q):
-    cache_discard(kc, q)
-    ss.rowid[q] = -1
-    ss.free[ss.sist[S_NFREE]] = q
-    ss.sist[S_NFREE] += 1
-
-
-@numba.njit(**_NJIT)
-def _release(ss, kc, q, n_peak):
-    """After an online step on slot q: free the slots that left the expansion (evicted ones sit
-    at positions [n_S, n_peak), see online_core._evict; a rejected q beyond n_peak)."""
-    st = ss.core
-    n = st.ist[I_NS]
-    for p in range(n, n_peak):
-        _free_slot(ss, kc, st.pos2ex[p])
-    ss.sist[S_EVICTED] += n_peak - n
-    if st.ex2pos[q] >= n_peak:
-        _free_slot(ss, kc, q)
-    if n > ss.sist[S_MAXNS]:
-        ss.sist[S_MAXNS] = n
-
-
-@numba.njit(**_NJIT)
-def _step_on_slot(ss, kc, skd, kp, q, tau, delta_max, seeding):
-    """The core's online step on slot q (PROCESS alone while seeding), then free the slots
-    that left the expansion."""
-    st = ss.core
-    inserted = st.ist[I_INSERTED]
-    n0 = st.ist[I_NS]
-    if seeding:
-        core.process(st, kc, skd, kp, q, tau)
-    else:
-        core.online_step(st, kc, skd, kp, q, tau, delta_max)
-    _release(ss, kc, q, n0 + st.ist[I_INSERTED] - inserted)
-
-
-@numba.njit(**_NJIT)
-def seed_block(ss, kc, skd, kp, ckd, cy, crowid, done, n_seed, Cp, Cn, tau):
-    """PROCESS the first n_seed rows of each class of the block (no REPROCESS), marking them
-    done (needs 2 n_seed free slots)."""
-    c_pos = 0
-    c_neg = 0
-    for a in range(cy.shape[0]):
-        if c_pos >= n_seed and c_neg >= n_seed:
-            break
-        yk = cy[a]
-        if (yk > 0 and c_pos < n_seed) or (yk < 0 and c_neg < n_seed):
-            if yk > 0:
-                c_pos += 1
-            else:
-                c_neg += 1
-            done[a] = 1
-            q = _load_slot(ss, kc, ckd, a, yk, crowid[a], Cp, Cn)
-            _step_on_slot(ss, kc, skd, kp, q, tau, 0.0, True)
-
-
-@numba.njit(**_NJIT)
-def stream_block(ss, kc, skd, kp, ckd, cy, crowid, done, win, ctl, last, sel, tau, delta_max,
-                 Cp, Cn, n_iter):
-    """Online iterations over the rows of one block: fill the window (slots) with the next
-    rows, pick one (file order for random selection), then the core's online step on it.
-    ctl = [window size, next row]. Returns ST_DONE (block used up), ST_MORE (window not full
-    and more blocks to come), ST_GROW (no free slot) or ST_YIELD (n_iter iterations done)."""
-    st = ss.core
-    M = win.shape[0]
-    nrows = cy.shape[0]
-    it = 0
-    while True:
-        while ctl[0] < M and ctl[1] < nrows:
-            a = ctl[1]
-            if done[a] == 0:
-                if ss.sist[S_NFREE] == 0:
-                    return ST_GROW
-                win[ctl[0]] = _load_slot(ss, kc, ckd, a, cy[a], crowid[a], Cp, Cn)
-                ctl[0] += 1
-                done[a] = 1
-            ctl[1] += 1
-        nwin = ctl[0]
-        if nwin == 0:
-            return ST_DONE
-        if nwin < M and not last:
-            return ST_MORE
-        if it >= n_iter:
-            return ST_YIELD
-        b = 0
-        if sel != SEL_RANDOM and nwin > 1:
-            scan = core.new_scan(st)
-            for c in range(nwin):
-                if core.scan_candidate(scan, c, core.criterion(st, kc, skd, kp, win[c], sel),
-                                       sel):
-                    break
-            b = np.int64(scan[1])
-        q = win[b]
-        for c in range(b, nwin - 1):
-            win[c] = win[c + 1]
-        ctl[0] = nwin - 1
-        _step_on_slot(ss, kc, skd, kp, q, tau, delta_max, False)
-        it += 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -550,7 +388,7 @@ class LasvmStreamRun(LasvmRun):
                                                else int(candidates))
         self._bail_printed = int(bail_out == "printed")
         self.store = _Store(cache_mb)
-        self.store.ss.core.ist[core.I_BAIL_PRINTED] = self._bail_printed
+        LasvmScalars(self.store.ss.core).bail_printed = self._bail_printed
         self.zeros = StoredZeros()
         self.source = None
         self.label = None
@@ -684,7 +522,7 @@ class LasvmStreamRun(LasvmRun):
             if self._last:  # the pass is over: its one epoch ends (as in memory)
                 self._rows = self.n_rows
                 self.source = None
-                self.st.ist[I_EPOCH] += 1
+                LasvmScalars(self.st).epoch += 1
                 self.end_online()
             else:
                 self._block = None
@@ -901,7 +739,8 @@ def _model_from_store(store, p, label, n_rows, info, zeros=None):
     n_sv, n_bsv = core.sv_counts(st)
     rho = -core.bias(st)
     obj = -core.dual_objective(st)
-    n_iter = int(st.ist[core.I_STEPS])
+    sc = LasvmScalars(st)
+    n_iter = sc.steps
     info(f"optimization finished, #iter = {n_iter}")
     if store.Cp == store.Cn:
         info(f"nu = {np.abs(a).sum() / (store.Cp * n_rows):f}")
@@ -921,14 +760,13 @@ def _model_from_store(store, p, label, n_rows, info, zeros=None):
         sv_coef=coef.reshape(1, -1), sv_indptr=indptr, sv_indices=indices, sv_values=values)
     model.sv_indices_train = ss.rowid[svs] + 1
     model.counters = dict(
-        iterations=n_iter, processed=int(st.ist[core.I_PROCESSED]),
-        inserted=int(st.ist[I_INSERTED]), reprocess=int(st.ist[core.I_REPROCESS]),
-        finish_steps=int(st.ist[core.I_FINISH_STEPS]), evicted=int(ss.sist[S_EVICTED]),
+        iterations=n_iter, processed=sc.processed, inserted=sc.inserted,
+        reprocess=sc.reprocess, finish_steps=sc.finish_steps, evicted=int(ss.sist[S_EVICTED]),
         max_expansion=int(ss.sist[S_MAXNS]), kernel_evals=int(kc.stats[KERNEL_EVALS]),
         cache_hits=int(kc.stats[HITS]), cache_misses=int(kc.stats[MISSES]), n_sv=int(svs.size),
         rows=int(n_rows), store_slots=store.cap, store_width=int(ss.X.shape[1]),
         cache_rows=int(kc.meta[N_SLOTS]), cache_width=int(kc.meta[WIDTH]),
-        delta=float(st.fst[core.F_DELTA]), obj=obj)
+        delta=sc.delta, obj=obj)
     return model
 
 
@@ -937,8 +775,6 @@ def _model_from_store(store, p, label, n_rows, info, zeros=None):
 # --solver lasvm --stream never loads them.
 Store = _Store
 Labels = _Labels
-load_slot = _load_slot
-release = _release
 csr_concat = _csr_concat
 line_of_row = _line_of_row
 model_from_store = _model_from_store

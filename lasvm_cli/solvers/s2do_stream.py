@@ -14,9 +14,9 @@ stream does (solvers/lasvm_stream.py):
   cache are over the ``cap`` slots (a slot is the cache's example id). An arriving example is
   written into a free slot (its position is beyond W), the cached rows are cut to the prefix W
   (what the in-memory swap of the new example to position |W| does: see below), then the
-  compiled pass (:func:`s2do_online.run_epoch`) runs on that one example: TWO_NEWS and the old
-  steps it draws. The slots beyond W afterwards (the example if it did not join W, patterns
-  that left W) are freed. ``cap`` grows x1.5 + 64 when no slot is free; the cache is then
+  compiled pass (qp/s2do_epoch.py's ``run_epoch``, called by qp/stream_s2do.py) runs on that
+  one example: TWO_NEWS and the old steps it draws. The slots beyond W afterwards (the
+  example if it did not join W, patterns that left W) are freed. ``cap`` grows x1.5 + 64 when no slot is free; the cache is then
   re-cut to the new width with its rows kept (the scheduling counts kernel values computed, so
   dropping rows would change the run).
 * **Classes** are discovered as they appear. The number of classes d of the machine is that of
@@ -44,83 +44,22 @@ counted by the scheduling differ), data kept transposed in memory (KernelData.XT
 computed per example). There is no finishing step in either run.
 """
 
-import numba
-from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's stamp)
 import numpy as np
 
 from ..io.svmlight import iter_svmlight
 from ..numerics import kernels
-from ..numerics.cache import (N_SLOTS, cache_copy_rows, cache_discard, cache_forget_from,
-                              cache_stats, make_cache)
+from ..numerics.cache import N_SLOTS, cache_copy_rows, cache_stats, make_cache
 from ..numerics.data import squared_norms
 from ..numerics.kernels import KernelData, kernel_diagonal
 from ..numerics.model import SVMModel
 from ..qp import s2do as core
+from ..qp.s2do import S2doScalars
+from ..qp.stream_s2do import N_SIST, S_MAXW, S_NEXT, stream_rows
+from ..qp.stream_slots import S_EVICTED, S_NFREE, ST_GROW
 from . import s2do_online as so
-from .lasvm_stream import (StoredZeros, StreamError, check_one_pass, dense_kd, fill_slot,
-                           grown, grown_free, label_order, line_of_row, sv_rows, widen)
+from .lasvm_stream import (StoredZeros, StreamError, check_one_pass, dense_kd, grown,
+                           grown_free, label_order, line_of_row, sv_rows, widen)
 from .s2do_batch import result_from_state
-
-_NJIT = dict(cache=True, nogil=True)
-
-# int64 scalars of the store, sist
-S_NFREE, S_EVICTED, S_MAXW, S_NEXT = 0, 1, 2, 3
-N_SIST = 4
-ST_DONE, ST_GROW = 0, 1
-
-
-# ---------------------------------------------------------------------------------------------
-# compiled: one block of rows
-
-
-@numba.njit(**_NJIT)
-def _free_slot(c, rowid, free, sist, q):
-    cache_discard(c, q)
-    rowid[q] = -1
-    free[sist[S_NFREE]] = q
-    sist[S_NFREE] += 1
-
-
-@numba.njit(**_NJIT)
-def stream_rows(st, c, kd, rowid, free, sist, ckd, cyc, cdiag, crowid, kp, strategy, mult,
-                gains, counts, kcost, beta, eta, rules):
-    """The pass over the rows of one block from row sist[S_NEXT]: each into a free slot, then
-    the online pass on that one example, then its slots beyond W freed. Returns ST_DONE or
-    ST_GROW (no free slot: grow the store and call again)."""
-    X, xsq = kd.X, kd.x_sq
-    order = np.zeros(1, np.int64)
-    dlog = np.zeros(0)
-    target = st.fst[core.TARGET]
-    d = st.ist[core.D]
-    nrows = cyc.shape[0]
-    while sist[S_NEXT] < nrows:
-        a = sist[S_NEXT]
-        if sist[S_NFREE] == 0:
-            return ST_GROW
-        q = fill_slot(X, xsq, rowid, free, sist, ckd, a, crowid[a])
-        p = c.pos[q]
-        for k in range(d):
-            st.A[p, k] = 0.0
-            st.G[p, k] = target
-        st.S[p] = 0.0
-        st.yc[p] = cyc[a]
-        st.KD[p] = cdiag[a]
-        nW = st.ist[core.ACTIVE]
-        # in memory, the new example (never asked for) sits beyond every cached prefix, and
-        # its swap to position |W| cuts the rows longer than |W| to |W| (its own row is not
-        # cached to fill the entry by symmetry): the same cut here
-        cache_forget_from(c, nW)
-        order[0] = q
-        so.run_epoch(st, c, kd, kp, order, strategy, mult, gains, counts, kcost, beta, eta,
-                     rules, dlog)
-        n_after = st.ist[core.ACTIVE]
-        for t in range(n_after, nW + 1):
-            _free_slot(c, rowid, free, sist, c.perm[t])
-        sist[S_EVICTED] += nW - min(n_after, nW)
-        if n_after > sist[S_MAXW]:
-            sist[S_MAXW] = n_after
-        sist[S_NEXT] = a + 1
-    return ST_DONE
 
 
 # ---------------------------------------------------------------------------------------------
@@ -133,7 +72,7 @@ class _Store:
         self.c = make_cache(cap, cache_mb)
         self.st = core.make_state(kind, np.zeros(cap, np.int64), d, np.zeros(cap), C,
                                   target=target, eps=eps, shrinking=False)
-        self.st.ist[core.ACTIVE] = 0
+        S2doScalars(self.st).active = 0
         self.X = np.zeros((cap, 1))
         self.xsq = np.zeros(cap)
         self.rowid = np.full(cap, -1, np.int64)
@@ -148,7 +87,7 @@ class _Store:
 
     @property
     def d(self):
-        return int(self.st.ist[core.D])
+        return S2doScalars(self.st).d
 
     def kd(self):
         return dense_kd(self.X, self.xsq)
@@ -162,7 +101,7 @@ class _Store:
         """A new state of cap positions and d classes holding the old one's positions."""
         old = self.st
         n, d0 = old.S.shape[0], old.A.shape[1]
-        st = core.S2doState(A=np.zeros((cap, d)), G=np.full((cap, d), old.fst[core.TARGET]),
+        st = core.S2doState(A=np.zeros((cap, d)), G=np.full((cap, d), S2doScalars(old).target),
                             S=np.zeros(cap), yc=np.zeros(cap, np.int64), KD=np.zeros(cap),
                             ist=old.ist.copy(), fst=old.fst.copy(), W=np.zeros(cap * d),
                             L=old.L)
@@ -171,7 +110,7 @@ class _Store:
         st.S[:n] = old.S
         st.yc[:n] = old.yc
         st.KD[:n] = old.KD
-        st.ist[core.D] = d
+        S2doScalars(st).d = d
         return st
 
     def grow(self):
@@ -195,7 +134,7 @@ class _Store:
     def add_class(self, kd, kp):
         """One more class: a zero column of alphas, W's gradients recomputed exactly."""
         self.st = self._state(self.cap, self.d + 1)
-        nW = int(self.st.ist[core.ACTIVE])
+        nW = S2doScalars(self.st).active
         core.reconstruct(self.st, self.c, kd, kp, 0, nW)
 
 
@@ -293,7 +232,7 @@ def train_stream_allinone(source, params, *, zero_based=False, info=None, warn=N
             zeros.keep(store.rowid)
             del data, ckd
             if bar:
-                bar.update(int(counts[so.TWO_NEWS]), int(store.st.ist[core.ACTIVE]))
+                bar.update(int(counts[so.TWO_NEWS]), S2doScalars(store.st).active)
     finally:
         if bar:
             bar.close()
@@ -313,9 +252,10 @@ def _model(store, zeros, p, kind, strategy, classes, counts, kcost, n_rows, late
     from .s2do_batch import report_allinone
 
     st, c = store.st, store.c
-    nW = int(st.ist[core.ACTIVE])
-    counters = dict(iterations=int(st.ist[core.ITER]), epochs=1, examples=int(counts[0]),
-                    triangle_steps=int(st.ist[core.N_TRIANGLE]), seconds=None,
+    sc = S2doScalars(st)
+    nW = sc.active
+    counters = dict(iterations=sc.iterations, epochs=1, examples=int(counts[0]),
+                    triangle_steps=sc.triangle_steps, seconds=None,
                     cache_rows=int(c.meta[N_SLOTS]), strategy=strategy)
     for s, name in enumerate(so.STEP_NAMES):
         counters[f"{name}_steps"] = int(counts[s])
