@@ -32,7 +32,9 @@ the one under way finishes, and the script exits with status 3 without drawing t
 seeds. Two processes given the same units folder share the work: a run under way holds a
 lock file, and the other process goes on to the next run and waits for the locked one at
 the end of the curve. A unit's key includes a digest of the data, so another sample is never
-mixed in; delete the folder when the solvers change.
+mixed in; delete the folder when the solvers change. A run that measures the test error also
+notes, at each trace row, its examples (rcd: steps) and wall seconds in ``<unit>.progress``:
+how far a long run got (a run is resumed whole, never from the middle).
 """
 
 import argparse
@@ -171,6 +173,20 @@ class Units:
         os.replace(tmp, p)  # whole or absent: a killed sitting leaves no half unit
         self.ran += 1
 
+    def progress(self, spec, measure, t0):
+        """``measure`` (the test error at a trace row), also noting in ``<unit>.progress`` the
+        examples (rcd: steps) done and the wall seconds so far: a long run's headway, read by
+        no rerun (a run is resumed whole or not at all)."""
+        path = self.path(spec).with_suffix(".progress")
+        path.unlink(missing_ok=True)
+
+        def noted(run):
+            with open(path, "a") as f:
+                f.write(f"{run.processed} {time.perf_counter() - t0:.0f}\n")
+            return measure(run)
+
+        return noted
+
     def claim(self, spec):
         """Take the unit's lock (False: another live process runs it)."""
         lock = self.path(spec).with_suffix(".lock")
@@ -226,6 +242,8 @@ def curve(case, algorithm, K, teacher, runs, every, max_examples=None, batch_ite
                        None, seed=r, cache_mb=case.cache_mb, max_examples=max_examples,
                        batch_iters=batch_iters, average=algorithm != "rcd")
         err = (lambda run_: case.error(run_.output_alpha())) if with_error else None
+        if err is not None and units is not None:  # where a long run is: <unit>.progress
+            err = units.progress(spec(r), err, t)
         rows = [{c: float(row[c]) for c in TRACE_COLUMNS}
                 for row in trace_run(run, every, err, at=at)]
         if units is not None:
@@ -262,7 +280,7 @@ def curve(case, algorithm, K, teacher, runs, every, max_examples=None, batch_ite
         all_rows[r] = rows
     all_rows = [all_rows[r] for r in range(runs)]
     print(f"  {case.name} {algorithm} K={K} {teacher}: {runs} run(s)"
-          f"{f' ({read} read from earlier sittings)' if read else ''}, "
+          f"{f' ({read} already finished)' if read else ''}, "
           f"{time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     n = min(len(rows) for rows in all_rows)
     mean = [{c: float(np.mean([rows[i][c] for rows in all_rows])) for c in TRACE_COLUMNS}

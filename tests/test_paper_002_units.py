@@ -1,6 +1,7 @@
 """bench/paper_002.py resumes by part: a finished run (one curve, one seed) is read back
 instead of run again, with the same mean trace; other settings or other data are run; a
-sitting stops cleanly; a dead process's lock is taken over. On heart_scale (270 rows)."""
+long run notes its headway; a sitting stops cleanly; a dead process's lock is taken over.
+On heart_scale (270 rows)."""
 
 import sys
 from pathlib import Path
@@ -59,7 +60,9 @@ def test_finished_runs_are_read_back(tmp_path, monkeypatch):
     # a third seed runs alone; the active teacher, another K, other rows are other units
     paper.curve(case, "track1", 3, "shuffle", 3, 25, units=again)
     assert runs.n == 5 and again.ran == 1
-    paper.curve(case, "track1", 3, "active", 1, 25, units=again)
+    paper.curve(case, "track1", 3, "active", 1, 25, units=again, with_error=True)
+    progress = next(tmp_path.glob("*active*.progress")).read_text().split("\n")
+    assert [line.split()[0] for line in progress[:-1]] == ["25", "50", "75", "100", "125", "150"]
     paper.curve(case, "track1", 4, "shuffle", 1, 25, units=again)
     paper.curve(_case(first=10), "track1", 3, "shuffle", 1, 25, units=again)
     assert runs.n == 8 and again.ran == 4 and len(list(tmp_path.glob("*.json"))) == 6
