@@ -3,6 +3,7 @@ instead of run again, with the same mean trace; other settings or other data are
 long run notes its headway; a sitting stops cleanly; a dead process's lock is taken over.
 On heart_scale (270 rows)."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -12,7 +13,10 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 
+_threads = os.environ.get("NUMBA_NUM_THREADS")
 paper = pytest.importorskip("paper_002")
+if _threads is None:  # the script's one numba thread is for its runs, not for later tests'
+    os.environ.pop("NUMBA_NUM_THREADS", None)  # subprocesses (test_warm_server's keys)
 from lasvm_cli.io.svmlight import read_svmlight  # noqa: E402
 
 
