@@ -276,6 +276,8 @@ def curve(case, algorithm, K, teacher, runs, every, max_examples=None, batch_ite
                 finally:
                     units.release(spec(r))
                 break
+            if units.time_is_up():
+                raise SittingOver
             time.sleep(5)
         all_rows[r] = rows
     all_rows = [all_rows[r] for r in range(runs)]

@@ -78,6 +78,19 @@ def test_a_sitting_stops_and_a_stale_lock_is_taken(tmp_path, monkeypatch):
     with pytest.raises(paper.SittingOver):
         paper.curve(case, "track1", 2, "shuffle", 2, 50, units=units)
     assert runs.n == 0 and not list(tmp_path.iterdir())
+    # nor does it wait for a run that a live process holds, once its time is up
+    units = paper.Units(tmp_path)
+    held = dict(data="heart", digest=case.digest, l=150, C=1.0, gamma=0.005, cache_mb=1.0,
+                algorithm="track1", K=2, teacher="shuffle", seed=0, every=50,
+                max_examples=None, batch_iters=None, with_error=False, at=None)
+    units.path(held).with_suffix(".lock").write_text(str(os.getpid()))
+    up = iter([False, False, True])  # seed 0: held; seed 1: runs; then the time is up
+    monkeypatch.setattr(units, "time_is_up", lambda: next(up))
+    monkeypatch.setattr(paper.time, "sleep", lambda s: pytest.fail("waited past its time"))
+    with pytest.raises(paper.SittingOver):
+        paper.curve(case, "track1", 2, "shuffle", 2, 50, units=units)
+    assert runs.n == 1 and len(list(tmp_path.glob("*seed1*.json"))) == 1
+    units.path(held).with_suffix(".lock").unlink()
     units = paper.Units(tmp_path)
     spec = dict(data="heart", algorithm="track1", K=2, teacher="shuffle", seed=0)
     units.path(spec).with_suffix(".lock").write_text("999999999")  # no such process
