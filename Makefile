@@ -132,7 +132,7 @@ paper-003: $(VENV)/.bench-extras
 
 # Usunier, Bordes & Bottou 2010, figures 2-6 with the tracking solvers, under results/paper-002
 # (all of adult, 6,000 mnist rows by default: about 15 minutes; PAPER_002_ARGS=--full for the
-# paper's sizes and 10 runs, hours)
+# paper's sizes and 10 runs, days; resumable by run: a rerun skips the runs already finished)
 PAPER_002_ARGS ?=
 paper-002: $(VENV)/.test-extras
 	$(BIN)/python bench/paper_002.py $(PAPER_002_ARGS)

@@ -3,6 +3,7 @@ figures 2-6, with the tracking solvers (lasvm_cli/solvers/tracking.py): ``make p
 
     python bench/paper_002.py [--full] [--adult-rows N] [--mnist-rows N] [--mnist-test N]
                               [--runs R] [--figs 2,3,4,5,6] [--out results/paper-002]
+                              [--units DIR] [--stop-after SECONDS]
 
 Settings (the paper's Table 1): adult (a9a) C = 1, mnist digit 8 against the rest C = 1000
 (pixels / 255), RBF gamma = 0.005, kernel cache 512 MB, traces averaged over shuffled runs.
@@ -20,10 +21,26 @@ curve, mean over the runs), ``summary.csv`` and ``README.md`` (what was run, and
 issue 11 measured: Fig. 2's Alg. 2 K=10 against Alg. 1 K=20, the exponent of Fig. 4's fit
 K = a / x^b beside the paper's a = 0.709, b = 1.043, Fig. 6's kernel computations, and one
 adult pass of track2 K=10 against batch SMO).
+
+Resumable by part: each run (one curve's trace over one shuffle seed: data, solver, K,
+teacher, seed and trace positions) is a unit, written to ``--units`` (default
+``<out>/units``) as one JSON file when it finishes. A rerun with the same settings reads the
+finished units instead of running them again, so the paper's scale can be reached over
+several sittings. ``--stop-after S`` ends a sitting cleanly: no run starts after S seconds,
+the one under way finishes, and the script exits with status 3 without drawing the figures
+(they need every run). ``--runs R`` with a smaller R draws complete figures from the first R
+seeds. Two processes given the same units folder share the work: a run under way holds a
+lock file, and the other process goes on to the next run and waits for the locked one at
+the end of the curve. A unit's key includes a digest of the data, so another sample is never
+mixed in; delete the folder when the solvers change. A run that measures the test error also
+notes, at each trace row, its examples (rcd: steps) and wall seconds in ``<unit>.progress``:
+how far a long run got (a run is resumed whole, never from the middle).
 """
 
 import argparse
 import csv
+import hashlib
+import json
 import math
 import os
 import sys
@@ -75,6 +92,11 @@ class Case:
     def __init__(self, name, tr, te, y_tr, y_te, C, cache_mb):
         width = int(max(tr.max_index, te.max_index)) + 1
         self.name, self.C = name, C
+        digest = hashlib.blake2b(digest_size=8)
+        for arr in (tr.indptr, tr.indices, tr.values, y_tr, te.indptr, te.indices, te.values,
+                    y_te):
+            digest.update(np.ascontiguousarray(arr).tobytes())
+        self.digest = digest.hexdigest()  # the units' key: which rows, which values
         self.kd = kernel_data(tr.indptr, tr.indices, tr.values, width=width, training=True)
         self.kd_te = kernel_data(te.indptr, te.indices, te.values, width=width)
         self.y, self.y_te = y_tr, y_te
@@ -111,20 +133,156 @@ def load(name, rows, test_rows, cache_mb):
     return Case(name, tr, te, y_tr, y_te, C, cache_mb)
 
 
+class SittingOver(Exception):
+    """--stop-after's time is up: the finished units are saved, the figures are not drawn."""
+
+
+class Units:
+    """Finished runs on disk, one JSON file each, so that a rerun skips them (see the module's
+    docstring). ``stop_after``: seconds after which no new unit is started."""
+
+    def __init__(self, folder, stop_after=None):
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.stop_after, self.t0 = stop_after, time.perf_counter()
+        self.ran = self.read = 0
+
+    def path(self, spec):
+        key = hashlib.blake2b(json.dumps(spec, sort_keys=True).encode(),
+                              digest_size=6).hexdigest()
+        name = "-".join((spec["data"], spec["algorithm"], f"K{spec['K']}", spec["teacher"],
+                         f"seed{spec['seed']}"))
+        return self.folder / f"{name}-{key}.json"
+
+    def load(self, spec):
+        p = self.path(spec)
+        if not p.exists():
+            return None
+        unit = json.loads(p.read_text())
+        if unit["spec"] != spec:  # a key collision: never mix runs
+            raise RuntimeError(f"{p}: written for another setting")
+        self.read += 1
+        return unit["rows"]
+
+    def save(self, spec, rows, seconds):
+        p = self.path(spec)
+        tmp = p.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(dict(spec=spec, rows=rows, seconds=seconds,
+                                       finished=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+                                       load_average=os.getloadavg())))
+        os.replace(tmp, p)  # whole or absent: a killed sitting leaves no half unit
+        self.ran += 1
+
+    def progress(self, spec, measure, t0):
+        """``measure`` (the test error at a trace row), also noting in ``<unit>.progress`` the
+        examples (rcd: steps) done and the wall seconds so far: a long run's headway, read by
+        no rerun (a run is resumed whole or not at all)."""
+        path = self.path(spec).with_suffix(".progress")
+        path.unlink(missing_ok=True)
+
+        def noted(run):
+            with open(path, "a") as f:
+                f.write(f"{run.processed} {time.perf_counter() - t0:.0f}\n")
+            return measure(run)
+
+        return noted
+
+    def claim(self, spec):
+        """Take the unit's lock (False: another live process runs it)."""
+        lock = self.path(spec).with_suffix(".lock")
+        for _ in range(2):
+            try:
+                fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                if _alive(lock):
+                    return False
+                lock.unlink(missing_ok=True)  # its process died: a stale lock
+                continue
+            os.write(fd, str(os.getpid()).encode())
+            os.close(fd)
+            return True
+        return False
+
+    def release(self, spec):
+        self.path(spec).with_suffix(".lock").unlink(missing_ok=True)
+
+    def time_is_up(self):
+        return (self.stop_after is not None
+                and time.perf_counter() - self.t0 >= self.stop_after)
+
+
+def _alive(lock):
+    try:
+        os.kill(int(lock.read_text() or 0), 0)
+    except (ValueError, ProcessLookupError, FileNotFoundError):
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def curve(case, algorithm, K, teacher, runs, every, max_examples=None, batch_iters=None,
-          with_error=False, at=None):
+          with_error=False, at=None, units=None):
     """Mean trace rows over ``runs`` seeds (fresh shuffles): every ``every`` examples, or at
-    the positions ``at`` (examples; rcd: steps)."""
-    all_rows = []
+    the positions ``at`` (examples; rcd: steps). With ``units``, each seed's rows are read
+    from there when that run has finished before, else run and saved."""
     t0 = time.perf_counter()
-    for r in range(runs):
+
+    def spec(r):
+        return dict(data=case.name, digest=case.digest, l=int(case.l), C=case.C,
+                    gamma=0.005, cache_mb=case.cache_mb, algorithm=algorithm, K=K,
+                    teacher=teacher, seed=r, every=every, max_examples=max_examples,
+                    batch_iters=batch_iters, with_error=with_error,
+                    at=None if at is None else [int(p) for p in at])
+
+    def run_one(r):
+        t = time.perf_counter()
         run = TrackRun(case.kd, case.kp, case.y, case.C, case.C, algorithm=algorithm, K=K,
                        teacher=teacher, order=shuffled(case.l, r) if teacher == "shuffle" else
                        None, seed=r, cache_mb=case.cache_mb, max_examples=max_examples,
                        batch_iters=batch_iters, average=algorithm != "rcd")
         err = (lambda run_: case.error(run_.output_alpha())) if with_error else None
-        all_rows.append(trace_run(run, every, err, at=at))
-    print(f"  {case.name} {algorithm} K={K} {teacher}: {runs} run(s), "
+        if err is not None and units is not None:  # where a long run is: <unit>.progress
+            err = units.progress(spec(r), err, t)
+        rows = [{c: float(row[c]) for c in TRACE_COLUMNS}
+                for row in trace_run(run, every, err, at=at)]
+        if units is not None:
+            units.save(spec(r), rows, time.perf_counter() - t)
+        return rows
+
+    all_rows, waiting, read = {}, [], 0
+    for r in range(runs):
+        done = units.load(spec(r)) if units is not None else None
+        if done is not None:
+            all_rows[r], read = done, read + 1
+            continue
+        if units is None:
+            all_rows[r] = run_one(r)
+            continue
+        if units.time_is_up():
+            raise SittingOver
+        if not units.claim(spec(r)):
+            waiting.append(r)
+            continue
+        try:
+            all_rows[r] = run_one(r)
+        finally:
+            units.release(spec(r))
+    for r in waiting:  # runs another process held: wait for them (or take them over)
+        while (rows := units.load(spec(r))) is None:
+            if units.claim(spec(r)):
+                try:
+                    rows = run_one(r)
+                finally:
+                    units.release(spec(r))
+                break
+            if units.time_is_up():
+                raise SittingOver
+            time.sleep(5)
+        all_rows[r] = rows
+    all_rows = [all_rows[r] for r in range(runs)]
+    print(f"  {case.name} {algorithm} K={K} {teacher}: {runs} run(s)"
+          f"{f' ({read} already finished)' if read else ''}, "
           f"{time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     n = min(len(rows) for rows in all_rows)
     mean = [{c: float(np.mean([rows[i][c] for rows in all_rows])) for c in TRACE_COLUMNS}
@@ -177,6 +335,10 @@ def main():
     ap.add_argument("--cache-mb", type=float, default=None)
     ap.add_argument("--figs", default="2,3,4,5,6")
     ap.add_argument("--out", default=str(REPO / "results" / "paper-002"))
+    ap.add_argument("--units", default=None,
+                    help="folder of the finished runs (default: <out>/units)")
+    ap.add_argument("--stop-after", type=float, default=None, metavar="SECONDS",
+                    help="start no new run after this many seconds (resume with a rerun)")
     a = ap.parse_args()
     if a.full:
         a.adult_rows = a.mnist_rows = a.mnist_test = 0
@@ -184,6 +346,17 @@ def main():
     figs = {int(f) for f in a.figs.split(",") if f}
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
+    units = Units(a.units or out / "units", a.stop_after)
+    try:
+        figures(a, figs, out, units)
+    except SittingOver:
+        print(f"paper_002: stopped after {a.stop_after:g} s with {units.ran} run(s) finished "
+              f"in this sitting ({units.read} read); no figures drawn. Rerun the same command "
+              f"to go on (finished runs are in {units.folder}).", file=sys.stderr)
+        sys.exit(3)
+
+
+def figures(a, figs, out, units):
     summary, traces, notes = [], [], []
     t_start = time.perf_counter()
 
@@ -201,7 +374,7 @@ def main():
         curves = []
         for alg in ("track1", "track2"):
             for K in FIG2_K:
-                rows = curve(adult, alg, K, "shuffle", a.runs, every)
+                rows = curve(adult, alg, K, "shuffle", a.runs, every, units=units)
                 fig2[(alg, K)] = mean_gap(rows)
                 label = f"{'Alg. 1' if alg == 'track1' else 'Alg. 2'} K={K}"
                 curves.append((label, rows))
@@ -212,7 +385,7 @@ def main():
     if 3 in figs:
         curves = []
         for teacher in ("shuffle", "active"):
-            rows = curve(adult, "track1", 10, teacher, a.runs, every)
+            rows = curve(adult, "track1", 10, teacher, a.runs, every, units=units)
             label = f"Alg. 1 K=10 {'random' if teacher == 'shuffle' else 'active'}"
             curves.append((label, rows))
             keep(3, label, rows)
@@ -225,7 +398,7 @@ def main():
         for K in FIG4_K:
             g = fig2.get(("track1", K))
             if g is None:
-                g = mean_gap(curve(adult, "track1", K, "shuffle", a.runs, every))
+                g = mean_gap(curve(adult, "track1", K, "shuffle", a.runs, every, units=units))
             gaps.append(g)
             summary.append(dict(figure=4, curve=f"Alg. 1 K={K}", mean_gap=g))
         fit = fit_power(np.array(FIG4_K, float), np.array(gaps))
@@ -261,14 +434,15 @@ def main():
         curves = []
         for K in (10, 100):
             for teacher in ("shuffle", "active"):
-                rows = curve(mnist, "track1", K, teacher, a.runs, every, with_error=True, at=at)
+                rows = curve(mnist, "track1", K, teacher, a.runs, every, with_error=True, at=at,
+                             units=units)
                 label = f"Alg. 1 K={K} {'random' if teacher == 'shuffle' else 'active'}"
                 curves.append((label, rows))
                 fig6[label] = rows
                 keep(5, label, rows)
         n_batch = 100 * mnist.l  # rows on Fig. 6's log scale: a tenth of a pass .. 100 passes
         rcd = curve(mnist, "rcd", 100, "shuffle", a.runs, every, batch_iters=n_batch,
-                    with_error=True, at=log_positions(mnist.l // 10, n_batch, 40))
+                    with_error=True, at=log_positions(mnist.l // 10, n_batch, 40), units=units)
         keep(6, "rcd", rcd)
         fig6["rcd"] = rcd
         if 5 in figs:
@@ -292,7 +466,9 @@ def main():
     if adult is not None:
         goals.append(speed_goal(adult if adult.l == FULL_SIZES["adult"] else
                                 load("adult", 0, 0, 512.0)))
-    write_outputs(out, a, notes, goals, summary, traces, time.perf_counter() - t_start)
+    whole = all(case is None or case.l == FULL_SIZES[case.name] for case in (adult, mnist)) \
+        and (mnist is None or not a.mnist_test)  # the figures drawn, not --full, say it
+    write_outputs(out, a, whole, notes, goals, summary, traces, time.perf_counter() - t_start)
 
 
 def log_positions(first, last, n):
@@ -351,7 +527,7 @@ def speed_goal(case):
             "most 1, error within 0.3 points)")
 
 
-def write_outputs(out, a, notes, goals, summary, traces, seconds):
+def write_outputs(out, a, whole, notes, goals, summary, traces, seconds):
     with open(out / "traces.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["figure", "curve", *TRACE_COLUMNS])
         w.writeheader()
@@ -362,7 +538,7 @@ def write_outputs(out, a, notes, goals, summary, traces, seconds):
         w.writerows(summary)
     lines = ["# Usunier, Bordes & Bottou 2010, figures 2-6 (make paper-002)", "",
              f"Command: `python bench/paper_002.py {' '.join(sys.argv[1:])}` "
-             f"({'full data' if a.full else 'subsampled: see --full'}; {seconds:.0f} s)", ""]
+             f"({'full data' if whole else 'subsampled: see --full'}; {seconds:.0f} s)", ""]
     lines += [f"- {n}" for n in notes] + ["", "## Goals of issue 11, measured", ""]
     lines += [f"- {g}" for g in goals] + ["", "## Mean normalised gap over the pass", "",
                                           "| figure | curve | mean gap |", "|---|---|---|"]

@@ -57,6 +57,7 @@ TIERS = {
     "test_outputs.py": ("cli",),
     "test_paper_000_cache_delta.py": ("unit", "fast"),
     "test_paper_001_figures.py": ("unit", "fast"),
+    "test_paper_002_units.py": ("unit", "fast"),
     "test_partitions.py": ("oracle",),
     "test_precompile.py": ("cli",),
     "test_predict.py": ("oracle",),
