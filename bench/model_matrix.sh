@@ -5,13 +5,14 @@
 # of -v runs is kept. Used to check that a refactor keeps every model byte-identical:
 #   PYTHONPATH=old bench/model_matrix.sh /tmp/a; PYTHONPATH=new bench/model_matrix.sh /tmp/b
 #   diff -r /tmp/a /tmp/b
-# Data: heart_scale (data/), the first 500 rows of usps and of adult (LASVM_DATA or
-# ../shared/data). Traces are kept without their "seconds" column (wall clock).
+# Data: heart_scale (data/), the first 500 rows of usps and of adult from the data folder
+# (`lasvm data`'s: $LASVM_DATA, else the user's cache folder). Traces are kept without
+# their "seconds" column (wall clock).
 set -u
 OUT=${1:?usage: model_matrix.sh OUTDIR}
 PY=${PYTHON:-python}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
-DATA=${LASVM_DATA:-$HERE/../shared/data}
+DATA=$(PYTHONPATH=${PYTHONPATH:-$HERE} "$PY" -c 'from lasvm_cli.tools.datasets import data_dir; print(data_dir())')
 mkdir -p "$OUT"
 H=$HERE/data/heart_scale
 U=$OUT/usps500
