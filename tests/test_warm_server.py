@@ -26,22 +26,30 @@ def _env(runtime, mode):
     return env
 
 
-def _lock_files(runtime):
-    return list(Path(runtime).glob(f"lasvm-cli-{os.getuid()}/*.sock.lock"))
+_FIRST = {}  # runtime folder -> the socket name of the first server seen there
+
+
+def _socket(runtime):
+    """The socket of the server that a plain command in ``runtime`` uses: the first one
+    started there. Some tests start servers of other settings beside it (another nice value,
+    another cgroup), and a killed one leaves its socket file behind, so "any socket" is not
+    this one."""
+    folder = Path(runtime) / f"lasvm-cli-{os.getuid()}"
+    if runtime not in _FIRST:
+        (first,) = folder.glob("*.sock")
+        _FIRST[runtime] = first.name
+    return folder / _FIRST[runtime]
 
 
 def _server_pid(runtime):
-    """The pid of the server that holds a lock in ``runtime`` (the first one found)."""
+    """The pid of the server behind ``_socket(runtime)``, or None when it is not running."""
     import json
 
-    for lock in _lock_files(runtime):
-        try:
-            pid = json.loads(lock.read_text())["pid"]
-        except (ValueError, KeyError, OSError):
-            continue
-        if Path(f"/proc/{pid}").exists():
-            return pid
-    return None
+    try:
+        pid = json.loads(Path(f"{_socket(runtime)}.lock").read_text())["pid"]
+    except (ValueError, KeyError, OSError):
+        return None
+    return pid if Path(f"/proc/{pid}").exists() else None
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +67,7 @@ def runtime(tmp_path_factory):
         time.sleep(0.2)
         sockets = list(runtime.glob(f"lasvm-cli-{os.getuid()}/*.sock"))
     assert sockets, "no warm server started"
+    _socket(runtime)
     yield runtime
     pid = _server_pid(runtime)
     if pid:
@@ -131,7 +140,7 @@ def test_malformed_request_is_dropped(runtime, tmp_path, payload):
     import socket
     import struct
 
-    path = next(runtime.glob(f"lasvm-cli-{os.getuid()}/*.sock"))
+    path = _socket(runtime)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock, open(os.devnull) as null:
         sock.settimeout(30)
         sock.connect(str(path))
@@ -181,6 +190,35 @@ def test_ctrl_c_is_forwarded(runtime, tmp_path):
     assert p.returncode == 130, err
     assert err.decode().strip().endswith("interrupted")
     assert not (tmp_path / "m").exists()
+
+
+def _mapped(pid, name):
+    try:
+        return name in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("mode", ["0", "require"])
+def test_ctrl_c_at_start_up(runtime, tmp_path, mode):
+    """SIGINT as early as the command can get it: in-process while numpy loads (its library
+    is mapped, the command's module is still importing), served as soon as the worker
+    exists. 'interrupted' and status 130 as for a Ctrl-C in the run, never click's 'Aborted!'
+    with 1 nor a traceback."""
+    for attempt in range(3):
+        model = tmp_path / f"m{attempt}"
+        p = subprocess.Popen([BIN / ENDLESS[0], *ENDLESS[1:], model], env=_env(runtime, mode),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=_default_sigint)
+        server = _server_pid(runtime)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (
+                _mapped(p.pid, "_multiarray_umath") if mode == "0" else _workers_of(server)):
+            time.sleep(0.001)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        assert (p.returncode, out, err.decode()) == (130, b"", "interrupted\n")
+        assert not model.exists()
 
 
 def _state(pid):
@@ -365,7 +403,7 @@ def test_request_of_the_wrong_shape_is_dropped(runtime, tmp_path, request_):
     import struct
 
     payload = _frame(request_)
-    path = next(runtime.glob(f"lasvm-cli-{os.getuid()}/*.sock"))
+    path = _socket(runtime)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock, open(os.devnull) as null:
         sock.settimeout(30)
         sock.connect(str(path))
@@ -855,7 +893,7 @@ def test_request_allocates_only_what_was_received(runtime, tmp_path):
 
     server = _server_pid(runtime)
     before = _vm(server, "VmHWM")
-    path = next(runtime.glob(f"lasvm-cli-{os.getuid()}/*.sock"))
+    path = _socket(runtime)
     for payload in (b"(" + struct.pack("<i", 2 ** 27), b"l" + struct.pack("!I", 2 ** 27)):
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(30)
@@ -1103,7 +1141,7 @@ def test_out_of_descriptors_backs_off_and_idle_connections_drop(runtime, tmp_pat
     import socket
 
     server = _server_pid(runtime)
-    path = str(next(runtime.glob(f"lasvm-cli-{os.getuid()}/*.sock")))
+    path = str(_socket(runtime))
     soft, hard = resource.prlimit(server, resource.RLIMIT_NOFILE)
     open_now = len(os.listdir(f"/proc/{server}/fd"))
     idle = []

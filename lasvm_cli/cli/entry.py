@@ -16,6 +16,16 @@ def _one_blas_thread():
 
 
 def _command(prog, name):
+    try:
+        _hand_off_or_run(prog, name)
+    except KeyboardInterrupt:
+        # Ctrl-C before the command's own guard (cli/report.py) is in place: while a server
+        # is asked, or the command's modules load; the same end as a Ctrl-C in the command
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+
+
+def _hand_off_or_run(prog, name):
     _one_blas_thread()
     from . import handoff
 
@@ -25,7 +35,7 @@ def _command(prog, name):
     if prog == "lasvm" and args[:1] in (["server"], ["data"]):
         from . import main
 
-        return getattr(main, name)()
+        return main.console_script(name, args)
     code = handoff.run_on_server(prog, args)
     if code is not None:
         sys.exit(code)
@@ -38,7 +48,7 @@ def _command(prog, name):
         atexit.register(handoff.start_server)
     from . import main
 
-    getattr(main, name)()
+    main.console_script(name, args)
 
 
 def svm_train():

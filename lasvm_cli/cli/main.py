@@ -11,6 +11,8 @@ import warnings
 
 import click
 
+from .report import run_guarded
+
 _RAW = dict(ignore_unknown_options=True, help_option_names=["--help"])
 
 # numba's thread pool takes a cross-process lock in /dev/shm when it starts; a sandbox that
@@ -23,10 +25,25 @@ warnings.filterwarnings("ignore", message="Could not obtain multiprocessing lock
 def _run(module_name, args):
     import importlib
 
-    from .report import run_guarded
+    def command(argv):  # imported under the guard: a Ctrl-C while numpy loads ends in 130
+        return importlib.import_module(f"lasvm_cli.cli.{module_name}").main(argv)
 
-    module = importlib.import_module(f"lasvm_cli.cli.{module_name}")
-    sys.exit(run_guarded(module.main, list(args)))
+    sys.exit(run_guarded(command, list(args)))
+
+
+def console_script(name, args):
+    """Run console script ``name`` (``svm_train`` ... ``lasvm``) on ``args``. A LIBSVM-style
+    command goes straight to its own parser: click parses none of its options, and a Ctrl-C
+    from the first instant is then the command's own (report.run_guarded), not click's
+    "Aborted!". Click serves --help and the lasvm group's other commands."""
+    command = globals()[name]
+    if isinstance(command, click.Group) and args and args[0] in command.commands:
+        subcommand = command.commands[args[0]]
+        if isinstance(subcommand, _RawCommand) and "--help" not in args[1:]:
+            _run(subcommand.module_name, args[1:])
+    if isinstance(command, _RawCommand) and "--help" not in args:
+        _run(command.module_name, args)
+    command.main(list(args))
 
 
 def _help(module_name):

@@ -706,6 +706,8 @@ class Server:
             # this process's own threads, before any loaded code reaches a parallel region
             numba_internals.restore_thread_launch(self.launch_threads)
             code = _run_command(client.request)
+        except KeyboardInterrupt:  # the client's Ctrl-C, forwarded once "ok" was written
+            code = _interrupted()
         except BaseException as e:
             try:
                 os.write(2, f"{client.request['prog']}: {e}\n".encode(errors="replace"))
@@ -923,17 +925,13 @@ def _run_command(request):
 
     from . import main as commands
 
-    command = getattr(commands, _COMMANDS[request["prog"]])
     try:
-        command()
+        commands.console_script(_COMMANDS[request["prog"]], sys.argv[1:])
         code = 0
     except SystemExit as e:
         code = _exit_status(e.code)
     except KeyboardInterrupt:
-        _flush_all()
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGINT)
-        code = 130
+        code = _interrupted()
     except BaseException:
         import traceback
 
@@ -943,6 +941,17 @@ def _run_command(request):
     if not _flush_all() and code == 0:
         code = 120  # the interpreter's status when flushing stdout fails at exit
     return code
+
+
+def _interrupted():
+    """A Ctrl-C that came before the command's own guard (cli/report.py) took it: the end
+    the console script gives it in-process (cli/entry.py)."""
+    _flush_all()
+    try:
+        os.write(2, b"interrupted\n")
+    except OSError:
+        pass
+    return 130
 
 
 def _exit_status(code):
