@@ -186,8 +186,8 @@ def main():
             results.append((label, fsize, n, nsv, rss, wall))
             print(f"{label}: done in {wall:.0f} s", flush=True)
         print()
-        print(f"| run | file size | rows | nSV | peak RSS | wall |")
-        print(f"|---|---:|---:|---:|---:|---:|")
+        print("| run | file size | rows | nSV | peak RSS | wall |")
+        print("|---|---:|---:|---:|---:|---:|")
         for label, fsize, n, nsv, rss, wall in results:
             print(f"| {label} | {fsize / 2**20:,.0f} MiB | {n:,} | {nsv} | "
                   f"{rss / 1024:,.0f} MiB | {wall:.0f} s |")

@@ -52,7 +52,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from paper_000 import PROBLEMS, kernel_sets, problem, take_rows, test_error  # noqa: E402
+from paper_000 import problem, take_rows, test_error  # noqa: E402
 
 CACHE_MB = 40
 TAU = 1e-3

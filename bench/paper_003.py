@@ -50,8 +50,6 @@ def mnist_problem(rows, seed):
     """(KernelData, y, X as scipy CSR for LIBSVM) of a seeded sample of MNIST's training set."""
     import scipy.sparse as sp
 
-    from lasvm_cli.numerics.data import kernel_data
-
     data = read_shared("mnist")
     n = len(data.y)
     take = np.sort(np.random.default_rng(seed).choice(n, size=min(rows, n), replace=False))

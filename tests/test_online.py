@@ -13,7 +13,8 @@ from lasvm_cli.base.errors import ParameterError
 from lasvm_cli.io.model_file import read_model
 from lasvm_cli.io.svmlight import read_svmlight
 from lasvm_cli.numerics.kernels import RBF, make_params
-from lasvm_cli.training.run_control import OnlineControl, OnlineOptions, parse_snapshots
+from lasvm_cli.training.online_options import OnlineOptions, parse_snapshots
+from lasvm_cli.training.run_control import OnlineControl
 from lasvm_cli.training.params import TrainParams
 from lasvm_cli.solvers import lasvm as L
 from lasvm_cli.solvers.lasvm import LasvmRun, solve_lasvm

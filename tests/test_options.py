@@ -5,7 +5,6 @@ is covered without a new test."""
 
 import dataclasses
 import inspect
-import math
 import re
 from pathlib import Path
 

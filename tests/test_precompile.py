@@ -50,7 +50,7 @@ def test_every_solver_row_is_compiled_by_a_group():
     its group; the default groups train SMO), each command a valid svm-train command line."""
     from lasvm_cli.cli.precompile import GROUPS, MORE_GROUPS, commands
     from lasvm_cli.cli.train import parse_command_line
-    from lasvm_cli.solvers import SOLVERS, dispatch_key
+    from lasvm_cli.solvers import SOLVERS, dispatch_key, stream_trainer
     from lasvm_cli.training.params import check_parameter
 
     trained = {}
@@ -65,3 +65,11 @@ def test_every_solver_row_is_compiled_by_a_group():
         assert any(SOLVERS[k][:3] == row[:3] for k in trained), key
         assert row.compile in MORE_GROUPS or (not row.compile and key in trained), key
     assert trained["smo"] == "train"
+    streamed = set()
+    for argv in commands("streams", "d"):
+        o = parse_command_line(argv[1:])
+        assert o.stream and check_parameter(o.params, given=o.given) is None, argv
+        streamed.add(stream_trainer(o.params))
+    assert streamed == {stream_trainer(parse_command_line(["--stream", "--multiclass", scheme,
+                                                           "--solver", key, "f"]).params)
+                        for key, row in SOLVERS.items() for scheme, _ in row.streams}

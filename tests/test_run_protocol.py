@@ -79,7 +79,8 @@ def test_each_run_goes_through_the_one_loop_with_every_observer(heart, key, tmp_
     applies to it: the progress bar, a trace with a test set, a state file saved at every
     step; then stopping limits and snapshots. Unstopped, the driven run ends where the
     solver's own function ends."""
-    from lasvm_cli.training.run_control import OnlineControl, OnlineOptions
+    from lasvm_cli.training.online_options import OnlineOptions
+    from lasvm_cli.training.run_control import OnlineControl
     from lasvm_cli.training.test_set import TestSet
     from lasvm_cli.training.tracking_control import trace_run
 

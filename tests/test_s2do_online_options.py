@@ -328,7 +328,8 @@ def test_ctrl_c_saves_the_state_then_resume_finishes_the_run(tmp_path):
 
     from lasvm_cli.numerics.data import kernel_data
     from lasvm_cli.numerics.kernels import make_params
-    from lasvm_cli.training.run_control import OnlineControl, OnlineOptions
+    from lasvm_cli.training.online_options import OnlineOptions
+    from lasvm_cli.training.run_control import OnlineControl
     from lasvm_cli.qp.s2do import CS
     from lasvm_cli.solvers.s2do_online import S2doRun, solve_online
 

@@ -29,9 +29,10 @@ from lasvm_cli.training.train import train
 from .conftest import shared_file
 
 
-def file_order_lasvm(path, gamma, C, eps=1e-3, finish=True):
+def file_order_lasvm(path, gamma, C, eps=1e-3, finish=True, stop=None):
     """In-memory LASVM (lasvm.py's primitives) with the stream's order: seeds (first 5 of each
-    class), then every other example in file order; returns (obj, rho, n_sv, n_iter)."""
+    class), then every other example in file order, the online phase ended after ``stop``
+    PROCESS calls (seeds included) when given; returns (obj, rho, n_sv, n_iter)."""
     d = read_svmlight(path)
     pr = Problem.from_svmlight(d, kernel_type=2)
     label = group_classes(d.y)[0]
@@ -49,6 +50,8 @@ def file_order_lasvm(path, gamma, C, eps=1e-3, finish=True):
     run(L.MODE_SEED, L.N_SEED)
     seeds = set(np.flatnonzero(st.labeled).tolist())
     for ex in range(l):
+        if stop is not None and st.ist[L.I_PROCESSED] >= stop:
+            break
         if ex not in seeds:
             L.online_step(st, kc, pr.kd, kp, ex, float(eps), np.inf)
     if finish:
@@ -140,7 +143,6 @@ def test_feature_width_grows(tmp_path, heart_path):
     """Rows with ever larger indices: the store widens (one column per index that occurs,
     new ones inserted in order); same run as in memory."""
     d = read_svmlight(heart_path)
-    rng = np.random.default_rng(0)
     lines = []
     for i in range(d.n):
         lo, hi = d.indptr[i], d.indptr[i + 1]

@@ -19,51 +19,15 @@ from click.testing import CliRunner
 from lasvm_cli.cli.main import svm_train
 from lasvm_cli.io.model_file import read_model, write_model
 from lasvm_cli.io.svmlight import read_svmlight
-from lasvm_cli.numerics import kernels
-from lasvm_cli.numerics.cache import make_cache
 from lasvm_cli.numerics.classes import group_classes
 from lasvm_cli.numerics.data import Problem
-from lasvm_cli.qp import online_core as L
-from lasvm_cli.solvers.finishing import start_finishing
-from lasvm_cli.solvers.lasvm import result_of
 from lasvm_cli.solvers.lasvm_stream import LasvmStreamRun, start_stream
 from lasvm_cli.solvers.run import SavedRun
 from lasvm_cli.training.params import TrainParams
 from lasvm_cli.training.stream import train_stream
 
 from .conftest import HEART
-
-
-def file_order_oracle(path, gamma, C, stop=None, finish=True):
-    """(obj, n_sv, iterations) of in-memory LASVM in the stream's order, its online phase
-    ended after ``stop`` PROCESS calls (seeds included)."""
-    d = read_svmlight(path)
-    pr = Problem.from_svmlight(d, kernel_type=2)
-    label = group_classes(d.y)[0]
-    y = np.where(np.trunc(d.y) == label[0], 1.0, -1.0)
-    kp = kernels.make_params(2, 3, gamma, 0.0)
-    l = y.size
-    kc = make_cache(l, 100.0)
-    st = L.make_state(kc, y, *L.svc_boxes(y, C, C))
-
-    def run(mode, n):
-        return L.lasvm_run(st, kc, pr.kd, kp, np.int64(mode), np.int64(n), np.int64(0),
-                           np.int64(1), 1e-3, np.inf, np.int64(l + 1))
-
-    run(L.MODE_NEW_EPOCH, 0)
-    run(L.MODE_SEED, L.N_SEED)
-    seeds = set(np.flatnonzero(st.labeled).tolist())
-    for ex in range(l):
-        if stop is not None and st.ist[L.I_PROCESSED] >= stop:
-            break
-        if ex not in seeds:
-            L.online_step(st, kc, pr.kd, kp, ex, 1e-3, np.inf)
-    if finish:
-        start_finishing(st, kc, pr.kd, kp, 1e-3).run()
-    else:
-        run(L.MODE_DELTA, 0)
-    r = result_of(st, kc)
-    return r.obj, r.n_sv, r.n_iter
+from .test_stream import file_order_lasvm
 
 
 def params(gamma, C, solver="lasvm", **kw):
@@ -138,13 +102,13 @@ def test_sweep_streamed_is_in_memory_in_file_order_and_resumes(sets, tmp_path, n
     for C in (1.0, 10.0):
         for gamma in (0.05, 0.5):
             whole = streamed(path, params(gamma, C), chunk_bytes=900)
-            obj, n_sv, iters = file_order_oracle(path, gamma, C)
+            obj, _, n_sv, iters = file_order_lasvm(path, gamma, C)
             assert (whole.counters["obj"], whole.total_sv, whole.counters["iterations"]) == \
                 (obj, n_sv, iters), (C, gamma)
             stop = n // 2
             half = streamed(path, params(gamma, C, stop_iterations=stop))
             assert (half.counters["obj"], half.total_sv) == \
-                file_order_oracle(path, gamma, C, stop=stop)[:2], (C, gamma)
+                file_order_lasvm(path, gamma, C, stop=stop)[::2], (C, gamma)
             state = tmp_path / f"s-{C}-{gamma}"
             streamed(path, params(gamma, C, stop_iterations=stop, save_state=str(state)),
                      chunk_bytes=700)

@@ -825,7 +825,7 @@ def test_server_status_and_stop(tmp_path):
     assert status.splitlines()[0] == f"runtime folder {runtime}/lasvm-cli-{os.getuid()}"
     assert f"pid {pid}" in status and "running 0" in status
     stop = lasvm_server("stop")
-    assert f"stopped the warm server" in stop and f"(pid {pid})" in stop
+    assert "stopped the warm server" in stop and f"(pid {pid})" in stop
     assert not Path(f"/proc/{pid}").exists() or _state(pid) == "Z"
     assert not list(runtime.glob(f"lasvm-cli-{os.getuid()}/*.sock"))
     assert lasvm_server("status").splitlines()[1] == "no warm server is running"

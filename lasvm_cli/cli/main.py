@@ -2,8 +2,9 @@
 
 LIBSVM's option syntax (``-c 1``, ``-w-1 2``, ``-cost 5`` read as ``-c``, ``-h`` meaning
 shrinking) is not click's, so each command hands its raw argv to a LIBSVM-style parser in its
-own module (``cli/train.py`` ...). Click supplies the command group, ``--help`` and the entry
-points. Heavy modules (numpy, numba) are imported inside the callbacks so ``--help`` is instant.
+own module (``cli/train.py`` ...), without click (``console_script``). Click supplies the
+``lasvm`` group, ``--help`` and the group's own commands. Heavy modules (numpy, numba) are
+imported inside the callbacks so ``--help`` is instant.
 """
 
 import sys

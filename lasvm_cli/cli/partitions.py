@@ -15,7 +15,7 @@ def check_options(o):
     """What --partitions trains: C-SVC (-s 0) with our SMO, one-vs-one; not -v, -b 1, a
     precomputed kernel, --stream or the online options, nor float32 rows."""
     from ..training.cascade import refused
-    from ..training.run_control import online_requested
+    from ..training.online_options import online_requested
 
     p = o.params
     used = refused(p) + [name for name, bad in (

@@ -9,9 +9,9 @@ the first command of each kind compiles what it uses).
 
 Groups (``--all`` adds the rest): train (svm-train's default C-SVC path, -v), predict and scale
 (svm-predict on a model of the right form, svm-scale), probability (-b 1 training and
-prediction); and with --all: the other working-set selections and the solvers' own groups,
+prediction); and with --all: the other working-set selections, the solvers' own groups,
 named on their rows (``Solver.compile``: the LASVM family, the tracking algorithms, the other
-SVM types -s 1..4, the all-in-one machines).
+SVM types -s 1..4, the all-in-one machines), and --stream for each row's streams.
 """
 
 import os
@@ -50,7 +50,27 @@ def _more_groups():
         groups.setdefault(row.compile, []).extend(
             ["svm-train", "-q", *words, f"{{d}}/{data}.svm", f"{{d}}/{key}{i}.model"]
             for i, words in enumerate(command_words(key)))
+    groups["streams"] = _stream_commands()
     return groups
+
+
+def _stream_commands():
+    """One --stream command for each function of the rows' ``streams`` and scheme (the
+    streams' block reader and feature store are compiled code of their own); -g as the
+    in-memory default would be on the 4 features (a stream needs it given)."""
+    from ..solvers import SOLVERS
+
+    seen, argvs = set(), []
+    for key, row in SOLVERS.items():
+        for scheme, target in row.streams:
+            if (scheme, target) in seen:
+                continue
+            seen.add((scheme, target))
+            words = () if scheme == "ovo" else ("--multiclass", scheme)
+            data = "two" if scheme == "ovo" else "three"
+            argvs.append(["svm-train", "-q", "--stream", "-g", "0.25", *words, "--solver", key,
+                          f"{{d}}/{data}.svm", f"{{d}}/stream-{key}-{scheme}.model"])
+    return argvs
 
 
 MORE_GROUPS = _more_groups()
@@ -105,7 +125,7 @@ compile_on_demand(*ROW_PATHS_ON_DEMAND)
 for argv in commands(sys.argv[1], sys.argv[2]):
     sys.argv = argv
     try:
-        getattr(main, argv[0].replace("-", "_"))()
+        main.console_script(argv[0].replace("-", "_"), argv[1:])
     except SystemExit as e:
         if e.code not in (0, None):
             raise SystemExit(f"{' '.join(argv)}: exit status {e.code}")

@@ -18,11 +18,7 @@ def servers(folder):
     no server holds the lock."""
     found = []
     for name in sorted(folder.names()):
-        if name.endswith(".sock.lock"):
-            key = name[: -len(".sock.lock")]
-        elif name.endswith(".retiring"):
-            key = name.split(".")[0]
-        else:
+        if not name.endswith((".sock.lock", ".retiring")):
             continue
         try:
             fd = folder.open_file(name, os.O_RDONLY)

@@ -6,8 +6,8 @@ A fork starts warm: the 1-2 s that a fresh process spends importing numba, loadi
 registries and its cached machine code are paid once here. The worker becomes the command: it
 takes the client's standard streams and working directory (descriptors passed over the
 socket), environment, umask, soft limits, CPU affinity, I/O priority, signal mask and ignored
-signals, rebuilds ``sys.stdin/stdout/stderr`` as a fresh interpreter would, and runs the same click
-command as the console script; the server reports its exit status (or the signal that ended
+signals, rebuilds ``sys.stdin/stdout/stderr`` as a fresh interpreter would, and runs the command as
+the console script does (cli/main.py's console_script); the server reports its exit status (or the signal that ended
 it). A worker that cannot take on one of them refuses before the command starts, and the
 client runs it in-process. The worker opens no path itself: the client opens what the
 command touches, as the caller, over a socket pair of its own (cli/broker.py).
@@ -180,8 +180,8 @@ def _warm_first_calls():
       checks, 67 ms): dispatched here for numpy's arrays and scalars, Python's scalars and
       the package's named tuples (the kernel data, parameters, cache and solver states);
     * modules imported on first use: numpy.ma (numpy imports it lazily, and typeof checks an
-      ndarray against its MaskedArray) and difflib (click's option errors, raised and caught
-      by the LIBSVM-style argv parsing)."""
+      ndarray against its MaskedArray) and difflib (an unknown long option's "did you mean",
+      cli/argv.py)."""
     import difflib  # noqa: F401
 
     import numpy as np

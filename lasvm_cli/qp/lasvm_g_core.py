@@ -10,7 +10,7 @@ from ..base import jit_cache  # noqa: F401 (before any decorator: the cache's st
 import numpy as np
 
 from ..numerics.cache import N_SLOTS, cache_discard, cache_symmetric_at, held
-from ..numerics.index import at, idx
+from ..numerics.index import idx
 from ..numerics.ordered import gap_pass, gap_pass_pair
 from .online_core import (F_DELTA, I_INSERTED, I_LABELS, I_NS, I_POOL, I_PROCESSED, I_REPROCESS,
                           I_STEPS, clipped_newton, expansion_at, land, max_violator, new_epoch,

@@ -27,7 +27,7 @@ A finishing run is resumable like the online phase: :meth:`SmoFinish.arrays` and
 
 import numpy as np
 
-from ..qp import FINISHINGS, RUNNING, WS_SO, SmoScalars, SmoState
+from ..qp import RUNNING, WS_SO, SmoScalars, SmoState
 from ..qp.online_core import (CHUNK, MODE_EVICT, MODE_FINISH, MODE_FINISH_SHRINK, LasvmScalars,
                               lasvm_run)
 from ..qp.smo import make_state, smo_init, smo_run

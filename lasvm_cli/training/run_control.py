@@ -11,7 +11,6 @@ import contextlib
 from ..base.clock import Clock
 from ..base.errors import ParameterError
 from .drive import Drive, Progress, StopLimits
-from .online_options import OnlineOptions, online_requested, parse_snapshots  # noqa: F401
 from .snapshots import SnapshotTaker, Snapshots
 from .state_file import (StateSaver, check_resume, check_resume_family, check_resume_params,
                          data_fingerprint, load_state, result_from, result_meta,
