@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import numba
 import pytest
@@ -209,6 +210,57 @@ def test_without_events_the_clock_counts_everything(plain):
     with Clock() as clock:
         pass
     assert clock.seconds() >= 0.0
+
+
+def test_a_ctrl_c_during_a_compile_is_held_until_the_outermost_compile_ends():
+    """The SIGINT handler in place (Python's, or a run's own) gets a Ctrl-C that came while
+    numba held its compiler lock, once the outermost hold ends, and is in place again."""
+    import signal
+
+    from numba.core import event
+
+    if not ni.uses(COMPILE_EVENTS):
+        pytest.skip("numba's plain path for compile events")
+    ni.hold_interrupts_while_compiling()
+    seen = []
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        for handler in (signal.default_int_handler, lambda *a: seen.append("handler")):
+            signal.signal(signal.SIGINT, handler)
+            try:
+                with event.trigger_event("numba:compiler_lock"):
+                    with event.trigger_event("numba:compiler_lock"):
+                        os.kill(os.getpid(), signal.SIGINT)
+                        sum(range(10000))  # bytecodes at which a handler would run
+                        seen.append("inner")
+                    seen.append("outer")
+            except KeyboardInterrupt:
+                seen.append("KeyboardInterrupt")
+            assert signal.getsignal(signal.SIGINT) is handler
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert seen == ["inner", "outer", "KeyboardInterrupt", "inner", "outer", "handler"]
+
+
+def test_ctrl_c_during_a_compile_ends_the_command_cleanly(tmp_path):
+    """SIGINT while a first svm-scale compiles (a fresh cache): the compile in progress ends,
+    then the command is interrupted as anywhere else: 'interrupted', status 130, no output.
+    Raised inside LLVM's code-generation callback, the KeyboardInterrupt would be swallowed
+    (the command finishes, status 0) or leave numba's library half-made (a RuntimeError
+    traceback, status 1)."""
+    import signal
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "jit"), LASVM_SERVER="0",
+               LASVM_COMPILE_NOTICE="1")
+    p = subprocess.Popen([os.path.join(os.path.dirname(sys.executable), "svm-scale"), HEART],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    notice = p.stderr.readline()
+    assert b"compiling the numerical code" in notice
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=600)
+    assert (p.returncode, out, err) == (130, b"", b"interrupted\n")
 
 
 def test_without_the_thread_launch_there_is_no_warm_server(plain):

@@ -1,56 +1,15 @@
 """Every use of a numba or llvmlite internal, each checked once at import.
 
-lasvm-cli reaches into numba for compile time and start-up (and in one place for the state of
-numba's random generator). numba changes its internals between minor releases without notice,
-so each use here is a *feature* with a probe: at import the probe checks that the attributes
-it needs are there and have the parameters it calls them with. A feature whose probe fails
-takes numba's plain path instead: the same compiled arithmetic, so the same models to the
-byte, only a slower first compile (or start-up, or solver); the CLI says so in one line on
-stderr (:func:`notice`, not with ``-q``). docs/compile-time.md lists what each feature costs when
-it is missing and the numba versions tested.
-
-======================  ==================================================  ==================
-feature                 internals used                                      without it
-======================  ==================================================  ==================
-``cache-stamp``         caching: the three source-file cache locators,       numba's own stamp
-                        ``CacheImpl._locator_classes``,                      (the function's
-                        ``IndexDataCacheFile._load_index``                   own file only)
-``calls-by-symbol``     a code library's ``_reload_init`` (kept by numba's   callees linked
-                        lowering and linking), ``CompileResult._rebuild``,   into each caller
-                        the target's ``_defns`` overload selectors, the      (slower compile)
-                        call convention, ``declare_function``
-``rows-on-demand``      a code library's ``_reload_init``, the call          rows compiled with
-                        convention (an ``@intrinsic`` calling an address)    every caller
-``exception-exits``     ``CPUCallConv.return_status_propagate``, the         more atomic
-                        itanium mangler's names                              refcounts (slower
-                                                                             solvers)
-``compile-events``      ``numba.core.event`` (listeners, ``register``)       no compile notice;
-                                                                             traces count
-                                                                             compile seconds
-``warm-server``         the threading layer's ``_launch_threads``, typeof's  no warm server:
-                        dispatch registry, a dispatcher's cache index        each command
-                                                                             starts cold
-``rng-state``           ``numba._helperlib.rnd_get_state/rnd_set_state``    online multi-class
-                                                                             runs cannot save
-                                                                             or resume a state
-======================  ==================================================  ==================
-
-Essential, with no plain path: the ``@intrinsic`` functions (numerics/ordered.py,
-qp/so_lanes.py, numerics/kernels.py) that compute kernel values and the solvers' vector lanes
-in an order the source fixes, so the results depend on them. ``numba.extending.intrinsic``
-and llvmlite's IR builder are public API; the target context's ``make_array``, ``make_tuple``
-and ``get_dummy_value`` (array and tuple values in an intrinsic) are not declared public,
-but they are what every intrinsic that takes an array uses. Without one of them
-:func:`notice` raises an error that names it, and the commands stop with that one line.
-
-Patches touch lasvm-cli's own functions only: the locators answer only for the package's
-files, the tolerant index loader and ``_rebuild``'s wrapper pass anything else through, the
-exception-exit tag is set only in functions whose symbol is in ``lasvm_cli``, and the
-threading and typeof changes are made only in the warm server's own process.
-
-``LASVM_NUMBA_PLAIN`` (``all``, or feature names separated by commas) takes the plain path on
-purpose: for a numba whose internals are there but behave otherwise, and for the tests.
-"""
+numba changes its internals between minor releases without notice, so each use here is a
+*feature* with a probe: at import the probe checks that the attributes it needs are there and
+take the parameters it passes. A feature whose probe fails takes numba's plain path: the same
+compiled arithmetic (the same models to the byte), only a slower compile, start-up or solver,
+said in one line on stderr (:func:`notice`). The ``@intrinsic`` functions that fix the order of
+the kernels' and solvers' sums have no plain path: without what they need :func:`notice`
+stops the command with one line naming it. Patches touch lasvm-cli's own functions only.
+``LASVM_NUMBA_PLAIN`` (``all`` or feature names) takes the plain path on purpose.
+docs/compile-time.md has the table of features, the internals each uses and what its plain
+path costs."""
 
 import functools
 import inspect
@@ -647,6 +606,70 @@ def on_first_compile(callback):
             pass
 
     event.register("numba:compile", CompileListener())
+
+
+class _HoldInterrupts:
+    """numba's compiler-lock listener behind :func:`hold_interrupts_while_compiling`."""
+
+    def __init__(self):
+        self.depth = 0
+        self.previous = None  # the SIGINT handler replaced for the outermost compile
+        self.caught = None
+
+    def hold(self, signum, frame):
+        self.caught = (signum, frame)
+
+    def on_start(self, ev):
+        import signal
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            return
+        self.depth += 1
+        handler = signal.getsignal(signal.SIGINT)
+        if self.depth == 1 and callable(handler):
+            self.previous = handler
+            signal.signal(signal.SIGINT, self.hold)
+
+    def on_end(self, ev):
+        import signal
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            return
+        self.depth -= 1
+        if self.depth == 0 and self.previous is not None:
+            previous, self.previous = self.previous, None
+            signal.signal(signal.SIGINT, previous)
+            caught, self.caught = self.caught, None
+            if caught is not None:
+                previous(*caught)  # KeyboardInterrupt, or the run's own Ctrl-C handler
+
+
+_holding = []
+
+
+def hold_interrupts_while_compiling():
+    """A Ctrl-C while numba compiles (or loads from its cache) in the main thread takes
+    effect when that compile ends. Raised inside LLVM's code-generation callback, a
+    KeyboardInterrupt is swallowed by ctypes: the command then either ignores the Ctrl-C or
+    fails later with numba's "no compiled object yet". Deferred, the command's own handler
+    gets it (exit 130, or a run's saved state). Once per process; nothing without events."""
+    if _holding or not uses(COMPILE_EVENTS):
+        return
+    from numba.core import event
+
+    listener = _HoldInterrupts()
+
+    class HoldListener(event.Listener):
+        def on_start(self, ev):
+            listener.on_start(ev)
+
+        def on_end(self, ev):
+            listener.on_end(ev)
+
+    _holding.append(listener)
+    event.register("numba:compiler_lock", HoldListener())
 
 
 # ---------------------------------------------------------------------------------------------

@@ -127,12 +127,14 @@ def announce_compilation(program, quiet=False, stream=None):
     LASVM_COMPILE_NOTICE=0 in the environment. One bounded line, also on a pipe. Before it,
     once, the line that says this numba takes numba's plain path somewhere
     (numba_internals.notice), under the same conditions; a numba without the API the
-    compiled code needs raises its error here."""
+    compiled code needs raises its error here. From here on a Ctrl-C during a compile takes
+    effect when the compile ends (numba_internals.hold_interrupts_while_compiling)."""
     global _notice
     from . import numba_internals
 
     quiet = quiet or os.environ.get("LASVM_COMPILE_NOTICE", "1") == "0"
     numba_internals.notice(program, quiet, stream)
+    numba_internals.hold_interrupts_while_compiling()
     if _notice is None:
         _notice = _CompileNotice()
         numba_internals.on_first_compile(_notice)
