@@ -609,15 +609,15 @@ def on_first_compile(callback):
 
 
 class _HoldInterrupts:
-    """numba's compiler-lock listener behind :func:`hold_interrupts_while_compiling`."""
+    """numba's LLVM-lock listener behind :func:`hold_interrupts_while_compiling`."""
 
     def __init__(self):
         self.depth = 0
-        self.previous = None  # the SIGINT handler replaced for the outermost compile
-        self.caught = None
+        self.previous = None  # the SIGINT handler replaced during the outermost LLVM call
+        self.caught = False
 
     def hold(self, signum, frame):
-        self.caught = (signum, frame)
+        self.caught = True
 
     def on_start(self, ev):
         import signal
@@ -627,11 +627,12 @@ class _HoldInterrupts:
             return
         self.depth += 1
         handler = signal.getsignal(signal.SIGINT)
-        if self.depth == 1 and callable(handler):
+        if self.depth == 1 and callable(handler) and handler != self.hold:
             self.previous = handler
             signal.signal(signal.SIGINT, self.hold)
 
     def on_end(self, ev):
+        import os
         import signal
         import threading
 
@@ -639,22 +640,27 @@ class _HoldInterrupts:
             return
         self.depth -= 1
         if self.depth == 0 and self.previous is not None:
-            previous, self.previous = self.previous, None
-            signal.signal(signal.SIGINT, previous)
-            caught, self.caught = self.caught, None
-            if caught is not None:
-                previous(*caught)  # KeyboardInterrupt, or the run's own Ctrl-C handler
+            signal.signal(signal.SIGINT, self.previous)
+            self.previous = None
+            if self.caught:
+                # sent again from another thread: raised here, it would leave llvmlite's lock
+                # held (this runs before the lock's release); it arrives in numba's Python
+                # code, or in the next LLVM call, held again
+                self.caught = False
+                threading.Thread(target=os.kill, args=(os.getpid(), signal.SIGINT),
+                                 daemon=True).start()
 
 
 _holding = []
 
 
 def hold_interrupts_while_compiling():
-    """A Ctrl-C while numba compiles (or loads from its cache) in the main thread takes
-    effect when that compile ends. Raised inside LLVM's code-generation callback, a
+    """A Ctrl-C while numba is inside an LLVM call (code generation, mostly) in the main
+    thread takes effect when that call returns. Raised inside LLVM's object-cache callback, a
     KeyboardInterrupt is swallowed by ctypes: the command then either ignores the Ctrl-C or
-    fails later with numba's "no compiled object yet". Deferred, the command's own handler
-    gets it (exit 130, or a run's saved state). Once per process; nothing without events."""
+    fails later with numba's "no compiled object yet". Held, the command's own handler gets
+    it a moment later (exit 130, or a run's saved state). Once per process; nothing without
+    numba's events."""
     if _holding or not uses(COMPILE_EVENTS):
         return
     from numba.core import event
@@ -669,7 +675,7 @@ def hold_interrupts_while_compiling():
             listener.on_end(ev)
 
     _holding.append(listener)
-    event.register("numba:compiler_lock", HoldListener())
+    event.register("numba:llvm_lock", HoldListener())
 
 
 # ---------------------------------------------------------------------------------------------

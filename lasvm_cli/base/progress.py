@@ -127,8 +127,8 @@ def announce_compilation(program, quiet=False, stream=None):
     LASVM_COMPILE_NOTICE=0 in the environment. One bounded line, also on a pipe. Before it,
     once, the line that says this numba takes numba's plain path somewhere
     (numba_internals.notice), under the same conditions; a numba without the API the
-    compiled code needs raises its error here. From here on a Ctrl-C during a compile takes
-    effect when the compile ends (numba_internals.hold_interrupts_while_compiling)."""
+    compiled code needs raises its error here. From here on a Ctrl-C during one of numba's
+    LLVM calls takes effect when it returns (numba_internals.hold_interrupts_while_compiling)."""
     global _notice
     from . import numba_internals
 
