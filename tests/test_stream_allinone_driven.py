@@ -37,11 +37,29 @@ def block_rows(path, chunk_bytes):
     return [b.n for b in iter_svmlight(str(path), chunk_bytes=chunk_bytes)]
 
 
+def write_sparse(path, labels, n, dim, density, seed):
+    """Classes with shifted means, each row holding about ``density`` of ``dim`` features
+    (the store's columns grow as blocks bring new feature indices)."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(len(labels), dim)) * 1.5
+    lines = []
+    for i in range(n):
+        c = i % len(labels) if i < 2 * len(labels) else int(rng.integers(len(labels)))
+        x = centres[c] + rng.normal(size=dim)
+        keep = rng.random(dim) < density
+        keep[int(rng.integers(dim))] = True
+        lines.append(f"{labels[c]} " + " ".join(f"{j + 1}:{x[j]:.6g}"
+                                                 for j in np.flatnonzero(keep)))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     d = tmp_path_factory.mktemp("allinone")
     return {"four": write_classes(d / "four.svm", [7, -1, 3, 2], n=240, seed=21),
             "pm": write_classes(d / "pm.svm", [-1, 1], n=150, seed=4),
+            "sparse": write_sparse(d / "sparse.svm", [4, 2, 6], 240, 60, 0.15, 5),
             "late": write_classes(d / "late.svm", [2, 1, 3, 9], n=300, seed=8, late=(9, 190))}
 
 
@@ -136,6 +154,30 @@ def test_resume_anywhere_is_the_uninterrupted_stream(files, tmp_path, scheme):
                      chunk_bytes=chunk)
             assert (tmp_path / f"snap.{stop}").read_bytes() == \
                 model_text(stopped, tmp_path / "st"), stop
+
+
+@pytest.mark.parametrize("scheme", ["llw", "cs"])
+def test_sparse_rows_resume_anywhere(files, tmp_path, scheme):
+    """Sparse rows (about 15% of 60 features: the store's columns grow from block to block),
+    2 (C, gamma): stopped inside and at the end of blocks, saved and resumed, the
+    uninterrupted model, byte for byte; every class predicted."""
+    path = files["sparse"]
+    chunk = 900
+    edges = np.cumsum(block_rows(path, chunk)).tolist()
+    assert len(edges) >= 4
+    d = read_svmlight(str(path))
+    for C, gamma in ((2.0, 0.05), (10.0, 0.2)):
+        whole = streamed(path, allinone_params(scheme, C=C, gamma=gamma), chunk_bytes=chunk)
+        pred = whole.predict(Problem.from_svmlight(d).kd)
+        assert set(np.unique(pred)) == set(np.unique(d.y)), (C, gamma)
+        whole_bytes = model_text(whole, tmp_path / "w")
+        for stop in (7, edges[2], edges[2] + 2, 200):
+            state = tmp_path / f"s{stop}"
+            streamed(path, allinone_params(scheme, C=C, gamma=gamma, stop_iterations=stop,
+                                           save_state=str(state)), chunk_bytes=chunk)
+            resumed = streamed(path, allinone_params(scheme, C=C, gamma=gamma,
+                                                     resume=str(state)), chunk_bytes=chunk)
+            assert model_text(resumed, tmp_path / "r") == whole_bytes, (C, gamma, stop)
 
 
 @pytest.mark.parametrize("scheme", ["llw", "cs"])
