@@ -45,8 +45,9 @@ every row it is asked for (no eviction in either run), the in-memory run takes t
 on the same variables with the same random draws, and writes the same model file, byte for
 byte (tests/test_stream.py). Other differences: a class appearing after the first block (see
 above), a cache too small for the rows (the two runs evict other rows, so the kernel values
-counted by the scheduling differ), data kept transposed in memory (KernelData.XT: whole rows
-computed per example). There is no finishing step in either run.
+counted by the scheduling differ), data kept transposed or sparse rows indexed by column in
+memory (KernelData.XT, KernelData.csc: whole rows computed per example, so other kernel values
+counted). There is no finishing step in either run.
 
 Saved and resumed (--save-state, --resume): the store, the whole row cache, the classes, the
 step gains and counts, numba's generator and where the current block begins; a resumed run
