@@ -77,6 +77,7 @@ TIERS = {
     "test_smo.py": ("oracle",),
     "test_steps.py": ("unit", "fast"),
     "test_stream.py": ("oracle",),
+    "test_stream_allinone_driven.py": ("oracle",),
     "test_stream_driven.py": ("oracle",),
     "test_svm_types.py": ("oracle",),
     "test_svmlight.py": ("unit", "fast"),

@@ -282,15 +282,15 @@ def stream_allinone(path, params, chunk_bytes=1 << 22):
 def in_memory_file_order(path, params, kernel_cost, monkeypatch):
     """The in-memory one-pass run (train_allinone, --epochs 1) with the stream's order (file
     order instead of the --seed permutation) and its kernel cost (the scheduling's cost of a
-    kernel value), on dense float64 rows without the transposed copy (whole rows per example
-    would count other kernel values)."""
-    from lasvm_cli.numerics.kernels import NO_XT
+    kernel value), on float64 rows without the transposed copy or the by-column index of sparse
+    rows (whole rows per example would count other kernel values)."""
+    from lasvm_cli.numerics.kernels import NO_CSC, NO_XT
     from lasvm_cli.solvers import s2do_online
     from lasvm_cli.training.allinone import train_allinone
 
     d = read_svmlight(str(path))
     pr = Problem.from_svmlight(d, kernel_type=params.kernel_type, x_storage="float64")
-    pr.kd = pr.kd._replace(XT=NO_XT)
+    pr.kd = pr.kd._replace(XT=NO_XT, csc=NO_CSC)
     order = np.argsort(group_classes(d.y)[3]).astype(np.int64)  # file row -> grouped example
 
     class FileOrder:

@@ -7,6 +7,7 @@ from lasvm_cli.solvers.lasvm_nc import LasvmGRun
 from lasvm_cli.solvers.lasvm_stream import LasvmStreamRun
 from lasvm_cli.solvers.run import SavedRun, TrackedRun
 from lasvm_cli.solvers.s2do_online import S2doRun
+from lasvm_cli.solvers.s2do_stream import S2doStreamRun
 from lasvm_cli.solvers.tracking import TrackRun
 
 
@@ -27,6 +28,10 @@ def lasvm_g_stream(r: LasvmGStreamRun) -> SavedRun:
 
 
 def s2do(r: S2doRun) -> SavedRun:
+    return r
+
+
+def s2do_stream(r: S2doStreamRun) -> SavedRun:
     return r
 
 

@@ -32,8 +32,8 @@ COMMAND_OPTIONS = (
 --stream : one sequential pass over the training file, holding only the expansion:
 	--solver lasvm|lasvm-g|lasvm-nc|lasvm-i|full-svm (two classes), --multiclass ovr
 	--solver lasvm or --multiclass llw|cs --solver online (any number of classes); -g
-	required for -t 1/2/3; --epochs 1; the two-class streams also take the long-run
-	options (--trace, --stop-*, --snapshots, --save-state, --resume)"""),
+	required for -t 1/2/3; --epochs 1; the two-class and the all-in-one streams also
+	take the long-run options (--trace, --stop-*, --snapshots, --save-state, --resume)"""),
     Option("workers", ("--workers",), int, default=None, command=True, section="command",
            usage="""\
 --workers n : run the -v folds, or the one-vs-one pairs, as tasks on a local Dask cluster
@@ -333,9 +333,9 @@ def _training(run, p):
 
 def _main_stream(o):
     """--stream: one sequential pass, the file never read into memory as a whole: LASVM and
-    the LASVM-G family for two classes (runs fed by the file, driven by training/stream.py
-    with the long-run options), one-vs-rest LASVM (solvers/lasvm_ovr_stream.py) and the online
-    all-in-one machines (solvers/s2do_stream.py) for any number."""
+    the LASVM-G family for two classes, the online all-in-one machines for any number (runs
+    fed by the file, driven by training/stream.py with the long-run options), and one-vs-rest
+    LASVM (solvers/lasvm_ovr_stream.py, a loop of its own) for any number."""
     from ..training.params import check_parameter
     from ..solvers import stream_driven, stream_trainer, streamed
     from ..solvers.lasvm_stream import StreamError

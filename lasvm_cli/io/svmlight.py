@@ -566,8 +566,13 @@ def _parsed_blocks(source, zero_based, precomputed, chunk_bytes, check_norms=Fal
         _skip(f, offset, name, kind)
         carry = b""
         eof = False
+        # the reads stay on the chunk_bytes grid of the whole file, so that a stream begun at
+        # a block's offset reads the blocks a stream begun at 0 reads from there (a resumed
+        # all-in-one stream grows its classes where the first reading did: at a block's start)
+        size = chunk_bytes - offset % chunk_bytes
         while not eof:
-            data = _read_chunk(f, chunk_bytes, name, kind)
+            data = _read_chunk(f, size, name, kind)
+            size = chunk_bytes
             if not data:
                 eof = True
                 block = carry

@@ -118,8 +118,9 @@ SOLVERS = {
     # the all-in-one machines (--multiclass llw|cs): batch S2DO and the online S2DO solver
     "s2do": Solver("s2do_batch", kind="all_in_one", bias_free=True, compile="all-in-one"),
     "online": Solver("s2do_online", start="start", kind="all_in_one", driven=True,
-                     bias_free=True, streams=(("llw", "s2do_stream:train_stream_allinone"),
-                                              ("cs", "s2do_stream:train_stream_allinone")),
+                     bias_free=True, streams=(("llw", "s2do_stream:start_stream_allinone"),
+                                              ("cs", "s2do_stream:start_stream_allinone")),
+                     stream_runs=("llw", "cs"),
                      epochs=True, compile="all-in-one", usage="the online S2DO solver"),
 }
 # what the rows say, gathered (the option rows below and the checks name solvers by these)

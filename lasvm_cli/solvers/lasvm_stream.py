@@ -88,6 +88,20 @@ def dense_kd(X, xsq):
     return kd
 
 
+def rows_over(features, indptr, indices, values):
+    """KernelData of CSR rows (feature indices as in the file) over a store's columns
+    ``features`` (features the store has not seen dropped: their columns are zero in every
+    stored row)."""
+    n = indptr.size - 1
+    X = np.zeros((n, max(features.size, 1)))
+    row = np.repeat(np.arange(n), np.diff(indptr))
+    at = np.searchsorted(features, indices)
+    known = (at < features.size) & (features[np.minimum(at, features.size - 1)] == indices) \
+        if features.size else np.zeros(indices.size, bool)
+    X[row[known], at[known]] = values[known]
+    return dense_kd(X, squared_norms(indptr, values))
+
+
 def widen(X, features, indices):
     """(X, features, the columns of ``indices``): the feature indices not seen before inserted
     as columns of X, in order (old columns move right; cached rows stay valid: every dot
@@ -558,15 +572,7 @@ class LasvmStreamRun(LasvmRun):
     def rows_like(self, indptr, indices, values):
         """KernelData of CSR rows (feature indices as in the file) over the store's columns
         (a test set's rows against the current expansion)."""
-        features = self.store.features
-        n = indptr.size - 1
-        X = np.zeros((n, max(features.size, 1)))
-        row = np.repeat(np.arange(n), np.diff(indptr))
-        at = np.searchsorted(features, indices)
-        known = (at < features.size) & (features[np.minimum(at, features.size - 1)] == indices) \
-            if features.size else np.zeros(indices.size, bool)
-        X[row[known], at[known]] = values[known]
-        return dense_kd(X, squared_norms(indptr, values))
+        return rows_over(self.store.features, indptr, indices, values)
 
     # -- save / restore -------------------------------------------------------------------------
 

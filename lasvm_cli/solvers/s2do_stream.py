@@ -1,6 +1,9 @@
 """Streaming all-in-one machines: one sequential pass of the online S2DO solver
 (solvers/s2do_online.py) over a training file larger than memory, any number of classes
-(``svm-train --multiclass llw|cs --solver online --stream``).
+(``svm-train --multiclass llw|cs --solver online --stream``), as a run:
+:class:`S2doStreamRun` is S2doRun fed by the file in blocks, so the online driver steps it
+through the one drive loop (traces with a test set, stopping limits, snapshots, state files:
+training/stream.py).
 
 The online solver's state is already an expansion: positions [0, |W|) of its S2doState are the
 support patterns W (examples with some alpha > 0), their gradients are the only ones kept, and
@@ -16,9 +19,11 @@ stream does (solvers/lasvm_stream.py):
   (what the in-memory swap of the new example to position |W| does: see below), then the
   compiled pass (qp/s2do_epoch.py's ``run_epoch``, called by qp/stream_s2do.py) runs on that
   one example: TWO_NEWS and the old steps it draws. The slots beyond W afterwards (the
-  example if it did not join W, patterns that left W) are freed. ``cap`` grows x1.5 + 64 when no slot is free; the cache is then
-  re-cut to the new width with its rows kept (the scheduling counts kernel values computed, so
-  dropping rows would change the run).
+  example if it did not join W, patterns that left W) are freed. ``cap`` grows x1.5 + 64
+  when no slot is free; the cache is then re-cut to the new width with its rows kept (the
+  scheduling counts kernel values computed, so dropping rows would change the run). A step
+  of the run is the pass on the next n rows of the current block (``stream_rows`` on a
+  prefix of the block's rows); cutting a block into steps changes no iterate.
 * **Classes** are discovered as they appear. The number of classes d of the machine is that of
   the first block of the file (at least 2); the class indices follow LIBSVM's order on that
   block (first appearance, {-1,+1} swapped). A class first seen later grows the machine by one
@@ -40,15 +45,26 @@ every row it is asked for (no eviction in either run), the in-memory run takes t
 on the same variables with the same random draws, and writes the same model file, byte for
 byte (tests/test_stream.py). Other differences: a class appearing after the first block (see
 above), a cache too small for the rows (the two runs evict other rows, so the kernel values
-counted by the scheduling differ), data kept transposed in memory (KernelData.XT: whole rows
-computed per example). There is no finishing step in either run.
+counted by the scheduling differ), data kept transposed or sparse rows indexed by column in
+memory (KernelData.XT, KernelData.csc: whole rows computed per example, so other kernel values
+counted). There is no finishing step in either run.
+
+Saved and resumed (--save-state, --resume): the store, the whole row cache, the classes, the
+step gains and counts, numba's generator and where the current block begins; a resumed run
+reads the file on from there with the saved run's block size (a class grows the machine at
+its block's start, so the blocks must be the first reading's: io/svmlight.py keeps the reads
+on the file's grid of that size).
 """
+
+import copy
 
 import numpy as np
 
+from ..base.numba_internals import rng_state, set_rng_state
 from ..io.svmlight import iter_svmlight
 from ..numerics import kernels
-from ..numerics.cache import N_SLOTS, cache_copy_rows, cache_stats, make_cache
+from ..numerics.cache import (KERNEL_EVALS, N_SLOTS, cache_copy_rows, cache_stats,
+                              make_cache)
 from ..numerics.data import squared_norms
 from ..numerics.kernels import KernelData, kernel_diagonal
 from ..numerics.model import SVMModel
@@ -58,8 +74,12 @@ from ..qp.stream_s2do import N_SIST, S_MAXW, S_NEXT, stream_rows
 from ..qp.stream_slots import S_EVICTED, S_NFREE, ST_GROW
 from . import s2do_online as so
 from .lasvm_stream import (StoredZeros, StreamError, check_one_pass, dense_kd, grown,
-                           grown_free, label_order, line_of_row, sv_rows, widen)
-from .s2do_batch import result_from_state
+                           grown_free, label_order, line_of_row, rows_over, sv_rows, widen)
+from .run import Expansion
+from .s2do_batch import coefficients, result_from_state
+from .saved import load_into
+
+_SAVING = "saving or resuming a streamed online multi-class run"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -176,79 +196,377 @@ def first_block_kcost(indptr):
     return so.FEATURE_WORK * max(1, 1 + int(indptr[-1]) // n)
 
 
-def train_stream_allinone(source, params, *, zero_based=False, info=None, warn=None,
-                          progress=None, chunk_bytes=1 << 22):
-    """One pass of the online S2DO solver (--multiclass llw|cs) over ``source``, read
-    sequentially once. Returns an SVMModel (``multiclass llw|cs``, with ``counters``)."""
-    info = info or (lambda _m: None)
+class _Blocks:
+    """The training file in blocks, in file order: each block's rows numbered (0-based file
+    rows) and where it begins, (byte offset, line, first row). ``start``: that position (a
+    resumed stream; the reads stay on the file's chunk grid, so the blocks are the first
+    reading's)."""
+
+    def __init__(self, source, *, zero_based, chunk_bytes, start=(0, 1, 0)):
+        self.n_rows = int(start[2])
+        self._positions = []
+        self._blocks = iter_svmlight(source, zero_based=zero_based, chunk_bytes=chunk_bytes,
+                                     check_norms=True, start=(int(start[0]), int(start[1])),
+                                     positions=self._positions)
+
+    def next(self):
+        """(block, its file rows, its position), or None at the end of the file."""
+        data = next(self._blocks, None)
+        if data is None:
+            return None
+        rowid = np.arange(self.n_rows, self.n_rows + data.n, dtype=np.int64)
+        position = self._positions[-1] + (self.n_rows,)
+        self.n_rows += data.n
+        return data, rowid, position
+
+
+# the stream's scalars in its state file: where the current block begins, rows read, the
+# blocks' size
+T_OFFSET, T_LINE, T_ROW0, T_ROWS, T_CHUNK = range(5)
+STORE_FIELDS = ("X", "xsq", "rowid", "free", "sist")
+
+
+class S2doStreamRun:
+    """The online S2DO run (solvers/s2do_online.py's S2doRun) fed by the file: the examples
+    are the slots of a :class:`_Store` that rows enter as they are read, in file order, and
+    leave when they leave W. ``begin()`` reads the first block (the machine's classes, the
+    kernel cost, the seed); each ``step(n)`` takes the next ``n`` rows of the current block
+    (qp/stream_s2do.py's ``stream_rows`` on a prefix of the block), or reads the next block
+    (the classes it brings first grow the machine); the run is done at the end of the file.
+    A step never runs past a block, and cutting a block into steps changes no iterate (every
+    decision is in the state), so a run driven with traces, stops and snapshots, or saved and
+    resumed, ends with the uninterrupted stream's model. The measures are S2doRun's
+    (``processed``: examples, ``n_expansion``: |W|). The saved state: the store, the whole
+    row cache (the scheduling counts the kernel values computed), the classes, the step gains
+    and counts, numba's generator, and where the current block begins; a resumed stream reads
+    the file on from there."""
+
+    CHUNK = so.S2doRun.CHUNK
+    PHASES = so.S2doRun.PHASES
+    TRACE_EXTRA = so.S2doRun.TRACE_EXTRA
+    SAVED_FIELDS = so.S2doRun.SAVED_FIELDS
+
+    def __init__(self, source, params, kp, kind, strategy, *, zero_based=False,
+                 chunk_bytes=1 << 22):
+        p = params
+        self.source_name, self.kp, self.kind = source, kp, kind
+        self._p = p  # the model file's kernel fields
+        self.strategy = strategy
+        self._code = so.STRATEGY_CODES[strategy]
+        self._rules = np.array((so.SCHEDULE_CODES[p.schedule], so.SECOND_CODES[p.cs_second]),
+                               np.int64)
+        self._C, self._target, self._eps = float(p.C), float(p.llw_target), float(p.eps)
+        self._seed = int(p.seed)
+        self.cache_mb = p.cache_size
+        self._zero_based, self._chunk = zero_based, int(chunk_bytes)
+        self.TITLE = f"{p.multiclass} (online) stream"
+        self.config = dict(multiclass=p.multiclass, C=self._C, eps=self._eps, strategy=strategy,
+                           target=self._target, seed=self._seed, schedule=p.schedule,
+                           cs_second=p.cs_second, cache_mb=float(p.cache_size), stream=True)
+        self.epochs = 1
+        self.classes = _Classes()
+        self.store = None
+        self.zeros = StoredZeros()
+        self._gains = np.ones(3)  # Algorithm 7's stepGains
+        self._counts = np.zeros(3, np.int64)
+        self._kcost = None
+        self.late = []  # (label, file row) of the classes that grew the machine
+        self.n_rows = 0  # rows read
+        self._source = None
+        self._block = None  # the current block: (ckd, cyc, cdiag, rowid)
+        self._position = (0, 1, 0)
+        self.done = False
+
+    # -- the run's state and measures ---------------------------------------------------------
+
+    @property
+    def online(self):
+        return not self.done
+
+    @property
+    def phase(self):
+        return int(self.done)
+
+    @property
+    def st(self):
+        return self.store.st
+
+    @property
+    def kd(self):
+        """The store's rows (a trace's test error: the expansion's ``sv`` are slots)."""
+        return self.store.kd()
+
+    @property
+    def labels(self):
+        """The machine's class labels in class-index order (NaN for a class of the first
+        block's two that no row has had yet)."""
+        lab = np.full(self.store.d if self.store is not None else 0, np.nan)
+        for v, k in self.classes.index.items():
+            lab[k] = v
+        return lab
+
+    @property
+    def processed(self):
+        return int(self._counts[so.TWO_NEWS])
+
+    @property
+    def n_expansion(self):
+        return S2doScalars(self.store.st).active
+
+    @property
+    def kernel_evals(self):
+        return int(self.store.c.stats[KERNEL_EVALS]) + self.n_rows  # with the diagonal
+
+    def trace_sv(self):
+        return self.n_expansion
+
+    def delta(self):
+        return float(core.kkt_violation(self.store.st, self.n_expansion))
+
+    def dual_objective(self):
+        return float(core.dual_value(self.store.st, self.n_expansion))
+
+    def trace_extra(self):
+        return (S2doScalars(self.store.st).iterations, float(self.done))
+
+    # -- the rows ------------------------------------------------------------------------------
+
+    def _open(self, start=(0, 1, 0)):
+        self._source = _Blocks(self.source_name, zero_based=self._zero_based,
+                               chunk_bytes=self._chunk, start=start)
+
+    def begin(self):
+        """Read the first block: the machine's classes (at least 2), the kernel cost of the
+        scheduling, the seed of the step draws."""
+        self._open()
+        got = self._source.next()
+        if got is None:
+            raise StreamError("empty training file")
+        data = got[0]
+        self.classes.add(data.y)
+        d = max(len(self.classes.index), 2)
+        self.store = _Store(self.kind, d, self._C, self._target, self._eps, self.cache_mb)
+        self._kcost = first_block_kcost(data.indptr)
+        so.seed(self._seed)
+        self._take(*got, grow=False)
+
+    def _take(self, data, rowid, position, grow=True):
+        """Make ``data`` the current block: a class it brings grows the machine (``grow``: a
+        block read for the first time), its columns in the store, its stored zeros offered."""
+        store = self.store
+        lab, n_new = self.classes.add(data.y) if grow else (np.trunc(data.y).astype(np.int64),
+                                                            0)
+        if n_new and len(self.classes.index) > store.d:
+            for v in self.classes.seen[-n_new:]:
+                if self.classes.index[v] >= store.d:
+                    self.late.append((v, int(rowid[np.argmax(lab == v)])))
+                    store.add_class(store.kd(), self.kp)
+        cyc = np.array([self.classes.index[v] for v in lab.tolist()], np.int64)
+        ckd = KernelData(np.zeros((0, 0)), data.indptr, store.columns(data.indices),
+                         data.values, squared_norms(data.indptr, data.values))
+        self.zeros.offer(data.indptr, data.indices, data.values, rowid)
+        cdiag = np.zeros(data.n)
+        kernel_diagonal(ckd, self.kp, cdiag)
+        self._block = (ckd, cyc, cdiag, rowid)
+        self._position = position
+        self.n_rows = int(rowid[-1]) + 1
+        store.sist[S_NEXT] = 0
+
+    def step(self, n=CHUNK):
+        """The online pass on the next ``n`` rows of the current block (fewer at its end), or,
+        the block taken, the next block read (the end of the file ends the run). Returns the
+        rows processed."""
+        if self.done:
+            return 0
+        store = self.store
+        ckd, cyc, cdiag, rowid = self._block
+        a = int(store.sist[S_NEXT])
+        if a >= cyc.size:
+            got = self._source.next()
+            if got is None:
+                self.done, self._source = True, None
+            else:
+                self._take(*got)
+            return 0
+        end = min(cyc.size, a + max(int(n), 1))
+        mult = np.array((1, store.d, store.d), np.int64)
+        # stream_rows takes the rows up to the end of the labels it is given: a prefix
+        while stream_rows(store.st, store.c, store.kd(), store.rowid, store.free, store.sist,
+                          ckd, cyc[:end], cdiag, rowid, self.kp, self._code, mult, self._gains,
+                          self._counts, self._kcost, so.BETA, so.ETA, self._rules) == ST_GROW:
+            store.grow()
+        self.zeros.keep(store.rowid)
+        return end - a
+
+    # -- the model ----------------------------------------------------------------------------
+
+    def expansion(self):
+        """W by slot and each class's coefficients over it (class-index order):
+        f_c(x) = sum_w coef[c, w] K(x, x_w), the arg-max over c decides."""
+        st, c = self.store.st, self.store.c
+        nW = self.n_expansion
+        order = np.argsort(c.perm[:nW])
+        coef = coefficients(self.kind, st.A[:nW][order], st.S[:nW][order], st.yc[:nW][order])
+        return Expansion(c.perm[:nW][order].astype(np.int64), coef, np.zeros(coef.shape[0]))
+
+    def rows_like(self, indptr, indices, values):
+        """KernelData of CSR rows over the store's columns (a test set's rows)."""
+        return rows_over(self.store.features, indptr, indices, values)
+
+    def result(self):
+        """The SolverResult of the current iterate with its model (``model``: the SVs are the
+        store's rows) and svm-train's lines about it (``model_lines``): the classes that grew
+        the machine, LIBSVM's summary."""
+        p = self._p
+        if len(self.classes.seen) < 2:
+            held = "the training file holds" if self.done else \
+                f"the first {self.n_rows} rows hold"
+            raise StreamError(f"--stream --multiclass {p.multiclass} needs at least two "
+                              f"classes: {held} only label {self.classes.seen[0]}")
+        lines = []
+        for v, row in self.late:
+            line = line_of_row(self.source_name, row) if isinstance(self.source_name, str) \
+                else None
+            lines.append(f"class {v} first appears at line {line if line else row + 1}, after "
+                         f"the first block: the machine grew to {self.classes.index[v] + 1} "
+                         "classes there")
+        res, model = _model(self.store, self.zeros, p, self.kind, self.strategy, self.classes,
+                            self._counts, self._kcost, self.n_rows, self.late, lines.append)
+        res.model, res.model_lines = model, lines
+        return res
+
+    def finished_copy(self):
+        """No finishing step: the model of a stop or a snapshot is the current iterate, in a
+        copy of its own that reads no more of the file (not the cache's rows: it is read,
+        never stepped)."""
+        other = copy.copy(self)
+        store = other.store = copy.copy(self.store)
+        store.st = type(store.st)(*(np.array(a) for a in store.st))
+        store.c = store.c._replace(**{f: np.array(getattr(store.c, f))
+                                      for f in ("perm", "pos", "meta", "stats")})
+        for name in ("X", "xsq", "rowid", "free", "sist", "features"):
+            setattr(store, name, np.array(getattr(store, name)))
+        other.zeros = copy.copy(self.zeros)
+        other.zeros.by_row = dict(self.zeros.by_row)
+        other.classes = copy.deepcopy(self.classes)
+        other._counts = self._counts.copy()
+        other.late = list(self.late)
+        other._source = other._block = None
+        other.done = True
+        return other
+
+    # -- save / restore (training/run_control.py's state files) ---------------------------------
+
+    def state_arrays(self):
+        store, c = self.store, self.store.c
+        d = {f"s2do_{name}": np.array(getattr(store.st, name)) for name in self.SAVED_FIELDS}
+        d.update({f"cache_{f}": np.array(getattr(c, f)) for f in c._fields if f != "scratch"})
+        d.update({name: np.array(getattr(store, name)) for name in STORE_FIELDS})
+        d["features"] = store.features.copy()
+        d["gains"], d["counts"] = self._gains.copy(), self._counts.copy()
+        d["kernel_cost"] = np.array([self._kcost], np.float64)
+        offset, line, row0 = self._position
+        d["stream"] = np.array([offset, line, row0, self.n_rows, self._chunk], np.int64)
+        d["classes_seen"] = np.array(self.classes.seen, np.int64)
+        d["classes_index"] = np.array([self.classes.index[v] for v in self.classes.seen],
+                                      np.int64)
+        d["late"] = np.array(self.late, np.int64).reshape(-1, 2)
+        rows = np.fromiter(self.zeros.by_row, np.int64, len(self.zeros.by_row))
+        idx = [np.asarray(self.zeros.by_row[r], np.int64) for r in rows.tolist()]
+        d["zero_rows"] = rows
+        d["zero_ptr"] = np.cumsum([0] + [a.size for a in idx]).astype(np.int64)
+        d["zero_idx"] = np.concatenate(idx) if idx else np.zeros(0, np.int64)
+        d["numba_rng"] = np.array(rng_state(_SAVING), np.int64)
+        return d
+
+    def load_state_arrays(self, d, phase):
+        """A run (not begun) continues from :meth:`state_arrays`: in the online phase it reads
+        the file on from the start of the block it was saved in (with the saved run's block
+        size, so its blocks are the saved run's), that block's rows already taken skipped."""
+        A = np.asarray(d["s2do_A"])
+        cap, n_classes = A.shape
+        store = _Store(self.kind, n_classes, self._C, self._target, self._eps, self.cache_mb,
+                       cap=cap)
+        for name in self.SAVED_FIELDS:
+            load_into(getattr(store.st, name), d[f"s2do_{name}"], name)
+        for f in store.c._fields:
+            if f != "scratch":
+                load_into(getattr(store.c, f), d[f"cache_{f}"], f"cache_{f}")
+        store.X = np.array(d["X"], np.float64)
+        for name in ("xsq", "rowid", "free", "sist"):
+            load_into(getattr(store, name), d[name], name)
+        store.features = np.array(d["features"], np.int64)
+        self.store = store
+        load_into(self._gains, d["gains"], "gains")
+        load_into(self._counts, d["counts"], "counts")
+        self._kcost = float(np.asarray(d["kernel_cost"])[0])
+        t = [int(v) for v in np.asarray(d["stream"])]
+        self.classes = _Classes()
+        self.classes.seen = [int(v) for v in np.asarray(d["classes_seen"])]
+        self.classes.index = {v: int(k) for v, k in
+                              zip(self.classes.seen, np.asarray(d["classes_index"]).tolist())}
+        self.late = [(int(v), int(r)) for v, r in np.asarray(d["late"]).tolist()]
+        zr, zp, zi = (np.asarray(d[k], np.int64) for k in ("zero_rows", "zero_ptr", "zero_idx"))
+        self.zeros = StoredZeros()
+        self.zeros.by_row = {int(r): zi[zp[k]:zp[k + 1]].astype(np.int32)
+                             for k, r in enumerate(zr.tolist())}
+        self._chunk = t[T_CHUNK]
+        self._position = (t[T_OFFSET], t[T_LINE], t[T_ROW0])
+        self.done = bool(phase)
+        if not self.done:
+            next_row = int(store.sist[S_NEXT])
+            self._open(self._position)
+            got = self._source.next()
+            if got is None or got[0].n < next_row:
+                raise StreamError(f"{self.source_name}: the file ends before the row the "
+                                  "state was saved at")
+            self._take(*got, grow=False)
+            store.sist[S_NEXT] = next_row
+        self.n_rows = t[T_ROWS]
+        set_rng_state(np.asarray(d["numba_rng"]), _SAVING)
+
+
+def start_stream_allinone(source, params, *, zero_based=False, chunk_bytes=1 << 22,
+                          warn=None):
+    """The S2doStreamRun of svm-train's parameters over the file ``source`` (the SOLVERS row's
+    stream start for "online", --multiclass llw|cs): -c, -e, -m, --seed, --strategy,
+    --llw-target, --step-schedule, --cs-second and the kernel."""
     p = params
     check_params(p)
     kind = core.KINDS[p.multiclass]
     strategy = so.DEFAULT_STRATEGY[kind] if p.strategy is None else p.strategy
-    code = so.STRATEGY_CODES[strategy]
-    rules = np.array((so.SCHEDULE_CODES[p.schedule], so.SECOND_CODES[p.cs_second]), np.int64)
     kp = kernels.make_params(p.kernel_type, p.degree, p.gamma, p.coef0)
-    classes = _Classes()
-    store = None
-    zeros = StoredZeros()
-    gains = np.ones(3)
-    counts = np.zeros(3, np.int64)
-    kcost = None
-    n_rows = 0
-    late = []  # (label, 1-based line) of classes that grew the machine
-    bar = progress(f"{p.multiclass} (online) stream") if progress else None
-    blocks = iter_svmlight(source, zero_based=zero_based, chunk_bytes=chunk_bytes,
-                           check_norms=True)
+    return S2doStreamRun(source, p, kp, kind, strategy, zero_based=zero_based,
+                         chunk_bytes=chunk_bytes)
+
+
+def train_stream_allinone(source, params, *, zero_based=False, info=None, warn=None,
+                          progress=None, chunk_bytes=1 << 22):
+    """One pass of the online S2DO solver (--multiclass llw|cs) over ``source``, read
+    sequentially once: :func:`start_stream_allinone`'s run to its end. Returns an SVMModel
+    (``multiclass llw|cs``, with ``counters``). (svm-train drives the run through
+    training/stream.py.)"""
+    info = info or (lambda _m: None)
+    run = start_stream_allinone(source, params, zero_based=zero_based, chunk_bytes=chunk_bytes,
+                                warn=warn)
+    bar = progress(run.TITLE) if progress else None
     try:
-        for data in blocks:
-            rowid = np.arange(n_rows, n_rows + data.n, dtype=np.int64)
-            n_rows += data.n
-            lab, n_new = classes.add(data.y)
-            if store is None:
-                d = max(len(classes.index), 2)
-                store = _Store(kind, d, float(p.C), float(p.llw_target), float(p.eps),
-                               p.cache_size)
-                kcost = first_block_kcost(data.indptr)
-                so.seed(int(p.seed))
-            elif len(classes.index) > store.d:
-                for v in classes.seen[-n_new:]:
-                    if classes.index[v] >= store.d:
-                        late.append((v, int(rowid[np.argmax(lab == v)])))
-                        store.add_class(store.kd(), kp)
-            mult = np.array((1, store.d, store.d), np.int64)
-            cyc = np.array([classes.index[v] for v in lab.tolist()], np.int64) if lab.size \
-                else np.zeros(0, np.int64)
-            x_sq = squared_norms(data.indptr, data.values)
-            ckd = KernelData(np.zeros((0, 0)), data.indptr, store.columns(data.indices),
-                             data.values, x_sq)
-            zeros.offer(data.indptr, data.indices, data.values, rowid)
-            cdiag = np.zeros(data.n)
-            kernel_diagonal(ckd, kp, cdiag)
-            store.sist[S_NEXT] = 0
-            while stream_rows(store.st, store.c, store.kd(), store.rowid, store.free,
-                              store.sist, ckd, cyc, cdiag, rowid, kp, code, mult, gains,
-                              counts, kcost, so.BETA, so.ETA, rules) == ST_GROW:
-                store.grow()
-            zeros.keep(store.rowid)
-            del data, ckd
+        run.begin()
+        while not run.done:
+            run.step(run.CHUNK)
             if bar:
-                bar.update(int(counts[so.TWO_NEWS]), S2doScalars(store.st).active)
+                bar.update(run.processed, run.n_expansion)
     finally:
         if bar:
             bar.close()
-    if store is None:
-        raise StreamError("empty training file")
-    if len(classes.seen) < 2:
-        raise StreamError(f"--stream --multiclass {p.multiclass} needs at least two classes: "
-                          f"the training file holds only label {classes.seen[0]}")
-    for v, row in late:
-        line = line_of_row(source, row) if isinstance(source, str) else None
-        info(f"class {v} first appears at line {line if line else row + 1}, after the first "
-             f"block: the machine grew to {classes.index[v] + 1} classes there")
-    return _model(store, zeros, p, kind, strategy, classes, counts, kcost, n_rows, late, info)
+    res = run.result()
+    for line in res.model_lines:
+        info(line)
+    return res.model
 
 
 def _model(store, zeros, p, kind, strategy, classes, counts, kcost, n_rows, late, info):
+    """(SolverResult, SVMModel) of the store's current iterate; LIBSVM's lines to ``info``."""
     from .s2do_batch import report_allinone
 
     st, c = store.st, store.c
@@ -288,4 +606,4 @@ def _model(store, zeros, p, kind, strategy, classes, counts, kcost, n_rows, late
                           kernel_cost=float(kcost), classes_grown=len(late),
                           obj=float(res.obj))
     info(f"Total nSV = {int(sv.size)}")
-    return model
+    return res, model

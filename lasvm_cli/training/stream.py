@@ -1,5 +1,6 @@
 """svm-train --stream for a solver whose stream is a run (the SOLVERS row's ``stream_runs``):
-the run, fed by its file in blocks (solvers/lasvm_stream.py), goes through the online driver
+the run, fed by its file in blocks (solvers/lasvm_stream.py, lasvm_g_stream.py,
+s2do_stream.py), goes through the online driver
 (run_control.py's OnlineControl and the one drive loop) as an in-memory machine does, so the
 trace (with --test), the stopping limits, snapshots and the state file apply to it. What
 differs from an in-memory machine: the model is the run's own (its SVs are the rows the
@@ -44,7 +45,8 @@ class StreamControl(OnlineControl):
 
 class StreamTestSet:
     """--test's rows for a streamed run: read once, stored in the stream's feature columns at
-    each trace row (``run.rows_like``), the run's two labels."""
+    each trace row (``run.rows_like``); a binary machine's two labels (``run.label``), or an
+    all-in-one machine's classes (``run.labels``, in class-index order)."""
 
     def __init__(self, path, zero_based=False):
         from ..io.svmlight import read_svmlight
@@ -57,28 +59,42 @@ class StreamTestSet:
         self.y = np.trunc(np.asarray(d.y, np.float64))
 
     def error(self, run, machine=None):
-        """Test error of the run's current expansion on the test rows of its two classes."""
+        """Test error of the run's current expansion: a binary machine on the test rows of
+        its two classes (positive where f > 0); an all-in-one machine on every test row, the
+        arg-max over its classes' decision values, as svm-predict decides (a class the stream
+        has not met yet is never predicted)."""
         from ..numerics.kernels import expansion_values
 
-        pos, neg = run.label[0], run.label[1]
-        rows = np.flatnonzero((self.y == pos) | (self.y == neg))
+        sv, coef, rho = run.expansion()
+        if coef.shape[0] == 1:
+            pos, neg = run.label[0], run.label[1]
+            rows = np.flatnonzero((self.y == pos) | (self.y == neg))
+        else:
+            rows = np.arange(self.y.size)
         if rows.size == 0:
             return float("nan")
-        sv, coef, rho = run.expansion()
         kd = run.rows_like(self.d.indptr, self.d.indices, self.d.values)
-        dec = np.zeros(rows.size)
+        dec = np.zeros((coef.shape[0], rows.size))
         if sv.size:
-            expansion_values(kd, rows.astype(np.int64), run.kd, sv, np.ascontiguousarray(coef[0]),
-                             run.kp, dec)
-        return float(np.mean((dec - rho[0] > 0) != (self.y[rows] == pos)))
+            for c in range(coef.shape[0]):
+                expansion_values(kd, rows.astype(np.int64), run.kd, sv,
+                                 np.ascontiguousarray(coef[c]), run.kp, dec[c])
+        if coef.shape[0] == 1:
+            return float(np.mean((dec[0] - rho[0] > 0) != (self.y[rows] == pos)))
+        labels = np.asarray(run.labels, np.float64)
+        dec[np.isnan(labels)] = -np.inf  # a class index no row has had
+        return float(np.mean(labels[np.argmax(dec - rho[:, None], axis=0)] != self.y))
 
 
 def train_stream(source, params, start, *, zero_based=False, info=None, warn=None,
                  progress=None, chunk_bytes=1 << 22):
     """One pass over ``source`` by the run ``start(source, params, ...)`` makes, driven with
     the observers svm-train's options ask for; prints LIBSVM's lines and returns the model.
-    A bad row or label (an input error) leaves no output behind: the trace, snapshots and a
-    state file this training created are removed."""
+    A bad row or label (an input error, or a file the solver cannot train on) leaves no
+    output behind: the trace, snapshots and a state file this training created are
+    removed."""
+    from ..solvers.lasvm_stream import StreamError
+
     info = info or (lambda _m: None)
     warn = warn or (lambda _m: None)
     opts = OnlineOptions.from_params(params) or OnlineOptions()
@@ -91,7 +107,7 @@ def train_stream(source, params, start, *, zero_based=False, info=None, warn=Non
     bar = progress(run.TITLE) if progress else None
     try:
         res = control.drive(run, bar.update if bar else None)
-    except (InputFormatError, ParameterError):
+    except (InputFormatError, ParameterError, StreamError):
         control.close()
         _remove_outputs(opts, existed, control)
         raise
