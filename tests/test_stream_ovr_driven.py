@@ -187,10 +187,10 @@ def test_sparse_rows_resume_anywhere(files, tmp_path):
 
 
 def test_observers_change_no_model_and_trace_is_sane(files, tmp_path):
-    """A trace with a test set, snapshots and a state file saved at every step: the plain
-    stream's model; the trace's iterations grow, its test errors are in [0, 1], its final row's
-    test error is the model's on the test set (the training rows) (svm-predict's arg-max over the k machines) and
-    its sv column the model's."""
+    """A trace with a test set (the training rows), snapshots and a state file saved at every
+    step: the plain stream's model; the trace's iterations grow, its test errors are in
+    [0, 1] and fall, its duals grow, its final row's test error is the model's on the test
+    set (svm-predict's arg-max over the k machines) and its sv column the model's."""
     path = files["late"]
     plain = model_text(streamed(path, ovr_params(), chunk_bytes=1500), tmp_path / "p")
     test = path  # the training error: the machines learn their rows
