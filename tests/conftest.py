@@ -79,6 +79,7 @@ TIERS = {
     "test_stream.py": ("oracle",),
     "test_stream_allinone_driven.py": ("oracle",),
     "test_stream_driven.py": ("oracle",),
+    "test_stream_ovr_driven.py": ("oracle",),
     "test_svm_types.py": ("oracle",),
     "test_svmlight.py": ("unit", "fast"),
     "test_sweep.py": ("oracle",),

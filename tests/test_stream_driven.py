@@ -223,13 +223,6 @@ def test_bad_row_mid_stream_leaves_no_output(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad"]
 
 
-def test_ovr_stream_still_refuses_the_online_options(tmp_path):
-    r = run_cli("-g", "0.07", "--stream", "--solver", "lasvm", "--multiclass", "ovr",
-                "--trace", tmp_path / "t", HEART, tmp_path / "m")
-    assert r.exit_code == 1 and "--stream does not support --trace" in r.stderr
-    assert not (tmp_path / "t").exists()
-
-
 # ---------------------------------------------------------------------------------------------
 # LASVM-G, -NC, -I, FULL SVM (solvers/lasvm_g_stream.py's LasvmGStreamRun)
 

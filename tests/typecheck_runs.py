@@ -4,6 +4,7 @@ drive loop and its observers rely on (solvers/run.py)."""
 from lasvm_cli.solvers.lasvm import LasvmRun
 from lasvm_cli.solvers.lasvm_g_stream import LasvmGStreamRun
 from lasvm_cli.solvers.lasvm_nc import LasvmGRun
+from lasvm_cli.solvers.lasvm_ovr_stream import OvrStreamRun
 from lasvm_cli.solvers.lasvm_stream import LasvmStreamRun
 from lasvm_cli.solvers.run import SavedRun, TrackedRun
 from lasvm_cli.solvers.s2do_online import S2doRun
@@ -24,6 +25,10 @@ def lasvm_stream(r: LasvmStreamRun) -> SavedRun:
 
 
 def lasvm_g_stream(r: LasvmGStreamRun) -> SavedRun:
+    return r
+
+
+def lasvm_ovr_stream(r: OvrStreamRun) -> SavedRun:
     return r
 
 

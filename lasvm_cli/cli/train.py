@@ -333,9 +333,9 @@ def _training(run, p):
 
 def _main_stream(o):
     """--stream: one sequential pass, the file never read into memory as a whole: LASVM and
-    the LASVM-G family for two classes, the online all-in-one machines for any number (runs
-    fed by the file, driven by training/stream.py with the long-run options), and one-vs-rest
-    LASVM (solvers/lasvm_ovr_stream.py, a loop of its own) for any number."""
+    the LASVM-G family for two classes, one-vs-rest LASVM and the online all-in-one machines
+    for any number (runs fed by the file, driven by training/stream.py with the long-run
+    options)."""
     from ..training.params import check_parameter
     from ..solvers import stream_driven, stream_trainer, streamed
     from ..solvers.lasvm_stream import StreamError

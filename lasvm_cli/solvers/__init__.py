@@ -97,8 +97,8 @@ SOLVERS = {
     "smo": Solver("csvc", usage="batch SMO (default)"),  # batch SMO (MVP / second order / HMG)
     "lasvm": Solver("lasvm", start="start", driven=True,  # online LASVM (in memory)
                     streams=(("ovo", "lasvm_stream:start_stream"),
-                             ("ovr", "lasvm_ovr_stream:train_stream_ovr")),
-                    stream_runs=("ovo",),
+                             ("ovr", "lasvm_ovr_stream:start_stream_ovr")),
+                    stream_runs=("ovo", "ovr"),
                     epochs=True, compile="lasvm", usage="online LASVM"),
     # bias-free online SVMs (Ertekin, Bottou & Giles 2011)
     "lasvm-g": _LASVM_G,    # LASVM-G: gap-driven REPROCESS, CLEAN

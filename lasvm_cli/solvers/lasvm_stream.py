@@ -332,13 +332,16 @@ class RowSource:
     """The training file read in blocks, in file order: each block's rows numbered (0-based
     file rows), their labels checked (:class:`Labels`), and where the block begins, (byte
     offset, line, first row), so that a saved stream reads on from there. ``start``: that
-    position (a resumed stream), ``labels``: the labels seen before it."""
+    position (a resumed stream), ``labels``: the labels seen before it; ``two_classes``
+    False: the labels are not checked (a one-vs-rest stream takes any number)."""
 
     def __init__(self, source, *, zero_based=False, chunk_bytes=1 << 22, start=(0, 1, 0),
-                 labels=()):
+                 labels=(), two_classes=True):
         self.source = source
-        self.labels = Labels(source)
-        self.labels.seen = [int(v) for v in labels]
+        self.labels = None  # any number of classes (``two_classes`` False): no labels kept
+        if two_classes:
+            self.labels = Labels(source)
+            self.labels.seen = [int(v) for v in labels]
         self.n_rows = int(start[2])
         self._positions = []
         # rows whose squared norm would overflow the kernels are input errors (FILE:LINE), as
@@ -356,7 +359,8 @@ class RowSource:
         rowid = np.arange(self.n_rows, self.n_rows + data.n, dtype=np.int64)
         position = self._positions[-1] + (self.n_rows,)
         self.n_rows += data.n
-        self.labels.add(data.y, rowid)
+        if self.labels is not None:
+            self.labels.add(data.y, rowid)
         return (data.y, data.indptr, data.indices, data.values, rowid), position
 
 

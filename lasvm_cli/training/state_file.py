@@ -89,7 +89,8 @@ def check_resume(path, meta, fingerprint, params):
 
 def _run_kind(params):
     if "multiclass" in params:
-        return f"--multiclass {params['multiclass']} --solver online"
+        solver = "lasvm" if params["multiclass"] == "ovr" else "online"
+        return f"--multiclass {params['multiclass']} --solver {solver}"
     return "a LASVM-family solver"
 
 

@@ -1,6 +1,6 @@
 """svm-train --stream for a solver whose stream is a run (the SOLVERS row's ``stream_runs``):
 the run, fed by its file in blocks (solvers/lasvm_stream.py, lasvm_g_stream.py,
-s2do_stream.py), goes through the online driver
+lasvm_ovr_stream.py, s2do_stream.py), goes through the online driver
 (run_control.py's OnlineControl and the one drive loop) as an in-memory machine does, so the
 trace (with --test), the stopping limits, snapshots and the state file apply to it. What
 differs from an in-memory machine: the model is the run's own (its SVs are the rows the
@@ -45,8 +45,9 @@ class StreamControl(OnlineControl):
 
 class StreamTestSet:
     """--test's rows for a streamed run: read once, stored in the stream's feature columns at
-    each trace row (``run.rows_like``); a binary machine's two labels (``run.label``), or an
-    all-in-one machine's classes (``run.labels``, in class-index order)."""
+    each trace row (``run.rows_like``); a binary machine's two labels (``run.label``), or the
+    classes of an all-in-one machine or of one-vs-rest machines (``run.labels``, in the order
+    of the expansion's rows; ``ARG_MAX``: arg-max even over one row)."""
 
     def __init__(self, path, zero_based=False):
         from ..io.svmlight import read_svmlight
@@ -60,13 +61,14 @@ class StreamTestSet:
 
     def error(self, run, machine=None):
         """Test error of the run's current expansion: a binary machine on the test rows of
-        its two classes (positive where f > 0); an all-in-one machine on every test row, the
-        arg-max over its classes' decision values, as svm-predict decides (a class the stream
-        has not met yet is never predicted)."""
+        its two classes (positive where f > 0); an all-in-one machine or one-vs-rest machines
+        on every test row, the arg-max over the classes' decision values, as svm-predict
+        decides (a class the stream has not met yet is never predicted)."""
         from ..numerics.kernels import expansion_values
 
         sv, coef, rho = run.expansion()
-        if coef.shape[0] == 1:
+        binary = coef.shape[0] == 1 and not getattr(run, "ARG_MAX", False)
+        if binary:
             pos, neg = run.label[0], run.label[1]
             rows = np.flatnonzero((self.y == pos) | (self.y == neg))
         else:
@@ -79,7 +81,7 @@ class StreamTestSet:
             for c in range(coef.shape[0]):
                 expansion_values(kd, rows.astype(np.int64), run.kd, sv,
                                  np.ascontiguousarray(coef[c]), run.kp, dec[c])
-        if coef.shape[0] == 1:
+        if binary:
             return float(np.mean((dec[0] - rho[0] > 0) != (self.y[rows] == pos)))
         labels = np.asarray(run.labels, np.float64)
         dec[np.isnan(labels)] = -np.inf  # a class index no row has had
