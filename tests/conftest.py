@@ -127,6 +127,28 @@ def precomputed(M):
     return KernelData(X, e[0], e[1], e[2], np.zeros(n)), make_params(PRECOMPUTED)
 
 
+class RecordingBar:
+    """A progress bar for the drive loop's tests (``progress=RecordingBar.into(calls)``):
+    records its title, each update's count and its close; ``on_update()`` runs at each update
+    (a look at the outputs between two steps)."""
+
+    @classmethod
+    def into(cls, calls, on_update=None):
+        return lambda title: cls(title, calls, on_update)
+
+    def __init__(self, title, calls, on_update=None):
+        self.calls, self.on_update = calls, on_update
+        calls.append(("title", title))
+
+    def update(self, done, value=None):
+        self.calls.append(("update", done))
+        if self.on_update is not None:
+            self.on_update()
+
+    def close(self):
+        self.calls.append(("close",))
+
+
 def run_cli(command, args, code=0):
     """A click command (svm_train, svm_predict, lasvm ...) run in this process with click's
     CliRunner: its exit status must be ``code`` and its stderr free of tracebacks."""

@@ -22,7 +22,9 @@ from lasvm_cli.numerics.cache import make_cache
 from lasvm_cli.qp import online_core as L
 from lasvm_cli.solvers.finishing import start_finishing
 from lasvm_cli.solvers.lasvm import result_of
-from lasvm_cli.solvers.lasvm_stream import StreamError, train_stream
+from lasvm_cli.solvers import stream_trainer
+from lasvm_cli.solvers.lasvm_stream import StreamError
+from lasvm_cli.training.stream import train_stream
 from lasvm_cli.numerics.classes import group_classes
 from lasvm_cli.training.train import train
 
@@ -62,10 +64,15 @@ def file_order_lasvm(path, gamma, C, eps=1e-3, finish=True, stop=None):
     return r.obj, r.rho[0], r.n_sv, r.n_iter
 
 
+def run_stream(path, params, chunk_bytes=1 << 22):
+    """svm-train --stream's model of ``params`` over ``path``: the stream's run (the row's
+    start function) through the drive loop."""
+    return train_stream(str(path), params, stream_trainer(params), chunk_bytes=chunk_bytes)
+
+
 def stream(path, gamma, C, **kw):
     chunk = kw.pop("chunk_bytes", 1 << 22)
-    p = TrainParams(solver="lasvm", gamma=gamma, C=C, **kw)
-    return train_stream(str(path), p, chunk_bytes=chunk)
+    return run_stream(path, TrainParams(solver="lasvm", gamma=gamma, C=C, **kw), chunk)
 
 
 def accuracy(model, path):
@@ -274,9 +281,7 @@ def allinone_params(scheme, **kw):
 
 
 def stream_allinone(path, params, chunk_bytes=1 << 22):
-    from lasvm_cli.solvers.s2do_stream import train_stream_allinone
-
-    return train_stream_allinone(str(path), params, chunk_bytes=chunk_bytes)
+    return run_stream(path, params, chunk_bytes)
 
 
 def in_memory_file_order(path, params, kernel_cost, monkeypatch):
@@ -493,9 +498,8 @@ def test_g_family_stream_is_the_in_memory_pass_in_file_order(heart_path, tmp_pat
     boundaries and the store grows)."""
     d = read_svmlight(heart_path)
     p = TrainParams(solver=solver, gamma=1 / 13, C=1.0, finish_tau=finish_tau)
-    from lasvm_cli.solvers.lasvm_g_stream import train_stream_g
 
-    m = train_stream_g(heart_path, p, chunk_bytes=3000)
+    m = run_stream(heart_path, p, 3000)
     order = np.argsort(group_classes(d.y)[3]).astype(np.int64)
     mem = train(Problem.from_svmlight(d, kernel_type=2), p, driver=g_file_order_driver(order))
     assert model_text(m, tmp_path / "s.model") == model_text(mem, tmp_path / "m.model")
@@ -561,11 +565,9 @@ def ovr_file_order_driver(path, starts):
 
 
 def ovr_stream(path, chunk_bytes=1 << 22, **kw):
-    from lasvm_cli.solvers.lasvm_ovr_stream import train_stream_ovr
-
     p = TrainParams(solver="lasvm", multiclass="ovr", gamma=kw.pop("gamma", 0.5),
                     C=kw.pop("C", 2.0), **kw)
-    return p, train_stream_ovr(str(path), p, chunk_bytes=chunk_bytes)
+    return p, run_stream(path, p, chunk_bytes)
 
 
 def ovr_in_memory(path, p, m):
@@ -724,10 +726,6 @@ def test_streamed_svs_keep_entries_stored_as_zero(tmp_path, kind):
     """``3:0`` in the file stays in the model's SVs, as LIBSVM and the in-memory path write
     it: every row stores feature 6 as 0, and every other row feature 3."""
     from lasvm_cli.io.model_file import write_model
-    from lasvm_cli.solvers.lasvm_g_stream import train_stream_g
-    from lasvm_cli.solvers.lasvm_ovr_stream import train_stream_ovr
-    from lasvm_cli.solvers.s2do_stream import train_stream_allinone
-
     labels = [1, -1] if kind in ("lasvm", "lasvm-g") else [2, 1, 3]
     plain = write_classes(tmp_path / "plain.svm", labels, n=240, seed=9)
     path = tmp_path / "zeros.svm"
@@ -737,12 +735,10 @@ def test_streamed_svs_keep_entries_stored_as_zero(tmp_path, kind):
             if i % 2 == 0:
                 words[3] = "3:0"
             g.write(" ".join(words + ["6:0"]) + "\n")
-    solver, multiclass, run = {
-        "lasvm": ("lasvm", "ovo", train_stream), "lasvm-g": ("lasvm-g", "ovo", train_stream_g),
-        "ovr": ("lasvm", "ovr", train_stream_ovr),
-        "cs": ("online", "cs", train_stream_allinone)}[kind]
+    solver, multiclass = {"lasvm": ("lasvm", "ovo"), "lasvm-g": ("lasvm-g", "ovo"),
+                          "ovr": ("lasvm", "ovr"), "cs": ("online", "cs")}[kind]
     p = TrainParams(solver=solver, multiclass=multiclass, gamma=0.5, C=2.0)
-    model = run(str(path), p, chunk_bytes=2000)  # blocks of about 30 rows
+    model = run_stream(path, p, 2000)  # blocks of about 30 rows
     write_model(model, tmp_path / "m")
     sv_lines = (tmp_path / "m").read_text().split("\nSV\n")[1].splitlines()
     assert len(sv_lines) > 10

@@ -26,7 +26,7 @@ from lasvm_cli.solvers.run import SavedRun
 from lasvm_cli.training.params import TrainParams
 from lasvm_cli.training.stream import train_stream
 
-from .conftest import HEART
+from .conftest import HEART, RecordingBar
 from .test_stream import file_order_lasvm
 
 
@@ -341,19 +341,9 @@ def test_progress_bar_is_an_observer_of_the_stream(solver):
 
     calls = []
 
-    class Bar:
-        def __init__(self, title):
-            calls.append(("title", title))
-
-        def update(self, done, value=None):
-            calls.append(("update", done))
-
-        def close(self):
-            calls.append(("close",))
-
     begin = start_stream if solver == "lasvm" else start_stream_g
     p = TrainParams(solver=solver, gamma=0.07, C=1.0, stop_iterations=200)
-    train_stream(str(HEART), p, begin, chunk_bytes=900, progress=Bar)
+    train_stream(str(HEART), p, begin, chunk_bytes=900, progress=RecordingBar.into(calls))
     assert calls[0] == ("title", f"{'LASVM' if solver == 'lasvm' else solver} stream")
     done = [c[1] for c in calls if c[0] == "update"]
     assert len(done) >= 5 and done == sorted(done) and done[-1] >= 200

@@ -29,6 +29,7 @@ from lasvm_cli.solvers.run import SavedRun
 from lasvm_cli.training.params import TrainParams
 from lasvm_cli.training.stream import train_stream
 
+from .conftest import RecordingBar
 from .test_stream import model_text, ovr_in_memory, write_classes
 from .test_stream_allinone_driven import write_sparse
 
@@ -324,20 +325,10 @@ def test_bad_input_mid_stream_leaves_no_output(files, tmp_path):
     p = ovr_params(trace=str(tmp_path / "t"), snapshots="20,100000",
                    model_file=str(tmp_path / "m"), save_state=str(tmp_path / "s"),
                    save_every=0)
-    seen = set()
-
-    class Bar:  # what the training had written, after each step
-        def __init__(self, title):
-            pass
-
-        def update(self, done, value=None):
-            seen.update(q.name for q in tmp_path.iterdir())
-
-        def close(self):
-            pass
-
+    seen = set()  # what the training had written, after each step
+    look = RecordingBar.into([], lambda: seen.update(q.name for q in tmp_path.iterdir()))
     with pytest.raises(InputFormatError, match=f"{bad}:151: "):
-        streamed(bad, p, chunk_bytes=900, progress=Bar)
+        streamed(bad, p, chunk_bytes=900, progress=look)
     assert seen == {"bad", "t", "s", "m.20"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad"]
     g = ["-g", "0.5", "--stream", "--multiclass", "ovr", "--solver", "lasvm", "-q"]
@@ -358,17 +349,8 @@ def test_bad_input_mid_stream_leaves_no_output(files, tmp_path):
 def test_progress_bar_is_an_observer_of_the_stream(files):
     calls = []
 
-    class Bar:
-        def __init__(self, title):
-            calls.append(("title", title))
-
-        def update(self, done, value=None):
-            calls.append(("update", done))
-
-        def close(self):
-            calls.append(("close",))
-
-    streamed(files["five"], ovr_params(stop_iterations=200), chunk_bytes=900, progress=Bar)
+    streamed(files["five"], ovr_params(stop_iterations=200), chunk_bytes=900,
+             progress=RecordingBar.into(calls))
     assert calls[0] == ("title", "LASVM ovr stream")
     done = [c[1] for c in calls if c[0] == "update"]
     assert len(done) >= 5 and done == sorted(done) and done[-1] == 200

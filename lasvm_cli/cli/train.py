@@ -337,25 +337,18 @@ def _main_stream(o):
     for any number (runs fed by the file, driven by training/stream.py with the long-run
     options)."""
     from ..training.params import check_parameter
-    from ..solvers import stream_driven, stream_trainer, streamed
+    from ..solvers import stream_trainer, streamed
     from ..solvers.lasvm_stream import StreamError
     from ..base.progress import progress_factory
 
     p = o.params
-    train_stream = stream_trainer(p)
-    if train_stream is None:
+    start_stream = stream_trainer(p)
+    if start_stream is None:
         what = f"--solver {p.solver}" + (f" --multiclass {p.multiclass}"
                                          if p.multiclass != "ovo" else "")
         _error(f"--stream trains {streamed()}; not {what}")
     if o.nr_fold:
         _error("--stream does not support cross validation (-v)")
-    driven = stream_driven(p)
-    if not driven:  # a stream with a loop of its own
-        for name in ("save_state", "resume", "stop_iterations", "stop_sv", "stop_seconds",
-                     "snapshots", "trace"):
-            if getattr(p, name, None) is not None:
-                _error(f"--stream does not support --{name.replace('_', '-')} with "
-                       f"--solver {p.solver} --multiclass {p.multiclass}")
     err = check_parameter(p, given=o.given)
     if err:
         _error(err)
@@ -364,14 +357,10 @@ def _main_stream(o):
     info = (lambda _m: None) if o.quiet else _stdout
     kw = dict(zero_based=o.zero_based, info=info, warn=_stderr,
               progress=progress_factory(o.quiet))
-    if driven:  # the run through the online driver (training/stream.py)
-        from ..training.stream import train_stream as drive_stream
+    from ..training.stream import train_stream as drive_stream
 
-        def training():
-            return drive_stream(o.input_file, p, train_stream, **kw)
-    else:
-        def training():
-            return train_stream(o.input_file, p, **kw)
+    def training():  # the stream's run through the online driver (training/stream.py)
+        return drive_stream(o.input_file, p, start_stream, **kw)
     try:
         model = _training(training, p)
     except StreamError as e:

@@ -50,14 +50,14 @@ class Solver(NamedTuple):
     driven: bool = False            # its run takes the online driver's options (DRIVER_OPTIONS)
     tracking: bool = False          # a tracking algorithm (teachers, gap traces)
     bias_free: bool = False         # no bias: the model's rho is 0
-    streams: tuple = ()             # (--multiclass scheme, "module:function") for --stream
+    streams: tuple = ()             # (--multiclass scheme, "module:function" starting the
+                                    # --stream run that training/stream.py drives)
     epochs: bool = False            # takes --epochs: passes over the data
     rules: object = None            # TrainParams -> error text or None: its checks that relate
                                     # several options (params.check_parameter runs them last)
     compile: str = ""               # its group of `lasvm compile --all` (cli/precompile.py);
                                     # "": the default groups compile it
     usage: str = ""                 # its phrase in --solver's usage text (a --solver's row)
-    stream_runs: tuple = ()         # the schemes whose --stream function starts a run (driven)
 
 
 def _lasvm_i_rules(p):
@@ -84,7 +84,6 @@ def _tracking_rules(p):
 
 _LASVM_G = Solver("lasvm_nc", start="start", driven=True, bias_free=True,  # one module for
                   streams=(("ovo", "lasvm_g_stream:start_stream_g"),),     # the four
-                  stream_runs=("ovo",),
                   epochs=True, compile="lasvm", usage="""\
 the bias-free online SVMs of Ertekin, Bottou & Giles (LASVM-G, FULL SVM, LASVM-NC with the
 ramp loss, LASVM-I)""")
@@ -98,7 +97,6 @@ SOLVERS = {
     "lasvm": Solver("lasvm", start="start", driven=True,  # online LASVM (in memory)
                     streams=(("ovo", "lasvm_stream:start_stream"),
                              ("ovr", "lasvm_ovr_stream:start_stream_ovr")),
-                    stream_runs=("ovo", "ovr"),
                     epochs=True, compile="lasvm", usage="online LASVM"),
     # bias-free online SVMs (Ertekin, Bottou & Giles 2011)
     "lasvm-g": _LASVM_G,    # LASVM-G: gap-driven REPROCESS, CLEAN
@@ -120,7 +118,6 @@ SOLVERS = {
     "online": Solver("s2do_online", start="start", kind="all_in_one", driven=True,
                      bias_free=True, streams=(("llw", "s2do_stream:start_stream_allinone"),
                                               ("cs", "s2do_stream:start_stream_allinone")),
-                     stream_runs=("llw", "cs"),
                      epochs=True, compile="all-in-one", usage="the online S2DO solver"),
 }
 # what the rows say, gathered (the option rows below and the checks name solvers by these)
@@ -162,8 +159,9 @@ def command_words(key):
 
 
 def stream_trainer(params):
-    """The function that trains svm-train's ``params`` with --stream (solvers' "module:function"
-    of the row's ``streams`` for the --multiclass scheme), or None when the row has none."""
+    """The function that starts the --stream run of svm-train's ``params`` (solvers'
+    "module:function" of the row's ``streams`` for the --multiclass scheme), or None when the
+    row has none."""
     key = params.solver  # -s 1..4 aside: the svm type's check names the solver
     if params.multiclass in ("llw", "cs") and key == "smo":
         key = "s2do"
@@ -172,13 +170,6 @@ def stream_trainer(params):
         return None
     module, function = target.split(":")
     return getattr(importlib.import_module(f"{__name__}.{module}"), function)
-
-
-def stream_driven(params):
-    """True when --stream's function for ``params`` starts a run that the online driver steps
-    (so the online options apply), False for a trainer of its own."""
-    return params.multiclass in SOLVERS[params.solver].stream_runs \
-        if params.solver in SOLVERS else False
 
 
 def streamed():

@@ -155,27 +155,3 @@ def start_stream_g(source, params, *, zero_based=False, chunk_bytes=1 << 22, war
                            reprocess=reprocess, eps=p.eps, cache_mb=p.cache_size,
                            finish=p.finish_tau, zero_based=zero_based, chunk_bytes=chunk_bytes,
                            config=config)
-
-
-def train_stream_g(source, params, *, zero_based=False, info=None, warn=None, progress=None,
-                   chunk_bytes=1 << 22, n_iter=core.CHUNK):
-    """One pass of ``params.solver`` (LASVM-G, -NC, -I, FULL SVM) over ``source``:
-    :func:`start_stream_g`'s run to its end. Returns an SVMModel (rho 0, with ``counters``).
-    (svm-train drives the run through training/stream.py.)"""
-    info = info or (lambda _m: None)
-    run = start_stream_g(source, params, zero_based=zero_based, chunk_bytes=chunk_bytes,
-                         warn=warn)
-    bar = progress(run.TITLE) if progress else None
-    try:
-        run.begin()
-        while not run.done:
-            run.step(n_iter)
-            if bar:
-                bar.update(run.processed, run.n_expansion)
-    finally:
-        if bar:
-            bar.close()
-    res = run.result()
-    for line in res.model_lines:
-        info(line)
-    return res.model

@@ -614,31 +614,6 @@ def start_stream_ovr(source, params, *, zero_based=False, chunk_bytes=1 << 22, w
                         warn=warn)
 
 
-def train_stream_ovr(source, params, *, zero_based=False, info=None, warn=None, progress=None,
-                     chunk_bytes=1 << 22):
-    """One pass of k one-vs-rest LASVM machines over ``source`` (a svmlight file, read
-    sequentially once), each finished unless ``params.finish`` is False:
-    :func:`start_stream_ovr`'s run to its end. Returns an SVMModel (``multiclass ovr``, with
-    ``counters``). (svm-train drives the run through training/stream.py.)"""
-    info = info or (lambda _m: None)
-    run = start_stream_ovr(source, params, zero_based=zero_based, chunk_bytes=chunk_bytes,
-                           warn=warn)
-    bar = progress(run.TITLE) if progress else None
-    try:
-        run.begin()
-        while not run.done:
-            run.step(run.CHUNK)
-            if bar:
-                bar.update(run.processed, run.n_expansion)
-    finally:
-        if bar:
-            bar.close()
-    res = run.result()
-    for line in res.model_lines:
-        info(line)
-    return res.model
-
-
 def _model(store, machines, label, zeros, p, n_rows, late, max_live, lines, warn):
     """training/ovr.py's model of the k machines (``machines``: in ``label``'s order) over the
     store: (SolverResult with ``model`` and ``model_lines``); LIBSVM's lines of each machine

@@ -718,30 +718,6 @@ def start_stream(source, params, *, zero_based=False, chunk_bytes=1 << 22, warn=
                           zero_based=zero_based, chunk_bytes=chunk_bytes, config=config)
 
 
-def train_stream(source, params, *, zero_based=False, info=None, warn=None, progress=None,
-                 chunk_bytes=1 << 22, n_iter=CHUNK):
-    """One pass of LASVM over ``source`` (a svmlight file, read sequentially once), finishing
-    unless ``params.finish`` is False: :func:`start_stream`'s run to its end. Returns an
-    SVMModel (with ``counters``). (svm-train drives the run through training/stream.py.)"""
-    info = info or (lambda _m: None)
-    run = start_stream(source, params, zero_based=zero_based, chunk_bytes=chunk_bytes,
-                       warn=warn)
-    bar = progress(run.TITLE) if progress else None
-    try:
-        run.begin()
-        while not run.done:
-            run.step(n_iter)
-            if bar:
-                bar.update(run.processed, run.n_expansion)
-    finally:
-        if bar:
-            bar.close()
-    res = run.result()
-    for line in res.model_lines:
-        info(line)
-    return res.model
-
-
 def _model_from_store(store, p, label, n_rows, info, zeros=None):
     ss, kc = store.ss, store.kc
     st = ss.core

@@ -540,31 +540,6 @@ def start_stream_allinone(source, params, *, zero_based=False, chunk_bytes=1 << 
                          chunk_bytes=chunk_bytes)
 
 
-def train_stream_allinone(source, params, *, zero_based=False, info=None, warn=None,
-                          progress=None, chunk_bytes=1 << 22):
-    """One pass of the online S2DO solver (--multiclass llw|cs) over ``source``, read
-    sequentially once: :func:`start_stream_allinone`'s run to its end. Returns an SVMModel
-    (``multiclass llw|cs``, with ``counters``). (svm-train drives the run through
-    training/stream.py.)"""
-    info = info or (lambda _m: None)
-    run = start_stream_allinone(source, params, zero_based=zero_based, chunk_bytes=chunk_bytes,
-                                warn=warn)
-    bar = progress(run.TITLE) if progress else None
-    try:
-        run.begin()
-        while not run.done:
-            run.step(run.CHUNK)
-            if bar:
-                bar.update(run.processed, run.n_expansion)
-    finally:
-        if bar:
-            bar.close()
-    res = run.result()
-    for line in res.model_lines:
-        info(line)
-    return res.model
-
-
 def _model(store, zeros, p, kind, strategy, classes, counts, kcost, n_rows, late, info):
     """(SolverResult, SVMModel) of the store's current iterate; LIBSVM's lines to ``info``."""
     from .s2do_batch import report_allinone

@@ -1,4 +1,4 @@
-"""svm-train --stream for a solver whose stream is a run (the SOLVERS row's ``stream_runs``):
+"""svm-train --stream (the SOLVERS rows' ``streams``: each names the function that starts a run):
 the run, fed by its file in blocks (solvers/lasvm_stream.py, lasvm_g_stream.py,
 lasvm_ovr_stream.py, s2do_stream.py), goes through the online driver
 (run_control.py's OnlineControl and the one drive loop) as an in-memory machine does, so the
