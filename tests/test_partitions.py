@@ -242,15 +242,19 @@ def test_one_class_partitions_and_more_parts_than_rows(tmp_path):
     compare(str(HEART), params(C=1, gamma=1 / 13), 200)
 
 
-@pytest.mark.parametrize("n_parts,C,gamma,k,levels", [
-    (2, 1.0, 0.5, 2, []), (3, 8.0, 0.1, 2, [1]), (5, 0.5, 1.0, 3, [2, 1]),
-    (8, 4.0, 0.3, 2, [4, 2]), (8, 1.0, 0.2, 4, [4, 2])])
-def test_tree_merges_per_level_and_the_optimum(tmp_path, n_parts, C, gamma, k, levels):
+@pytest.mark.parametrize("n_parts,C,gamma,k,density,levels", [
+    (2, 1.0, 0.5, 2, 1.0, []), (3, 8.0, 0.1, 2, 0.4, [1]), (5, 0.5, 1.0, 3, 1.0, [2, 1]),
+    (8, 4.0, 0.3, 2, 1.0, [4, 2]), (8, 1.0, 0.2, 4, 0.4, [4, 2])])
+def test_tree_merges_per_level_and_the_optimum(tmp_path, n_parts, C, gamma, k, density,
+                                               levels):
     """Step 2's tree: per machine, levels of pairwise merges until two sets remain (an odd set
     goes up unmerged: 5 parts merge 2 then 1), each a recorded merge task whose support
     vectors go up; the model is still the optimum over all rows beside SMO's."""
-    path = write_blobs(tmp_path / "g.svm", n=700, k=k, seed=n_parts + k, noise=1.3)
+    n = 700 if density == 1.0 else 1600  # a part is at least 4 KiB of the file
+    path = write_blobs(tmp_path / "g.svm", n=n, k=k, density=density, seed=n_parts + k,
+                       noise=1.3)
     model, cas = compare(path, params(C=C, gamma=gamma), n_parts)
+    assert len(cas.parts) == n_parts
     machines = k * (k - 1) // 2
     rec = cas.record
     merges = [t for t in rec.tasks if t[0] == "merge"]
