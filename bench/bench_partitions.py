@@ -202,8 +202,8 @@ def makespan(costs, w):
 
 def projection(run, workers, bandwidth=1e9):
     """Critical path with ``workers`` workers: per stage (pass 0's solves, each level of the
-    tree's merges, each pass's checks) the measured task CPU seconds list-scheduled, plus the client's W solves, plus
-    every byte moved at ``bandwidth``."""
+    tree's merges, each pass's checks) the measured task CPU seconds list-scheduled, plus the
+    client's W solves, plus every byte moved at ``bandwidth``."""
     stages = {}
     moved = 0
     for kind, p, k, cpu, sec, b_in, b_out in run["tasks"]:
