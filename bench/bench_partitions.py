@@ -8,7 +8,10 @@ for the cascade every task's CPU seconds and bytes each way, the client's W solv
 resident memory of the client and of each part's worker; from the per-task CPU seconds, the
 critical path projected to 4, 16 and 64 workers (a projection, stated as such: each stage's
 measured task CPU seconds list-scheduled on W workers, plus the client's serial W solves (CPU
-seconds), plus the bytes at 1 GB/s; the parts stay as measured, P of them). The early model
+seconds), plus the bytes at 1 GB/s; the parts stay as measured, P of them). The stages follow
+one another: pass 0's solves, each level of the tree's merges (a level's merges in parallel),
+each pass's checks; the tree's merges (level, rows, support vectors, iterations) are recorded
+too. The early model
 (--early-model) is trained too and its test accuracy reported.
 
     python bench/bench_partitions.py                     # ijcnn1, adult, banana, generated
@@ -175,6 +178,7 @@ def one_cascade(train, test, opts, eps, parts, workers, early, memory_limit):
     out = dict(kind="early" if early else "cascade", parts=parts, workers=workers,
                seconds=seconds, obj=obj_of(lines)[0], nsv=int(model.nSV.sum()),
                acc=accuracy(model, test), passes=rec.passes, w_sizes=rec.w_sizes,
+               merges=rec.merges,
                client_w_seconds=rec.client_seconds, client_w_cpu=rec.client_cpu,
                client_cpu=client_cpu, tasks=rec.tasks,
                cpu=client_cpu + (sum(t[3] for t in rec.tasks) if workers else 0.0),
@@ -197,9 +201,9 @@ def makespan(costs, w):
 
 
 def projection(run, workers, bandwidth=1e9):
-    """Critical path with ``workers`` workers: per stage (pass 0's solves, each pass's
-    checks) the measured task CPU seconds list-scheduled, plus the client's W solves, plus
-    every byte moved at ``bandwidth``."""
+    """Critical path with ``workers`` workers: per stage (pass 0's solves, each level of the
+    tree's merges, each pass's checks) the measured task CPU seconds list-scheduled, plus the
+    client's W solves, plus every byte moved at ``bandwidth``."""
     stages = {}
     moved = 0
     for kind, p, k, cpu, sec, b_in, b_out in run["tasks"]:

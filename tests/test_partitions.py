@@ -242,6 +242,29 @@ def test_one_class_partitions_and_more_parts_than_rows(tmp_path):
     compare(str(HEART), params(C=1, gamma=1 / 13), 200)
 
 
+@pytest.mark.parametrize("n_parts,C,gamma,k,density,levels", [
+    (2, 1.0, 0.5, 2, 1.0, []), (3, 8.0, 0.1, 2, 0.4, [1]), (5, 0.5, 1.0, 3, 1.0, [2, 1]),
+    (8, 4.0, 0.3, 2, 1.0, [4, 2]), (8, 1.0, 0.2, 4, 0.4, [4, 2])])
+def test_tree_merges_per_level_and_the_optimum(tmp_path, n_parts, C, gamma, k, density,
+                                               levels):
+    """Step 2's tree: per machine, levels of pairwise merges until two sets remain (an odd set
+    goes up unmerged: 5 parts merge 2 then 1), each a recorded merge task whose support
+    vectors go up; the model is still the optimum over all rows beside SMO's."""
+    n = 700 if density == 1.0 else 1600  # a part is at least 4 KiB of the file
+    path = write_blobs(tmp_path / "g.svm", n=n, k=k, density=density, seed=n_parts + k,
+                       noise=1.3)
+    model, cas = compare(path, params(C=C, gamma=gamma), n_parts)
+    assert len(cas.parts) == n_parts
+    machines = k * (k - 1) // 2
+    rec = cas.record
+    merges = [t for t in rec.tasks if t[0] == "merge"]
+    assert [sum(t[1] == lv for t in merges) for lv in range(1, len(levels) + 1)] == \
+        [n * machines for n in levels]
+    assert len(merges) == len(rec.merges) == sum(levels) * machines
+    for level, _, rows, svs, _ in rec.merges:
+        assert 0 < svs <= rows
+
+
 def test_early_model_is_first_merge(tmp_path):
     path = write_blobs(tmp_path / "g.svm", n=800, seed=5, noise=1.5)
     exact = Cascade(path, 4).train(params(C=1, gamma=0.5))
@@ -341,6 +364,33 @@ def test_worker_killed_mid_training_gives_the_same_model(tmp_path, client):
     model = Cascade(path, 4, executor).train(p)
     assert killed
     assert model.counters["passes"] >= 2, "the kill happened after the last pass"
+    for name in ("rho", "sv_coef", "sv_values", "nSV"):
+        assert np.array_equal(getattr(expected, name), getattr(model, name)), name
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_worker_killed_during_the_tree_gives_the_same_model(tmp_path, client, monkeypatch):
+    """SIGKILL a worker while the tree's merges run: they carry their inputs, so Dask reruns
+    them elsewhere (and the lost parts are read again for the checks), same model."""
+    path = write_blobs(tmp_path / "g.svm", n=1200, seed=13, noise=1.5)
+    p = params(C=2, gamma=0.5)
+    expected = Cascade(path, 6, InProcess()).train(p)
+    plain_gather = client.gather
+    killed = []
+
+    def killing(futures, *a, **kw):
+        if not killed:
+            worker = sorted(client.scheduler_info()["workers"])[0]
+            pid = client.run(os.getpid, workers=[worker])[worker]
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+        return plain_gather(futures, *a, **kw)
+
+    monkeypatch.setattr(client, "gather", killing)
+    cas = Cascade(path, 6, OnDask(client))
+    model = cas.train(p)
+    monkeypatch.undo()
+    assert killed and cas.record.merges
     for name in ("rho", "sv_coef", "sv_values", "nSV"):
         assert np.array_equal(getattr(expected, name), getattr(model, name)), name
     client.wait_for_workers(2, timeout=60)

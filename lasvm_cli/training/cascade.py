@@ -8,10 +8,13 @@ ICML 2014). For each binary machine (each one-vs-one pair of classes):
 
 1. **Partitions.** Each part solves its own rows of the machine with our SMO (qp/smo.py) and
    returns only its support vectors: rows, labels, alphas.
-2. **Merge.** The client solves the working set W (the union of those support vectors)
-   warm-started from their alphas, which are feasible for it: each part's satisfy y'a = 0 and
-   the box. The SMO's gradient over W gives m_W = max over I_up of -y G and M_W = min over
-   I_low of -y G (LIBSVM's m(a) and M(a)).
+2. **Merge.** The parts' support vectors are merged pairwise up a tree (the Cascade SVM's
+   layout) until two sets remain: each merge solves the union of two sets warm-started from
+   their alphas, which are feasible for it (each set's satisfy y'a = 0 and the box), and keeps
+   its support vectors; the merges of a level are independent tasks (on Dask, the workers').
+   An odd set at a level goes up unmerged. The client then solves the working set W (the
+   union of what remains) the same way. The SMO's gradient over W gives m_W = max over I_up
+   of -y G and M_W = min over I_low of -y G (LIBSVM's m(a) and M(a)).
 3. **Feedback.** The expansion (W's support vectors and their y alpha) goes to every part,
    which computes f(x_i) = sum_j y_j a_j K(x_i, x_j) where its rows live, so the gradient
    G_i = y_i f(x_i) - 1 of every row outside the expansion (all at alpha = 0), and returns its
@@ -236,6 +239,29 @@ def check_part(part, shared, task, state):
     return (found, m_p, M_p), (f, f_bar)
 
 
+def merge_sets(sets, shared):
+    """Task (step 2, the tree): the machine ``shared`` = (Cp, Cn, params, width) on the union
+    of ``sets`` (RowSets whose alphas are each feasible), warm-started from their alphas.
+    Returns the union's support vectors with their alphas as a RowSet."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    Cp, Cn, params, width = shared
+    W = _merge(sets)
+    alpha = np.zeros(W.ids.size)
+    n_iter = 0
+    if W.ids.size:
+        wkd = kernel_data(W.indptr, W.indices, W.values, width=width, x_storage="float64",
+                          training=True)
+        st, c = solve_w(wkd, kernel_params_for(params), W.y, Cp, Cn, params, W.alpha)
+        alpha[c.perm] = st.alpha
+        n_iter = SmoScalars(st).iterations
+    sv = np.flatnonzero(alpha > 0)
+    kept = _take(W, sv)
+    kept.alpha = alpha[sv]
+    kept.stats = _stats(t0, c0)
+    kept.stats.update(iterations=n_iter, rows=int(W.ids.size), sv=int(sv.size))
+    return kept
+
+
 def _on_dask_worker():
     """Whether this task runs on a Dask worker: a worker runs as many tasks at once as it has
     threads, so a task's own threads would only oversubscribe the cores."""
@@ -304,6 +330,11 @@ class InProcess:
             self.states.append(new_state)
             yield result
 
+    def run(self, fn, args_list):
+        """fn(*args) for each args of ``args_list`` (pure tasks that take their inputs as
+        arguments), in order."""
+        return [fn(*args) for args in args_list]
+
     def close(self):
         pass
 
@@ -354,6 +385,14 @@ class OnDask:
             while pending and pending[0].key in done:
                 yield done.pop(pending.pop(0).key)
 
+    def run(self, fn, args_list):
+        """fn(*args) for each args of ``args_list`` on the workers, results in order. The
+        inputs travel with the tasks (their recipe): a task lost with its worker reruns."""
+        with warnings.catch_warnings():  # "large graph": the inputs travel once
+            warnings.simplefilter("ignore", UserWarning)
+            futures = [self.client.submit(fn, *args, pure=False) for args in args_list]
+        return self.client.gather(futures)
+
     def close(self):
         pass
 
@@ -402,6 +441,8 @@ class Record:
     # (kind, pass, part, CPU seconds, seconds, bytes in, bytes out)
     tasks: list = field(default_factory=list)
     w_sizes: list = field(default_factory=list)
+    # the tree's merges: (level, merge, rows, support vectors, iterations)
+    merges: list = field(default_factory=list)
     client_seconds: float = 0.0  # the W solves (wall)
     client_cpu: float = 0.0  # the W solves (CPU seconds of the client process)
     part_rss: dict = field(default_factory=dict)
@@ -469,8 +510,10 @@ class Cascade:
             self._task("solve", 0, k, rs.stats, shared_bytes, sizeof(rs))
             if progress:
                 progress.step()
-        W = _merge(pieces)
         n_iter = sum(rs.stats["iterations"] for rs in pieces)
+        pieces, tree_iter = self._tree(pieces, (Cp, Cn, params, self.max_index + 1), progress)
+        n_iter += tree_iter
+        W = _merge(pieces)
         states = None
         last = _Expansion.empty()  # what the parts' states hold
         for p in range(1, MAX_PASSES + 1):
@@ -522,11 +565,35 @@ class Cascade:
                                                 working_set=int(W.ids.size)))
         return res, W
 
+    def _tree(self, sets, shared, progress=None):
+        """Step 2's tree: merge ``sets`` pairwise, level by level, until two remain (an odd
+        one goes up as it is); the merges of a level run through the executor. Returns (the
+        sets left, the merges' iterations)."""
+        n_iter, level = 0, 0
+        while len(sets) > 2:
+            level += 1
+            args = [(sets[k:k + 2], shared) for k in range(0, len(sets) - 1, 2)]
+            if progress:
+                progress.stage(f"pass 0, tree level {level}, merges", len(args))
+            merged = self.executor.run(merge_sets, args)
+            for k, (a, rs) in enumerate(zip(args, merged)):
+                self._task("merge", level, k, rs.stats, sizeof(a), sizeof(rs))
+                self.record.merges.append((level, k, rs.stats["rows"], rs.stats["sv"],
+                                           rs.stats["iterations"]))
+                n_iter += rs.stats["iterations"]
+                if progress:
+                    progress.step()
+            sets = merged + sets[len(args) * 2:]
+        return sets, n_iter
+
     def _task(self, kind, p, k, stats, bytes_in, bytes_out):
+        """Record a task; ``p`` is the pass (the tree's level for a merge), ``k`` the part
+        (the merge's index in its level)."""
         rec = self.record
         stats.setdefault("peak_rss", 0)
         rec.tasks.append((kind, p, k, stats["cpu"], stats["seconds"], bytes_in, bytes_out))
-        rec.part_rss[k] = max(rec.part_rss.get(k, 0), stats["peak_rss"])
+        if kind != "merge":  # a merge belongs to no part
+            rec.part_rss[k] = max(rec.part_rss.get(k, 0), stats["peak_rss"])
 
     # -- the model --------------------------------------------------------------------------
 
