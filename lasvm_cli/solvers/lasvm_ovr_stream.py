@@ -524,11 +524,7 @@ class OvrStreamRun:
         if self._finish is not None:
             d.update({f"machine{self._fm}_{k}": v for k, v in self._finish.arrays().items()})
         d["late"] = np.array(self.late, np.int64).reshape(-1, 3)
-        rows = np.fromiter(self.zeros.by_row, np.int64, len(self.zeros.by_row))
-        idx = [np.asarray(self.zeros.by_row[r], np.int64) for r in rows.tolist()]
-        d["zero_rows"] = rows
-        d["zero_ptr"] = np.cumsum([0] + [a.size for a in idx]).astype(np.int64)
-        d["zero_idx"] = np.concatenate(idx) if idx else np.zeros(0, np.int64)
+        d.update(self.zeros.arrays())
         return d
 
     def _restore(self, d, phase):
@@ -557,10 +553,7 @@ class OvrStreamRun:
         self.store = store
         self.index = {m.label: m.index for m in store.machines}
         self.late = [tuple(int(v) for v in r) for r in np.asarray(d["late"]).tolist()]
-        zr, zp, zi = (np.asarray(d[k], np.int64) for k in ("zero_rows", "zero_ptr", "zero_idx"))
-        self.zeros = StoredZeros()
-        self.zeros.by_row = {int(r): zi[zp[k]:zp[k + 1]].astype(np.int32)
-                             for k, r in enumerate(zr.tolist())}
+        self.zeros = StoredZeros.from_arrays(d)
         self._position = (t[T_OFFSET], t[T_LINE], t[T_ROW0])
         self._next, self._lo, self._hi = t[T_NEXT], t[T_LO], t[T_HI]
         self._slots = np.zeros(GROUP, np.int64)

@@ -286,6 +286,23 @@ class StoredZeros:
         for r in self.block_rows[np.isin(self.block_rows, live)].tolist():
             self.by_row[r] = self.block[r]
 
+    def arrays(self):
+        """The rows held, as a state file's arrays: file rows, offsets, feature indices."""
+        rows = np.fromiter(self.by_row, np.int64, len(self.by_row))
+        idx = [np.asarray(self.by_row[r], np.int64) for r in rows.tolist()]
+        return dict(zero_rows=rows,
+                    zero_ptr=np.cumsum([0] + [a.size for a in idx]).astype(np.int64),
+                    zero_idx=np.concatenate(idx) if idx else np.zeros(0, np.int64))
+
+    @classmethod
+    def from_arrays(cls, d):
+        """The rows held of a state file's :meth:`arrays` (no block being trained on)."""
+        zeros = cls()
+        zr, zp, zi = (np.asarray(d[k], np.int64) for k in ("zero_rows", "zero_ptr", "zero_idx"))
+        zeros.by_row = {int(r): zi[zp[k]:zp[k + 1]].astype(np.int32)
+                        for k, r in enumerate(zr.tolist())}
+        return zeros
+
 
 def sv_rows(X, svs, features, zeros=None, rowid=None):
     """The stored rows ``svs`` of the dense slot matrix ``X`` (columns: the feature indices
@@ -597,11 +614,7 @@ class LasvmStreamRun(LasvmRun):
             rest = np.arange(rowid.size) >= self.ctl[self.NEXT_ROW]
             later = rowid[rest & (done == 1)]
         d["done_later"] = later
-        rows = np.fromiter(self.zeros.by_row, np.int64, len(self.zeros.by_row))
-        idx = [np.asarray(self.zeros.by_row[r], np.int64) for r in rows.tolist()]
-        d["zero_rows"] = rows
-        d["zero_ptr"] = np.cumsum([0] + [a.size for a in idx]).astype(np.int64)
-        d["zero_idx"] = np.concatenate(idx) if idx else np.zeros(0, np.int64)
+        d.update(self.zeros.arrays())
         return d
 
     def _restore(self, d, phase):
@@ -628,10 +641,7 @@ class LasvmStreamRun(LasvmRun):
         self._seen = [int(v) for v in np.asarray(d["labels_seen"])]
         store.Cp, store.Cn = self._weighted(self.label)
         self.Cp, self.Cn = store.Cp, store.Cn
-        zr, zp, zi = (np.asarray(d[k], np.int64) for k in ("zero_rows", "zero_ptr", "zero_idx"))
-        self.zeros = StoredZeros()
-        self.zeros.by_row = {int(r): zi[zp[k]:zp[k + 1]].astype(np.int32)
-                             for k, r in enumerate(zr.tolist())}
+        self.zeros = StoredZeros.from_arrays(d)
         self._position = (int(t[T_OFFSET]), int(t[T_LINE]), int(t[T_ROW0]))
         self._last = bool(t[T_LAST])
         self._rows = int(t[T_ROWS])

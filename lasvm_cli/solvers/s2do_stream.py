@@ -471,11 +471,7 @@ class S2doStreamRun:
         d["classes_index"] = np.array([self.classes.index[v] for v in self.classes.seen],
                                       np.int64)
         d["late"] = np.array(self.late, np.int64).reshape(-1, 2)
-        rows = np.fromiter(self.zeros.by_row, np.int64, len(self.zeros.by_row))
-        idx = [np.asarray(self.zeros.by_row[r], np.int64) for r in rows.tolist()]
-        d["zero_rows"] = rows
-        d["zero_ptr"] = np.cumsum([0] + [a.size for a in idx]).astype(np.int64)
-        d["zero_idx"] = np.concatenate(idx) if idx else np.zeros(0, np.int64)
+        d.update(self.zeros.arrays())
         d["numba_rng"] = np.array(rng_state(_SAVING), np.int64)
         return d
 
@@ -506,10 +502,7 @@ class S2doStreamRun:
         self.classes.index = {v: int(k) for v, k in
                               zip(self.classes.seen, np.asarray(d["classes_index"]).tolist())}
         self.late = [(int(v), int(r)) for v, r in np.asarray(d["late"]).tolist()]
-        zr, zp, zi = (np.asarray(d[k], np.int64) for k in ("zero_rows", "zero_ptr", "zero_idx"))
-        self.zeros = StoredZeros()
-        self.zeros.by_row = {int(r): zi[zp[k]:zp[k + 1]].astype(np.int32)
-                             for k, r in enumerate(zr.tolist())}
+        self.zeros = StoredZeros.from_arrays(d)
         self._chunk = t[T_CHUNK]
         self._position = (t[T_OFFSET], t[T_LINE], t[T_ROW0])
         self.done = bool(phase)
