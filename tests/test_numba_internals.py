@@ -214,8 +214,8 @@ def test_without_events_the_clock_counts_everything(plain):
 
 def test_a_ctrl_c_during_an_llvm_call_is_held_until_the_outermost_call_returns():
     """The SIGINT handler in place (Python's, or a run's own) gets a Ctrl-C that came while
-    numba was inside an LLVM call once the outermost call has returned, and is in place
-    again."""
+    numba was inside an LLVM call of a compile once the outermost call has returned, and is
+    in place again."""
     import signal
 
     from numba.core import event
@@ -229,12 +229,13 @@ def test_a_ctrl_c_during_an_llvm_call_is_held_until_the_outermost_call_returns()
         for handler in (signal.default_int_handler, lambda *a: seen.append("handler")):
             signal.signal(signal.SIGINT, handler)
             try:
-                with event.trigger_event("numba:llvm_lock"):
+                with event.trigger_event("numba:compile"):
                     with event.trigger_event("numba:llvm_lock"):
-                        os.kill(os.getpid(), signal.SIGINT)
-                        sum(range(10000))  # bytecodes at which a handler would run
-                        seen.append("inner")
-                    seen.append("outer")
+                        with event.trigger_event("numba:llvm_lock"):
+                            os.kill(os.getpid(), signal.SIGINT)
+                            sum(range(10000))  # bytecodes at which a handler would run
+                            seen.append("inner")
+                        seen.append("outer")
                 assert signal.getsignal(signal.SIGINT) is handler
                 deadline = time.monotonic() + 10
                 while "handler" not in seen and time.monotonic() < deadline:

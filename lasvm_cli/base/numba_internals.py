@@ -14,7 +14,9 @@ path costs."""
 import functools
 import inspect
 import os
+import signal
 import sys
+import threading
 
 import numba
 from llvmlite import binding as llvm
@@ -609,20 +611,49 @@ def on_first_compile(callback):
 
 
 class _HoldInterrupts:
-    """numba's LLVM-lock listener behind :func:`hold_interrupts_while_compiling`."""
+    """The listeners behind :func:`hold_interrupts_while_compiling`: while numba compiles
+    (its compile events, which loading from the cache does not fire), one on its LLVM lock,
+    registered only then, since a warm command makes thousands of LLVM calls."""
 
-    def __init__(self):
+    def __init__(self, event):
+        self.event = event
+        self.compiling = 0
         self.depth = 0
         self.previous = None  # the SIGINT handler replaced during the outermost LLVM call
         self.caught = False
+        hold = self
+
+        class LLVMLock(event.Listener):
+            def on_start(self, ev):
+                hold.llvm_start()
+
+            def on_end(self, ev):
+                hold.llvm_end()
+
+        self.llvm_listener = LLVMLock()
 
     def hold(self, signum, frame):
         self.caught = True
 
-    def on_start(self, ev):
-        import signal
-        import threading
+    def compile_start(self):
+        if threading.current_thread() is threading.main_thread():
+            self.compiling += 1
+            if self.compiling == 1 and self.depth == 0:
+                self.event.register("numba:llvm_lock", self.llvm_listener)
 
+    def compile_end(self):
+        if threading.current_thread() is threading.main_thread():
+            self.compiling -= 1
+            self._unregister_when_idle()
+
+    def _unregister_when_idle(self):
+        if self.compiling == 0 and self.depth == 0:
+            try:
+                self.event.unregister("numba:llvm_lock", self.llvm_listener)
+            except ValueError:  # not registered
+                pass
+
+    def llvm_start(self):
         if threading.current_thread() is not threading.main_thread():
             return
         self.depth += 1
@@ -631,11 +662,7 @@ class _HoldInterrupts:
             self.previous = handler
             signal.signal(signal.SIGINT, self.hold)
 
-    def on_end(self, ev):
-        import os
-        import signal
-        import threading
-
+    def llvm_end(self):
         if threading.current_thread() is not threading.main_thread():
             return
         self.depth -= 1
@@ -649,33 +676,35 @@ class _HoldInterrupts:
                 self.caught = False
                 threading.Thread(target=os.kill, args=(os.getpid(), signal.SIGINT),
                                  daemon=True).start()
+        if self.depth == 0:
+            self._unregister_when_idle()
 
 
 _holding = []
 
 
 def hold_interrupts_while_compiling():
-    """A Ctrl-C while numba is inside an LLVM call (code generation, mostly) in the main
-    thread takes effect when that call returns. Raised inside LLVM's object-cache callback, a
-    KeyboardInterrupt is swallowed by ctypes: the command then either ignores the Ctrl-C or
-    fails later with numba's "no compiled object yet". Held, the command's own handler gets
-    it a moment later (exit 130, or a run's saved state). Once per process; nothing without
-    numba's events."""
+    """A Ctrl-C while numba compiles and is inside an LLVM call (code generation, mostly) in
+    the main thread takes effect when that call returns. Raised inside LLVM's object-cache
+    callback, a KeyboardInterrupt is swallowed by ctypes: the command then either ignores
+    the Ctrl-C or fails later with numba's "no compiled object yet". Held, the command's own
+    handler gets it a moment later (exit 130, or a run's saved state). Once per process;
+    nothing without numba's events."""
     if _holding or not uses(COMPILE_EVENTS):
         return
     from numba.core import event
 
-    listener = _HoldInterrupts()
+    hold = _HoldInterrupts(event)
 
-    class HoldListener(event.Listener):
+    class Compile(event.Listener):
         def on_start(self, ev):
-            listener.on_start(ev)
+            hold.compile_start()
 
         def on_end(self, ev):
-            listener.on_end(ev)
+            hold.compile_end()
 
-    _holding.append(listener)
-    event.register("numba:llvm_lock", HoldListener())
+    _holding.append(hold)
+    event.register("numba:compile", Compile())
 
 
 # ---------------------------------------------------------------------------------------------
