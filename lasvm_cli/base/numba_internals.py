@@ -611,90 +611,56 @@ def on_first_compile(callback):
 
 
 class _HoldInterrupts:
-    """The listeners behind :func:`hold_interrupts_while_compiling`: while numba compiles
-    (its compile events, which loading from the cache does not fire), one on its LLVM lock,
-    registered only then, since a warm command makes thousands of LLVM calls."""
+    """The listener behind :func:`hold_interrupts_while_compiling`, on numba's compile events
+    (which loading from the cache does not fire)."""
 
-    def __init__(self, event):
-        self.event = event
-        self.compiling = 0
-        self.depth = 0
-        self.previous = None  # the SIGINT handler replaced during the outermost LLVM call
+    def __init__(self):
+        self.depth = 0  # nested compiles in the main thread
+        self.previous = None  # the SIGINT handler replaced during the outermost compile
         self.caught = False
-        hold = self
-
-        class LLVMLock(event.Listener):
-            def on_start(self, ev):
-                hold.llvm_start()
-
-            def on_end(self, ev):
-                hold.llvm_end()
-
-        self.llvm_listener = LLVMLock()
 
     def hold(self, signum, frame):
         self.caught = True
 
     def compile_start(self):
-        if threading.current_thread() is threading.main_thread():
-            self.compiling += 1
-            if self.compiling == 1 and self.depth == 0:
-                self.event.register("numba:llvm_lock", self.llvm_listener)
-
-    def compile_end(self):
-        if threading.current_thread() is threading.main_thread():
-            self.compiling -= 1
-            self._unregister_when_idle()
-
-    def _unregister_when_idle(self):
-        if self.compiling == 0 and self.depth == 0:
-            try:
-                self.event.unregister("numba:llvm_lock", self.llvm_listener)
-            except ValueError:  # not registered
-                pass
-
-    def llvm_start(self):
         if threading.current_thread() is not threading.main_thread():
             return
         self.depth += 1
         handler = signal.getsignal(signal.SIGINT)
-        if self.depth == 1 and callable(handler) and handler != self.hold:
+        if self.depth == 1 and callable(handler):
             self.previous = handler
             signal.signal(signal.SIGINT, self.hold)
 
-    def llvm_end(self):
-        if threading.current_thread() is not threading.main_thread():
+    def compile_end(self):
+        if threading.current_thread() is not threading.main_thread() or self.depth == 0:
             return
         self.depth -= 1
         if self.depth == 0 and self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
-            self.previous = None
+            handler, self.previous = self.previous, None
+            signal.signal(signal.SIGINT, handler)
             if self.caught:
-                # sent again from another thread: raised here, it would leave llvmlite's lock
-                # held (this runs before the lock's release); it arrives in numba's Python
-                # code, or in the next LLVM call, held again
+                # handed over here, where numba's compile is whole: the function just compiled
+                # is not saved to the cache (numba saves it after this event)
                 self.caught = False
-                threading.Thread(target=os.kill, args=(os.getpid(), signal.SIGINT),
-                                 daemon=True).start()
-        if self.depth == 0:
-            self._unregister_when_idle()
+                handler(signal.SIGINT, sys._getframe(1))
 
 
 _holding = []
 
 
 def hold_interrupts_while_compiling():
-    """A Ctrl-C while numba compiles and is inside an LLVM call (code generation, mostly) in
-    the main thread takes effect when that call returns. Raised inside LLVM's object-cache
-    callback, a KeyboardInterrupt is swallowed by ctypes: the command then either ignores
-    the Ctrl-C or fails later with numba's "no compiled object yet". Held, the command's own
-    handler gets it a moment later (exit 130, or a run's saved state). Once per process;
-    nothing without numba's events."""
+    """A Ctrl-C while numba compiles in the main thread takes effect when the outermost
+    compile ends: the command's own handler gets it then (exit 130, or a run's saved state).
+    Raised inside a compile, a KeyboardInterrupt can land between an LLVM call and the
+    llvmlite object that owns its result (a module freed twice: a segfault at exit), in an
+    object's ``__del__`` or LLVM's object-cache callback (swallowed: the command ignores the
+    Ctrl-C, or fails later with numba's "no compiled object yet"). Once per process; nothing
+    without numba's events."""
     if _holding or not uses(COMPILE_EVENTS):
         return
     from numba.core import event
 
-    hold = _HoldInterrupts(event)
+    hold = _HoldInterrupts()
 
     class Compile(event.Listener):
         def on_start(self, ev):
