@@ -160,6 +160,37 @@ def run_cli(command, args, code=0):
     return result
 
 
+def check_bad_input_mid_stream(tmp_path, rows_file, params, streamed, cli_options):
+    """A stream's bad row after training began (the trace, a snapshot and state saves written
+    before it), or a file of one class: FILE:LINE: ... or an ERROR: line, exit 1, and no
+    model, trace, snapshot or state file; through ``streamed(path, params(**outputs),
+    chunk_bytes, progress)`` and through svm-train with ``cli_options``."""
+    from lasvm_cli.base.errors import InputFormatError
+    from lasvm_cli.cli.main import svm_train
+
+    lines = open(rows_file).read().splitlines()
+    bad = tmp_path / "bad"
+    bad.write_text("\n".join(lines[:150] + ["3 1:0.5 2:x"] + lines[150:]) + "\n")
+    p = params(trace=str(tmp_path / "t"), snapshots="20,100000", model_file=str(tmp_path / "m"),
+               save_state=str(tmp_path / "s"), save_every=0)
+    seen = set()  # what the training had written, after each step
+    look = RecordingBar.into([], lambda: seen.update(q.name for q in tmp_path.iterdir()))
+    with pytest.raises(InputFormatError, match=f"{bad}:151: "):
+        streamed(bad, p, chunk_bytes=900, progress=look)
+    assert seen == {"bad", "t", "s", "m.20"}
+    assert sorted(q.name for q in tmp_path.iterdir()) == ["bad"]
+    outs = ["--trace", tmp_path / "t", "--snapshots", "20,100000", "--save-state",
+            tmp_path / "s", "--save-every", 0]
+    r = run_cli(svm_train, [*cli_options, *outs, bad, tmp_path / "m"], code=1)
+    assert r.stderr.startswith(f"{bad}:151: "), r.stderr
+    assert sorted(q.name for q in tmp_path.iterdir()) == ["bad"]
+    one = tmp_path / "one"
+    one.write_text("".join(f"3 1:{i / 40:.3f}\n" for i in range(60)))
+    r = run_cli(svm_train, [*cli_options, *outs, one, tmp_path / "m"], code=1)
+    assert "at least two classes" in r.stderr, r.stderr
+    assert sorted(q.name for q in tmp_path.iterdir()) == ["bad", "one"]
+
+
 @pytest.fixture(scope="module")
 def client():
     """A Dask client of a LocalCluster of two worker processes, one thread each (the dask

@@ -29,7 +29,7 @@ from lasvm_cli.solvers.run import SavedRun
 from lasvm_cli.training.params import TrainParams
 from lasvm_cli.training.stream import train_stream
 
-from .conftest import RecordingBar
+from .conftest import RecordingBar, check_bad_input_mid_stream
 from .test_stream import model_text, ovr_in_memory, write_classes
 from .test_stream_allinone_driven import write_sparse
 
@@ -314,36 +314,8 @@ def test_resume_refuses_another_file_or_kind(files, tmp_path):
 
 
 def test_bad_input_mid_stream_leaves_no_output(files, tmp_path):
-    """A bad row after training began (the trace, a snapshot and state saves written before
-    it), or a file of one class: FILE:LINE: ... or an ERROR: line, exit 1, and no model,
-    trace, snapshot or state file."""
-    from lasvm_cli.base.errors import InputFormatError
-
-    lines = open(files["five"]).read().splitlines()
-    bad = tmp_path / "bad"
-    bad.write_text("\n".join(lines[:150] + ["3 1:0.5 2:x"] + lines[150:]) + "\n")
-    p = ovr_params(trace=str(tmp_path / "t"), snapshots="20,100000",
-                   model_file=str(tmp_path / "m"), save_state=str(tmp_path / "s"),
-                   save_every=0)
-    seen = set()  # what the training had written, after each step
-    look = RecordingBar.into([], lambda: seen.update(q.name for q in tmp_path.iterdir()))
-    with pytest.raises(InputFormatError, match=f"{bad}:151: "):
-        streamed(bad, p, chunk_bytes=900, progress=look)
-    assert seen == {"bad", "t", "s", "m.20"}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad"]
-    g = ["-g", "0.5", "--stream", "--multiclass", "ovr", "--solver", "lasvm", "-q"]
-    outs = ["--trace", tmp_path / "t", "--snapshots", "20,100000", "--save-state",
-            tmp_path / "s", "--save-every", 0]
-    r = run_cli(*g, *outs, bad, tmp_path / "m")
-    assert r.exit_code == 1 and r.stderr.startswith(f"{bad}:151: "), r.stderr
-    assert "Traceback" not in r.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad"]
-    one = tmp_path / "one"
-    one.write_text("".join(f"3 1:{i / 40:.3f}\n" for i in range(60)))
-    r = run_cli(*g, *outs, one, tmp_path / "m")
-    assert r.exit_code == 1 and "at least two classes" in r.stderr, r.stderr
-    assert "Traceback" not in r.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad", "one"]
+    check_bad_input_mid_stream(tmp_path, files["five"], ovr_params, streamed,
+                               ["-g", "0.5", "--stream", "--multiclass", "ovr", "--solver", "lasvm", "-q"])
 
 
 def test_progress_bar_is_an_observer_of_the_stream(files):
