@@ -35,7 +35,8 @@ from ..qp import online_core as core
 from ..qp.online_core import LasvmScalars
 from ..qp.stream_slots import g_stream_block
 from .lasvm_nc import DEFAULTS, EXTRA_FIELDS, LasvmGRun
-from .lasvm_stream import LasvmStreamRun, StreamError, check_one_pass
+from .lasvm_stream import LasvmStreamRun
+from .stream_source import StreamError, check_one_pass
 
 
 def check_params(p):

@@ -69,9 +69,9 @@ from ..qp.online_core import CHUNK, N_SEED, LasvmScalars
 from ..qp.stream_slots import S_NFREE, free_unheld, load_rows, machine_rows
 from .finishing import start_finishing
 from .lasvm import PH_DONE, PH_FINISH, PH_ONLINE, PHASES, SAVED_FIELDS, result_of
-from .lasvm_stream import (RowSource, StoredZeros, StreamError, check_one_pass, dense_kd,
-                           grown, grown_free, label_order, line_of_row, rows_over, sv_rows,
-                           widen)
+from .stream_source import (RowSource, StoredZeros, StreamError, check_one_pass, dense_kd,
+                            grown, grown_free, label_order, line_of_row, rows_over, sv_rows,
+                            widen)
 from .result import SolverResult, report_binary
 from .run import Expansion
 from .saved import load_into
@@ -141,7 +141,7 @@ class _OvrStore:
         return self.cache_mb / max(len(self.machines), 1)
 
     def columns(self, indices):
-        """Columns of X for these feature indices (lasvm_stream.widen)."""
+        """Columns of X for these feature indices (stream_source.widen)."""
         self.X, self.features, cols = widen(self.X, self.features, indices)
         return cols
 

@@ -61,7 +61,6 @@ import copy
 import numpy as np
 
 from ..base.numba_internals import rng_state, set_rng_state
-from ..io.svmlight import iter_svmlight
 from ..numerics import kernels
 from ..numerics.cache import (KERNEL_EVALS, N_SLOTS, cache_copy_rows, cache_stats,
                               make_cache)
@@ -73,8 +72,9 @@ from ..qp.s2do import S2doScalars
 from ..qp.stream_s2do import N_SIST, S_MAXW, S_NEXT, stream_rows
 from ..qp.stream_slots import S_EVICTED, S_NFREE, ST_GROW
 from . import s2do_online as so
-from .lasvm_stream import (StoredZeros, StreamError, check_one_pass, dense_kd, grown,
-                           grown_free, label_order, line_of_row, rows_over, sv_rows, widen)
+from .stream_source import (RowSource, StoredZeros, StreamError, check_one_pass, dense_kd,
+                            grown, grown_free, label_order, line_of_row, rows_over, sv_rows,
+                            widen)
 from .run import Expansion
 from .s2do_batch import coefficients, result_from_state
 from .saved import load_into
@@ -113,7 +113,7 @@ class _Store:
         return dense_kd(self.X, self.xsq)
 
     def columns(self, indices):
-        """Columns of X for these feature indices (lasvm_stream.widen)."""
+        """Columns of X for these feature indices (stream_source.widen)."""
         self.X, self.features, cols = widen(self.X, self.features, indices)
         return cols
 
@@ -194,30 +194,6 @@ def first_block_kcost(indptr):
     (kernels.row_work's sparse formula) over the first block."""
     n = max(indptr.shape[0] - 1, 1)
     return so.FEATURE_WORK * max(1, 1 + int(indptr[-1]) // n)
-
-
-class _Blocks:
-    """The training file in blocks, in file order: each block's rows numbered (0-based file
-    rows) and where it begins, (byte offset, line, first row). ``start``: that position (a
-    resumed stream; the reads stay on the file's chunk grid, so the blocks are the first
-    reading's)."""
-
-    def __init__(self, source, *, zero_based, chunk_bytes, start=(0, 1, 0)):
-        self.n_rows = int(start[2])
-        self._positions = []
-        self._blocks = iter_svmlight(source, zero_based=zero_based, chunk_bytes=chunk_bytes,
-                                     check_norms=True, start=(int(start[0]), int(start[1])),
-                                     positions=self._positions)
-
-    def next(self):
-        """(block, its file rows, its position), or None at the end of the file."""
-        data = next(self._blocks, None)
-        if data is None:
-            return None
-        rowid = np.arange(self.n_rows, self.n_rows + data.n, dtype=np.int64)
-        position = self._positions[-1] + (self.n_rows,)
-        self.n_rows += data.n
-        return data, rowid, position
 
 
 # the stream's scalars in its state file: where the current block begins, rows read, the
@@ -332,8 +308,8 @@ class S2doStreamRun:
     # -- the rows ------------------------------------------------------------------------------
 
     def _open(self, start=(0, 1, 0)):
-        self._source = _Blocks(self.source_name, zero_based=self._zero_based,
-                               chunk_bytes=self._chunk, start=start)
+        self._source = RowSource(self.source_name, zero_based=self._zero_based,
+                                 chunk_bytes=self._chunk, start=start, two_classes=False)
 
     def begin(self):
         """Read the first block: the machine's classes (at least 2), the kernel cost of the
@@ -342,30 +318,31 @@ class S2doStreamRun:
         got = self._source.next()
         if got is None:
             raise StreamError("empty training file")
-        data = got[0]
-        self.classes.add(data.y)
+        y, indptr = got[0][:2]
+        self.classes.add(y)
         d = max(len(self.classes.index), 2)
         self.store = _Store(self.kind, d, self._C, self._target, self._eps, self.cache_mb)
-        self._kcost = first_block_kcost(data.indptr)
+        self._kcost = first_block_kcost(indptr)
         so.seed(self._seed)
         self._take(*got, grow=False)
 
-    def _take(self, data, rowid, position, grow=True):
-        """Make ``data`` the current block: a class it brings grows the machine (``grow``: a
-        block read for the first time), its columns in the store, its stored zeros offered."""
+    def _take(self, block, position, grow=True):
+        """Make ``block`` (the row source's) the current block: a class it brings grows the
+        machine (``grow``: a block read for the first time), its columns in the store, its
+        stored zeros offered."""
         store = self.store
-        lab, n_new = self.classes.add(data.y) if grow else (np.trunc(data.y).astype(np.int64),
-                                                            0)
+        y, indptr, indices, values, rowid = block
+        lab, n_new = self.classes.add(y) if grow else (np.trunc(y).astype(np.int64), 0)
         if n_new and len(self.classes.index) > store.d:
             for v in self.classes.seen[-n_new:]:
                 if self.classes.index[v] >= store.d:
                     self.late.append((v, int(rowid[np.argmax(lab == v)])))
                     store.add_class(store.kd(), self.kp)
         cyc = np.array([self.classes.index[v] for v in lab.tolist()], np.int64)
-        ckd = KernelData(np.zeros((0, 0)), data.indptr, store.columns(data.indices),
-                         data.values, squared_norms(data.indptr, data.values))
-        self.zeros.offer(data.indptr, data.indices, data.values, rowid)
-        cdiag = np.zeros(data.n)
+        ckd = KernelData(np.zeros((0, 0)), indptr, store.columns(indices), values,
+                         squared_norms(indptr, values))
+        self.zeros.offer(indptr, indices, values, rowid)
+        cdiag = np.zeros(y.size)
         kernel_diagonal(ckd, self.kp, cdiag)
         self._block = (ckd, cyc, cdiag, rowid)
         self._position = position
@@ -510,7 +487,7 @@ class S2doStreamRun:
             next_row = int(store.sist[S_NEXT])
             self._open(self._position)
             got = self._source.next()
-            if got is None or got[0].n < next_row:
+            if got is None or got[0][0].size < next_row:
                 raise StreamError(f"{self.source_name}: the file ends before the row the "
                                   "state was saved at")
             self._take(*got, grow=False)
