@@ -1,52 +1,10 @@
-"""Streaming LASVM: one sequential pass over a training file larger than memory
-(``svm-train --solver lasvm --stream``), as a run: :class:`LasvmStreamRun` is solvers/
-lasvm.py's LasvmRun fed by a :class:`RowSource` (the file read in blocks), so the online
-driver steps it through the one drive loop as it steps the in-memory run (traces, stopping
-limits, snapshots, state files: training/stream.py).
-
-The algorithm is the online core's (qp/online_core.py: PROCESS, REPROCESS, eviction,
-finishing, the selection criteria), over the one kernel-row cache (numerics/cache.py). What
-this module adds is where the examples live and in which order they come:
-
-* **Slot store.** The core's "examples" are the *slots* of a growable dense store
-  ``X [cap, width]`` (one column per feature index seen so far, in ascending order of index,
-  so that memory follows the features that occur, not the largest index, and a dot product
-  over a row sums in LIBSVM's order), so its positions,
-  boxes and cached rows work as in memory. An arriving example is written into a free slot
-  (``load_slot`` of qp/stream_slots.py, the compiled slot code, which also cuts the cached
-  rows short of the slot's position: their entries there belonged to the slot's previous
-  example). A slot is freed when its example
-  leaves the expansion: rejected by PROCESS or evicted by REPROCESS (the pass never comes back
-  to it). ``cap`` grows x1.5 when the slots run out (a new, empty cache), ``width`` when a
-  block brings feature indices not seen before (their columns are inserted in order).
-* **Stream.** The file's blocks (``chunk_bytes`` of text) from the row source
-  (solvers/stream_source.py). Random selection processes every example as it arrives, in file order. Gradient / active /
-  autoactive selection keep a window of the next ``candidates`` examples (100 for autoactive)
-  in slots and process the best one by the core's criterion (y f(x) or |f(x)|), refilling the
-  window from the stream, across block boundaries.
-* **Finishing** as in memory (solvers/finishing.py: the SMO loop over the expansion, or
-  ``--finishing reprocess``, the paper's REPROCESS loop).
-* **Seeding** (LaSVM 1.1: PROCESS the first 5 examples of each class without REPROCESS): the
-  first blocks are held until 5 of each class have been read (at most ``SEED_ROWS_MAX`` rows);
-  the rest of those blocks is then processed in file order.
-
-Memory: the store (cap x width x 8 bytes, width = distinct feature indices seen,
-cap <= 1.5 (n_S + window) + 64 at the peak), the row
-cache (<= -m MB), one block of text and its parsed rows. Nothing grows with the file.
-
-Deviations from the in-memory solver:
-- Example order: file order (random selection), not a random permutation. With the same order
-  the two make the same steps, bit for bit (tests/test_stream.py).
-- Candidates for gradient/active selection are the next M examples of the stream, each
-  evaluated every iteration, instead of M draws with replacement from all unseen examples.
-- gamma must be given (-g): its default 1/max_index needs the whole file before training.
-- Labels: the two classes come from the first rows (LIBSVM's order: first occurrence, {-1,+1}
-  swapped so +1 comes first); a third label is an input error naming the file and line.
-- ``--epochs`` must be 1, ``--label-budget``, -v, -b and -t 4 are not supported.
-
-Saved and resumed (--save-state, --resume): the store, the candidate window and where the
-current block begins (byte offset, line, row); a resumed run reads the file on from there,
-skipping the rows of that block it had already taken.
+"""Streaming LASVM (``svm-train --solver lasvm --stream``): :class:`LasvmStreamRun` is
+solvers/lasvm.py's LasvmRun over a slot store fed by the row source (solvers/stream_source.py),
+so the online driver steps it as it steps the in-memory run. Its examples are slots that rows
+enter as they are read and leave with the expansion: memory follows the expansion, not the
+file. Driven in file order, the in-memory run makes the same steps (tests/test_stream.py).
+The store, the candidate window, the seeding and the state file:
+docs/streaming.md#the-two-class-lasvm-stream.
 """
 
 import numpy as np

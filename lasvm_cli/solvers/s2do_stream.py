@@ -1,59 +1,11 @@
-"""Streaming all-in-one machines: one sequential pass of the online S2DO solver
-(solvers/s2do_online.py) over a training file larger than memory, any number of classes
-(``svm-train --multiclass llw|cs --solver online --stream``), as a run:
-:class:`S2doStreamRun` is S2doRun fed by the file in blocks, so the online driver steps it
-through the one drive loop (traces with a test set, stopping limits, snapshots, state files:
-training/stream.py).
-
-The online solver's state is already an expansion: positions [0, |W|) of its S2doState are the
-support patterns W (examples with some alpha > 0), their gradients are the only ones kept, and
-one pass touches an example once (TWO_NEWS), then steps on W only (TWO_OLD, TWO_OLD_SUPPORTS).
-An example outside W is never read again in the pass. This module keeps the state over
-*slots* of a growable dense store instead of over every example of the file, as the LASVM
-stream does (solvers/lasvm_stream.py):
-
-* **Slots.** ``X [cap, width]`` holds the examples of W plus the one being processed (one
-  column per feature index seen so far, in ascending order). The S2doState and the kernel-row
-  cache are over the ``cap`` slots (a slot is the cache's example id). An arriving example is
-  written into a free slot (its position is beyond W), the cached rows are cut to the prefix W
-  (what the in-memory swap of the new example to position |W| does: see below), then the
-  compiled pass (qp/s2do_epoch.py's ``run_epoch``, called by qp/stream_s2do.py) runs on that
-  one example: TWO_NEWS and the old steps it draws. The slots beyond W afterwards (the
-  example if it did not join W, patterns that left W) are freed. ``cap`` grows x1.5 + 64
-  when no slot is free; the cache is then re-cut to the new width with its rows kept (the
-  scheduling counts kernel values computed, so dropping rows would change the run). A step
-  of the run is the pass on the next n rows of the current block (``stream_rows`` on a
-  prefix of the block's rows); cutting a block into steps changes no iterate.
-* **Classes** are discovered as they appear. The number of classes d of the machine is that of
-  the first block of the file (at least 2); the class indices follow LIBSVM's order on that
-  block (first appearance, {-1,+1} swapped). A class first seen later grows the machine by one
-  class: a column of zero alphas for every pattern of W, and W's gradients recomputed for the
-  new d (LLW's coupling 1/d changes every gradient; CS gains one constraint per pattern). The
-  model's labels are LIBSVM's order over the whole file (first appearance; {-1,+1} swapped
-  when they are the only two), its coefficient rows permuted to it.
-* **Scheduling.** Algorithm 7's cost of a kernel value (FEATURE_WORK per feature) uses the
-  mean number of stored features per row of the first block (the in-memory run uses its
-  storage's: all columns when dense, the mean over the file when sparse).
-
-Memory: the store (cap x width x 8 bytes, cap <= 1.5 (|W| + 1) + 64), the state (cap x d x 8 x
-~3 bytes), the row cache (<= -m MB) and one block of text with its parsed rows.
-
-How it relates to the in-memory one-pass run (``--epochs 1``): the in-memory run visits the
-examples in a random permutation (``--seed``); the stream in file order. Driven in file order,
-with the same d (every class in the first block), the same kernel cost and a cache holding
-every row it is asked for (no eviction in either run), the in-memory run takes the same steps
-on the same variables with the same random draws, and writes the same model file, byte for
-byte (tests/test_stream.py). Other differences: a class appearing after the first block (see
-above), a cache too small for the rows (the two runs evict other rows, so the kernel values
-counted by the scheduling differ), data kept transposed or sparse rows indexed by column in
-memory (KernelData.XT, KernelData.csc: whole rows computed per example, so other kernel values
-counted). There is no finishing step in either run.
-
-Saved and resumed (--save-state, --resume): the store, the whole row cache, the classes, the
-step gains and counts, numba's generator and where the current block begins; a resumed run
-reads the file on from there with the saved run's block size (a class grows the machine at
-its block's start, so the blocks must be the first reading's: io/svmlight.py keeps the reads
-on the file's grid of that size).
+"""Streaming all-in-one machines (``svm-train --multiclass llw|cs --solver online --stream``):
+:class:`S2doStreamRun` is the online S2DO run (solvers/s2do_online.py's S2doRun) over a slot
+store fed by the row source (solvers/stream_source.py). The online solver's state is already an
+expansion (the support patterns W; an example outside W is never read again in the pass), so
+the store holds W and the row being processed. Driven in file order, with every class in the
+first block, the in-memory run writes the same model file (tests/test_stream.py). The slots,
+classes first seen late, the scheduling's kernel cost and the state file:
+docs/streaming.md#the-all-in-one-stream-llw-cs.
 """
 
 import copy
