@@ -23,7 +23,7 @@ from lasvm_cli.qp import online_core as L
 from lasvm_cli.solvers.finishing import start_finishing
 from lasvm_cli.solvers.lasvm import result_of
 from lasvm_cli.solvers import stream_trainer
-from lasvm_cli.solvers.lasvm_stream import StreamError
+from lasvm_cli.solvers.stream_source import StreamError
 from lasvm_cli.training.stream import train_stream
 from lasvm_cli.numerics.classes import group_classes
 from lasvm_cli.training.train import train

@@ -226,7 +226,7 @@ def test_observers_change_no_model_and_trace_is_sane(files, tmp_path):
 
 def test_stop_before_a_second_class_is_an_error(tmp_path):
     """A stop while the rows read hold one class: no model can be made, outputs removed."""
-    from lasvm_cli.solvers.lasvm_stream import StreamError
+    from lasvm_cli.solvers.stream_source import StreamError
 
     path = tmp_path / "f.svm"
     path.write_text("".join(f"3 1:{i / 40:.3f}\n" for i in range(60)) +

@@ -338,7 +338,7 @@ def _main_stream(o):
     options)."""
     from ..training.params import check_parameter
     from ..solvers import stream_trainer, streamed
-    from ..solvers.lasvm_stream import StreamError
+    from ..solvers.stream_source import StreamError
     from ..base.progress import progress_factory
 
     p = o.params

@@ -1,28 +1,9 @@
-"""Streaming LASVM-G, LASVM-NC, LASVM-I and FULL SVM: one sequential pass over a two-class
-training file larger than memory (``svm-train --solver lasvm-g|lasvm-nc|lasvm-i|full-svm
---stream``), as a run: :class:`LasvmGStreamRun` is solvers/lasvm_nc.py's LasvmGRun fed by the
-LASVM stream's row source (solvers/lasvm_stream.py), driven as the in-memory run is.
-
-The iteration is lasvm_g_core's (:func:`lasvm_g_core.iteration`: the admission test on
-y f(x), PROCESS without a bias, the gap-driven REPROCESS loop, CLEAN every ``clean_every``
-PROCESS calls), over the slot store of the LASVM stream (solvers/lasvm_stream.py: ``X [cap,
-width]``, the online core's state and the row cache over the slots). Each example of the file
-is written into a free slot, the iteration runs on it, then the slots that left the expansion
-S are freed: the example itself when LASVM-I skips it, the non-SVs CLEAN removed. The store
-holds S (the SVs plus at most ``clean_keep + clean_every`` non-SVs for LASVM-G/-NC/-I; FULL SVM
-never cleans, so its S keeps every example PROCESSed: memory grows with the file) and one block.
-
-At the end, as in memory: CLEAN(0) (every non-SV dropped; not FULL SVM) and, with
-``--finish-tau``, REPROCESS until no variable violates by more than tau (the in-memory run's
-end-of-epoch finishing, of its one epoch).
-
-How it relates to the in-memory run (``--epochs 1``): that draws the examples in a random
-order (``--seed``); the stream takes them in file order. The iteration's decisions depend on S
-only (never on the examples outside it, nor on the cache, whose hits change no value), so
-driven in file order the in-memory run makes the same steps and writes the same model file,
-byte for byte (tests/test_stream.py). Labels: LIBSVM's order (first occurrence, {-1,+1}
-swapped); blocks are held until both classes have appeared (at most SEED_ROWS_MAX rows); a
-third label is an input error naming its line.
+"""Streaming LASVM-G, LASVM-NC, LASVM-I and FULL SVM (``svm-train --solver
+lasvm-g|lasvm-nc|lasvm-i|full-svm --stream``): :class:`LasvmGStreamRun` is solvers/lasvm_nc.py's
+LasvmGRun over the LASVM stream's slot store and row source, driven as the in-memory run is.
+Its decisions depend on S only, so driven in file order the in-memory run writes the same
+model file, byte for byte (tests/test_stream.py). What the store holds and the end of the
+pass: docs/streaming.md#lasvm-g--nc--i-and-full-svm.
 """
 
 import numpy as np
@@ -35,7 +16,8 @@ from ..qp import online_core as core
 from ..qp.online_core import LasvmScalars
 from ..qp.stream_slots import g_stream_block
 from .lasvm_nc import DEFAULTS, EXTRA_FIELDS, LasvmGRun
-from .lasvm_stream import LasvmStreamRun, StreamError, check_one_pass
+from .lasvm_stream import LasvmStreamRun
+from .stream_source import StreamError, check_one_pass
 
 
 def check_params(p):

@@ -1,58 +1,10 @@
-"""Streaming one-vs-rest LASVM: one sequential pass over a training file larger than memory,
-any number of classes (``svm-train --solver lasvm --multiclass ovr --stream``), as a run:
-:class:`OvrStreamRun` holds the k machines and their shared store, so the online driver steps
-it through the one drive loop (traces with a test set, stopping limits, snapshots, state
-files: training/stream.py).
-
-k LASVM machines, one per class c ("c against the rest": +1 for class c with C times the
-weight of c, -1 for every other class with C itself, as training/ovr.py), are fed in the same
-pass: each example is offered to every machine, which runs the online core's step on it
-(PROCESS then REPROCESS, the two-class stream's per-example step; compiled in
-qp/stream_slots.py). The machines never
-interact; what they share is where the examples live:
-
-* **One slot store** (``X [cap, width]``, one column per feature index seen, as the two-class
-  stream's). Each machine has its own online-core state and kernel-row cache over the slots
-  (its own positions: its expansion S is a prefix of them). ``refs[q]`` counts the machines
-  whose S holds slot q; the slot is freed when that count falls to 0 after every machine has
-  seen the slot's example. The rows of a block go in by groups of ``GROUP`` rows: loaded into
-  free slots, offered to each machine in turn (file order), then the slots no S kept are freed.
-  ``cap`` grows x1.5 + 64 when fewer than a group's slots are free.
-* **Seeds** (LaSVM 1.1 seeds S with the first 5 examples of each class, PROCESS without
-  REPROCESS): machine c PROCESSes alone the first ``N_SEED`` examples of each side (c, rest) it
-  sees, where they come in the file; every other example gets PROCESS + REPROCESS. Nothing is
-  held back or reordered (a REPROCESS on an S of one side makes no step and evicts nothing).
-* **Classes** appear as the blocks are read. Every class of the first block has its machine
-  from the first row. A class first seen in a later block starts its machine at the first row
-  of that block: it sees that block and the rest of the file, not the rows of earlier blocks
-  (all "rest" examples for it; they cannot be read again, and replaying those still in some
-  other machine's S would make a machine that depends on the others' choices). A file of one
-  block (``chunk_bytes``, 4 MiB) thus gives every machine every row.
-* **Finishing** per machine at the end, as the two-class stream (solvers/finishing.py over its
-  S), or with ``--no-finish`` delta brought up to date.
-
-The model is training/ovr.py's ``multiclass ovr``: labels in LIBSVM's order of first
-appearance ({-1,+1} swapped when they are the only two), one shared SV list (the slots with a
-nonzero coefficient in some machine, grouped by class in label order, file order within a
-class), nSV per class, rho[c] = -b of machine c.
-
-How it relates to the in-memory run: training/ovr.py trains its k machines one after the other,
-each over every example in a random order (``--seed``). The machines here take the examples in
-file order from their start row; driven in that order (same seeds, same start rows), the
-in-memory core makes the same steps and training/ovr.py writes the same model file, byte for
-byte (tests/test_stream.py). The row caches change no value (LASVM's decisions depend on S
-only), so ``-m`` is shared: each machine's cache gets ``-m / k`` of the machines existing when
-it is made.
-
-Memory: the store (cap x width x 8 bytes, cap <= 1.5 (|union of the k S| + GROUP) + 64), k
-states and cache indexes over the slots (about 150 bytes a slot each), the caches' rows (``-m``
-in all) and one block of text with its parsed rows. Nothing grows with the file, only with the
-union of the expansions. Only random selection (file order)
-streams here: a candidate window would be a different one for each machine.
-
-Saved and resumed (--save-state, --resume): the store, every machine's core state and seeds,
-the classes, the group of rows in the slots and where the current block begins; a resumed run
-reads the file on from there with the saved run's block size.
+"""Streaming one-vs-rest LASVM, any number of classes (``svm-train --solver lasvm --multiclass
+ovr --stream``): :class:`OvrStreamRun` holds the k machines (class c against the rest, as
+training/ovr.py) over one slot store fed by the row source (solvers/stream_source.py), each
+row offered to every machine in the same pass, so the online driver steps them as one run.
+Each machine driven in memory over the same rows in file order gives training/ovr.py's model
+file, byte for byte (tests/test_stream.py). The shared store, the seeds, classes first seen
+late and the caches' share of -m: docs/streaming.md#the-one-vs-rest-lasvm-stream.
 """
 
 import numpy as np
@@ -69,9 +21,9 @@ from ..qp.online_core import CHUNK, N_SEED, LasvmScalars
 from ..qp.stream_slots import S_NFREE, free_unheld, load_rows, machine_rows
 from .finishing import start_finishing
 from .lasvm import PH_DONE, PH_FINISH, PH_ONLINE, PHASES, SAVED_FIELDS, result_of
-from .lasvm_stream import (RowSource, StoredZeros, StreamError, check_one_pass, dense_kd,
-                           grown, grown_free, label_order, line_of_row, rows_over, sv_rows,
-                           widen)
+from .stream_source import (RowSource, StoredZeros, StreamError, check_one_pass, dense_kd,
+                            grown, grown_free, label_order, line_of_row, rows_over, sv_rows,
+                            widen)
 from .result import SolverResult, report_binary
 from .run import Expansion
 from .saved import load_into
@@ -141,7 +93,7 @@ class _OvrStore:
         return self.cache_mb / max(len(self.machines), 1)
 
     def columns(self, indices):
-        """Columns of X for these feature indices (lasvm_stream.widen)."""
+        """Columns of X for these feature indices (stream_source.widen)."""
         self.X, self.features, cols = widen(self.X, self.features, indices)
         return cols
 

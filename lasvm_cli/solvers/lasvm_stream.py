@@ -1,64 +1,20 @@
-"""Streaming LASVM: one sequential pass over a training file larger than memory
-(``svm-train --solver lasvm --stream``), as a run: :class:`LasvmStreamRun` is solvers/
-lasvm.py's LasvmRun fed by a :class:`RowSource` (the file read in blocks), so the online
-driver steps it through the one drive loop as it steps the in-memory run (traces, stopping
-limits, snapshots, state files: training/stream.py).
-
-The algorithm is the online core's (qp/online_core.py: PROCESS, REPROCESS, eviction,
-finishing, the selection criteria), over the one kernel-row cache (numerics/cache.py). What
-this module adds is where the examples live and in which order they come:
-
-* **Slot store.** The core's "examples" are the *slots* of a growable dense store
-  ``X [cap, width]`` (one column per feature index seen so far, in ascending order of index,
-  so that memory follows the features that occur, not the largest index, and a dot product
-  over a row sums in LIBSVM's order), so its positions,
-  boxes and cached rows work as in memory. An arriving example is written into a free slot
-  (``load_slot`` of qp/stream_slots.py, the compiled slot code, which also cuts the cached
-  rows short of the slot's position: their entries there belonged to the slot's previous
-  example). A slot is freed when its example
-  leaves the expansion: rejected by PROCESS or evicted by REPROCESS (the pass never comes back
-  to it). ``cap`` grows x1.5 when the slots run out (a new, empty cache), ``width`` when a
-  block brings feature indices not seen before (their columns are inserted in order).
-* **Stream.** :func:`lasvm_cli.io.svmlight.iter_svmlight` blocks (``chunk_bytes`` of text).
-  Random selection processes every example as it arrives, in file order. Gradient / active /
-  autoactive selection keep a window of the next ``candidates`` examples (100 for autoactive)
-  in slots and process the best one by the core's criterion (y f(x) or |f(x)|), refilling the
-  window from the stream, across block boundaries.
-* **Finishing** as in memory (solvers/finishing.py: the SMO loop over the expansion, or
-  ``--finishing reprocess``, the paper's REPROCESS loop).
-* **Seeding** (LaSVM 1.1: PROCESS the first 5 examples of each class without REPROCESS): the
-  first blocks are held until 5 of each class have been read (at most ``SEED_ROWS_MAX`` rows);
-  the rest of those blocks is then processed in file order.
-
-Memory: the store (cap x width x 8 bytes, width = distinct feature indices seen,
-cap <= 1.5 (n_S + window) + 64 at the peak), the row
-cache (<= -m MB), one block of text and its parsed rows. Nothing grows with the file.
-
-Deviations from the in-memory solver:
-- Example order: file order (random selection), not a random permutation. With the same order
-  the two make the same steps, bit for bit (tests/test_stream.py).
-- Candidates for gradient/active selection are the next M examples of the stream, each
-  evaluated every iteration, instead of M draws with replacement from all unseen examples.
-- gamma must be given (-g): its default 1/max_index needs the whole file before training.
-- Labels: the two classes come from the first rows (LIBSVM's order: first occurrence, {-1,+1}
-  swapped so +1 comes first); a third label is an input error naming the file and line.
-- ``--epochs`` must be 1, ``--label-budget``, -v, -b and -t 4 are not supported.
-
-Saved and resumed (--save-state, --resume): the store, the candidate window and where the
-current block begins (byte offset, line, row); a resumed run reads the file on from there,
-skipping the rows of that block it had already taken.
+"""Streaming LASVM (``svm-train --solver lasvm --stream``): :class:`LasvmStreamRun` is
+solvers/lasvm.py's LasvmRun over a slot store fed by the row source (solvers/stream_source.py),
+so the online driver steps it as it steps the in-memory run. Its examples are slots that rows
+enter as they are read and leave with the expansion: memory follows the expansion, not the
+file. Driven in file order, the in-memory run makes the same steps (tests/test_stream.py).
+The store, the candidate window, the seeding and the state file:
+docs/streaming.md#the-two-class-lasvm-stream.
 """
 
 import numpy as np
 
-from ..base.errors import InputFormatError
-from ..io.svmlight import iter_svmlight, open_binary
 from ..numerics import kernels
 from ..numerics.cache import (FILL, HITS, KERNEL_EVALS, MISSES, N_SLOTS, WIDTH,
                               cache_positions_loaded, fill_pays, make_cache, regrow_cache)
 from ..numerics.classes import weighted_C
 from ..numerics.data import squared_norms
-from ..numerics.kernels import KernelData, compile_rows_for
+from ..numerics.kernels import KernelData
 from ..numerics.model import SVMModel
 from ..qp import online_core as core
 from ..qp.online_core import (AUTO_MAX, CHUNK, N_SEED, SEL_AUTOACTIVE, SEL_RANDOM,
@@ -68,6 +24,8 @@ from ..qp.stream_slots import (N_SIST, S_EVICTED, S_MAXNS, S_NFREE, ST_DONE, ST_
 from .finishing import start_finishing
 from .lasvm import PH_FINISH, PH_ONLINE, SAVED_FIELDS, LasvmRun
 from .saved import load_into
+from .stream_source import (RowSource, StoredZeros, StreamError, check_one_pass, dense_kd,
+                            grown, grown_free, label_order, rows_over, sv_rows, widen)
 
 SEED_ROWS_MAX = 200_000  # rows held at most while waiting for both classes / the seeds
 
@@ -80,64 +38,8 @@ def _new_store(kc, cap, width, Cp, Cn):
                      sist)
 
 
-def dense_kd(X, xsq):
-    """KernelData over a dense slot store: its rows X and their squared norms (the kernel
-    rows' parallel path compiled once the store is large enough for it)."""
-    kd = KernelData(X, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0), xsq)
-    compile_rows_for(kd)
-    return kd
-
-
-def rows_over(features, indptr, indices, values):
-    """KernelData of CSR rows (feature indices as in the file) over a store's columns
-    ``features`` (features the store has not seen dropped: their columns are zero in every
-    stored row)."""
-    n = indptr.size - 1
-    X = np.zeros((n, max(features.size, 1)))
-    row = np.repeat(np.arange(n), np.diff(indptr))
-    at = np.searchsorted(features, indices)
-    known = (at < features.size) & (features[np.minimum(at, features.size - 1)] == indices) \
-        if features.size else np.zeros(indices.size, bool)
-    X[row[known], at[known]] = values[known]
-    return dense_kd(X, squared_norms(indptr, values))
-
-
-def widen(X, features, indices):
-    """(X, features, the columns of ``indices``): the feature indices not seen before inserted
-    as columns of X, in order (old columns move right; cached rows stay valid: every dot
-    product keeps its terms and their order, the new columns hold zeros). ``features``: the
-    feature index of each column."""
-    seen = np.union1d(features, indices)
-    if seen.size > features.size:
-        wider = np.zeros((X.shape[0], seen.size))
-        wider[:, np.searchsorted(seen, features)] = X[:, :features.size]
-        X, features = wider, seen
-    return X, features, np.searchsorted(features, indices).astype(np.int32)
-
-
-def grown(a, cap, fill=0):
-    """``a`` (rows first) grown to ``cap`` rows, the new ones set to ``fill``."""
-    out = np.full((cap,) + a.shape[1:], fill, a.dtype)
-    out[:a.shape[0]] = a
-    return out
-
-
-def grown_free(free, nfree, old_cap, cap):
-    """(free list, count) of a store grown from old_cap to cap slots: the new slots go under
-    the old free ones, so the old are used first."""
-    extra = np.arange(cap - 1, old_cap - 1, -1, dtype=np.int64)
-    out = np.zeros(cap, np.int64)
-    out[:extra.size] = extra
-    out[extra.size:extra.size + nfree] = free[:nfree]
-    return out, nfree + extra.size
-
-
 # ---------------------------------------------------------------------------------------------
 # Python driver
-
-
-class StreamError(ValueError):
-    pass
 
 
 class _Store:
@@ -204,137 +106,6 @@ def _csr_concat(parts):
             np.concatenate([p[3] for p in parts]), np.concatenate([p[4] for p in parts]))
 
 
-def _line_of_row(source, row):
-    """1-based line of the 0-based data row ``row`` (full-line # comments are not rows)."""
-    k = -1
-    with open_binary(source) as f:
-        for lineno, line in enumerate(f, 1):
-            if line.lstrip().startswith(b"#"):
-                continue
-            k += 1
-            if k == row:
-                return lineno
-    return None
-
-
-class _Labels:
-    """The two class labels, LIBSVM's order: first occurrence, {-1,+1} swapped."""
-
-    def __init__(self, source):
-        self.source = source
-        self.seen = []  # int labels in order of first occurrence
-
-    def add(self, y, rowid):
-        lab = np.trunc(y).astype(np.int64)
-        u, first = np.unique(lab, return_index=True)
-        for v, f in sorted(zip(u.tolist(), first.tolist()), key=lambda t: t[1]):
-            if v in self.seen:
-                continue
-            if len(self.seen) == 2:
-                line = _line_of_row(self.source, int(rowid[f]))
-                raise InputFormatError(
-                    self.source if isinstance(self.source, str) else str(self.source), line,
-                    f"--stream supports two classes: third label {v} after "
-                    f"{self.seen[0]} and {self.seen[1]} (more classes stream with "
-                    "--multiclass ovr --solver lasvm or --multiclass llw|cs --solver online)",
-                    None)
-            self.seen.append(v)
-        return lab
-
-    def order(self):
-        return label_order(self.seen)
-
-
-def label_order(seen):
-    """The model's labels: LIBSVM's order of first appearance, except that {-1, +1} in that
-    order is written +1 first, as svm_group_classes does."""
-    lab = list(seen)
-    if len(lab) == 2 and lab[0] == -1 and lab[1] == 1:
-        lab = lab[::-1]
-    return np.array(lab, np.int64)
-
-
-class StoredZeros:
-    """Entries stored with the value 0 (``3:0``) in the rows a stream's store holds. LIBSVM
-    writes them in a model's SVs, as the in-memory path does, but the dense store cannot tell
-    them from absent features. They are kept by file row, and only while their row is in the
-    store, so that memory stays bounded by the store."""
-
-    def __init__(self):
-        self.by_row = {}   # file row in the store -> its feature indices stored as 0
-        self.block = {}    # the same for the rows of the block being trained on
-        self.block_rows = np.zeros(0, np.int64)  # the block's keys
-
-    def offer(self, indptr, indices, values, rowid):
-        """The block about to be trained on (CSR rows, their file rows)."""
-        zero = np.flatnonzero(values == 0.0)
-        rows = np.searchsorted(indptr, zero, side="right") - 1
-        cut = np.flatnonzero(np.diff(rows)) + 1
-        self.block = {int(rowid[r[0]]): indices[z] for r, z in
-                      zip(np.split(rows, cut), np.split(zero, cut)) if r.size}
-        self.block_rows = np.fromiter(self.block, np.int64, len(self.block))
-
-    def keep(self, store_rowid):
-        """After a compiled call: keep the rows now in the store (its slots' file rows)."""
-        if not self.by_row and not self.block:
-            return
-        live = store_rowid[store_rowid >= 0]
-        if self.by_row:
-            rows = np.fromiter(self.by_row, np.int64, len(self.by_row))
-            for r in rows[~np.isin(rows, live)].tolist():
-                del self.by_row[r]
-        for r in self.block_rows[np.isin(self.block_rows, live)].tolist():
-            self.by_row[r] = self.block[r]
-
-    def arrays(self):
-        """The rows held, as a state file's arrays: file rows, offsets, feature indices."""
-        rows = np.fromiter(self.by_row, np.int64, len(self.by_row))
-        idx = [np.asarray(self.by_row[r], np.int64) for r in rows.tolist()]
-        return dict(zero_rows=rows,
-                    zero_ptr=np.cumsum([0] + [a.size for a in idx]).astype(np.int64),
-                    zero_idx=np.concatenate(idx) if idx else np.zeros(0, np.int64))
-
-    @classmethod
-    def from_arrays(cls, d):
-        """The rows held of a state file's :meth:`arrays` (no block being trained on)."""
-        zeros = cls()
-        zr, zp, zi = (np.asarray(d[k], np.int64) for k in ("zero_rows", "zero_ptr", "zero_idx"))
-        zeros.by_row = {int(r): zi[zp[k]:zp[k + 1]].astype(np.int32)
-                        for k, r in enumerate(zr.tolist())}
-        return zeros
-
-
-def sv_rows(X, svs, features, zeros=None, rowid=None):
-    """The stored rows ``svs`` of the dense slot matrix ``X`` (columns: the feature indices
-    ``features``) as a model's CSR SVs: (indptr, indices, values), zeros left out except the
-    entries ``zeros`` (StoredZeros) holds for their file rows ``rowid[svs]``."""
-    Xs = X[svs]
-    nz = Xs != 0.0
-    if zeros is not None and zeros.by_row:
-        for i, r in enumerate(rowid[svs].tolist()):
-            f = zeros.by_row.get(r)
-            if f is not None:
-                nz[i, np.searchsorted(features, f)] = True
-    indptr = np.zeros(svs.size + 1, np.int64)
-    np.cumsum(nz.sum(axis=1), out=indptr[1:])
-    rows, cols = np.nonzero(nz)
-    return indptr, features[cols].astype(np.int32), Xs[rows, cols]
-
-
-def check_one_pass(p):
-    """What no streamed run can do, whichever solver: the whole file before training
-    (precomputed kernels, the default gamma), more than one pass, -b 1's folds."""
-    if p.kernel_type == kernels.PRECOMPUTED:
-        raise StreamError("--stream does not support precomputed kernels (-t 4)")
-    if p.kernel_type in (1, 2, 3) and p.gamma == 0:
-        raise StreamError("--stream needs -g: the default gamma 1/num_features needs the whole "
-                          "file before training")
-    if p.epochs != 1:
-        raise StreamError("--stream makes one pass over the file (--epochs must be 1)")
-    if p.probability:
-        raise StreamError("--stream does not support probability estimates (-b 1)")
-
-
 def _check_params(p):
     check_one_pass(p)
     if p.label_budget is not None:
@@ -343,42 +114,6 @@ def _check_params(p):
         raise StreamError("--stream supports two classes (no --multiclass)")
     if p.selection not in SELECTION_CODES:
         raise StreamError(f"unknown selection '{p.selection}'")
-
-
-class RowSource:
-    """The training file read in blocks, in file order: each block's rows numbered (0-based
-    file rows), their labels checked (:class:`Labels`), and where the block begins, (byte
-    offset, line, first row), so that a saved stream reads on from there. ``start``: that
-    position (a resumed stream), ``labels``: the labels seen before it; ``two_classes``
-    False: the labels are not checked (a one-vs-rest stream takes any number)."""
-
-    def __init__(self, source, *, zero_based=False, chunk_bytes=1 << 22, start=(0, 1, 0),
-                 labels=(), two_classes=True):
-        self.source = source
-        self.labels = None  # any number of classes (``two_classes`` False): no labels kept
-        if two_classes:
-            self.labels = Labels(source)
-            self.labels.seen = [int(v) for v in labels]
-        self.n_rows = int(start[2])
-        self._positions = []
-        # rows whose squared norm would overflow the kernels are input errors (FILE:LINE), as
-        # in memory
-        self._blocks = iter_svmlight(source, zero_based=zero_based, chunk_bytes=chunk_bytes,
-                                     check_norms=True, start=(int(start[0]), int(start[1])),
-                                     positions=self._positions)
-
-    def next(self):
-        """(block, position) of the next block, or None at the end of the file; block = (y,
-        indptr, indices, values, rowid), position = (byte offset, line, first row)."""
-        data = next(self._blocks, None)
-        if data is None:
-            return None
-        rowid = np.arange(self.n_rows, self.n_rows + data.n, dtype=np.int64)
-        position = self._positions[-1] + (self.n_rows,)
-        self.n_rows += data.n
-        if self.labels is not None:
-            self.labels.add(data.y, rowid)
-        return (data.y, data.indptr, data.indices, data.values, rowid), position
 
 
 _EMPTY = (np.zeros(0), np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0),
@@ -765,12 +500,3 @@ def _model_from_store(store, p, label, n_rows, info, zeros=None):
         delta=sc.delta, obj=obj)
     return model
 
-
-# Public names of the store's pieces, for the other streaming solvers in modules of their own
-# (solvers/lasvm_g_stream.py, solvers/s2do_stream.py): the same objects, so a run of
-# --solver lasvm --stream never loads them.
-Store = _Store
-Labels = _Labels
-csr_concat = _csr_concat
-line_of_row = _line_of_row
-model_from_store = _model_from_store

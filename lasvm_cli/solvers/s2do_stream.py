@@ -1,59 +1,11 @@
-"""Streaming all-in-one machines: one sequential pass of the online S2DO solver
-(solvers/s2do_online.py) over a training file larger than memory, any number of classes
-(``svm-train --multiclass llw|cs --solver online --stream``), as a run:
-:class:`S2doStreamRun` is S2doRun fed by the file in blocks, so the online driver steps it
-through the one drive loop (traces with a test set, stopping limits, snapshots, state files:
-training/stream.py).
-
-The online solver's state is already an expansion: positions [0, |W|) of its S2doState are the
-support patterns W (examples with some alpha > 0), their gradients are the only ones kept, and
-one pass touches an example once (TWO_NEWS), then steps on W only (TWO_OLD, TWO_OLD_SUPPORTS).
-An example outside W is never read again in the pass. This module keeps the state over
-*slots* of a growable dense store instead of over every example of the file, as the LASVM
-stream does (solvers/lasvm_stream.py):
-
-* **Slots.** ``X [cap, width]`` holds the examples of W plus the one being processed (one
-  column per feature index seen so far, in ascending order). The S2doState and the kernel-row
-  cache are over the ``cap`` slots (a slot is the cache's example id). An arriving example is
-  written into a free slot (its position is beyond W), the cached rows are cut to the prefix W
-  (what the in-memory swap of the new example to position |W| does: see below), then the
-  compiled pass (qp/s2do_epoch.py's ``run_epoch``, called by qp/stream_s2do.py) runs on that
-  one example: TWO_NEWS and the old steps it draws. The slots beyond W afterwards (the
-  example if it did not join W, patterns that left W) are freed. ``cap`` grows x1.5 + 64
-  when no slot is free; the cache is then re-cut to the new width with its rows kept (the
-  scheduling counts kernel values computed, so dropping rows would change the run). A step
-  of the run is the pass on the next n rows of the current block (``stream_rows`` on a
-  prefix of the block's rows); cutting a block into steps changes no iterate.
-* **Classes** are discovered as they appear. The number of classes d of the machine is that of
-  the first block of the file (at least 2); the class indices follow LIBSVM's order on that
-  block (first appearance, {-1,+1} swapped). A class first seen later grows the machine by one
-  class: a column of zero alphas for every pattern of W, and W's gradients recomputed for the
-  new d (LLW's coupling 1/d changes every gradient; CS gains one constraint per pattern). The
-  model's labels are LIBSVM's order over the whole file (first appearance; {-1,+1} swapped
-  when they are the only two), its coefficient rows permuted to it.
-* **Scheduling.** Algorithm 7's cost of a kernel value (FEATURE_WORK per feature) uses the
-  mean number of stored features per row of the first block (the in-memory run uses its
-  storage's: all columns when dense, the mean over the file when sparse).
-
-Memory: the store (cap x width x 8 bytes, cap <= 1.5 (|W| + 1) + 64), the state (cap x d x 8 x
-~3 bytes), the row cache (<= -m MB) and one block of text with its parsed rows.
-
-How it relates to the in-memory one-pass run (``--epochs 1``): the in-memory run visits the
-examples in a random permutation (``--seed``); the stream in file order. Driven in file order,
-with the same d (every class in the first block), the same kernel cost and a cache holding
-every row it is asked for (no eviction in either run), the in-memory run takes the same steps
-on the same variables with the same random draws, and writes the same model file, byte for
-byte (tests/test_stream.py). Other differences: a class appearing after the first block (see
-above), a cache too small for the rows (the two runs evict other rows, so the kernel values
-counted by the scheduling differ), data kept transposed or sparse rows indexed by column in
-memory (KernelData.XT, KernelData.csc: whole rows computed per example, so other kernel values
-counted). There is no finishing step in either run.
-
-Saved and resumed (--save-state, --resume): the store, the whole row cache, the classes, the
-step gains and counts, numba's generator and where the current block begins; a resumed run
-reads the file on from there with the saved run's block size (a class grows the machine at
-its block's start, so the blocks must be the first reading's: io/svmlight.py keeps the reads
-on the file's grid of that size).
+"""Streaming all-in-one machines (``svm-train --multiclass llw|cs --solver online --stream``):
+:class:`S2doStreamRun` is the online S2DO run (solvers/s2do_online.py's S2doRun) over a slot
+store fed by the row source (solvers/stream_source.py). The online solver's state is already an
+expansion (the support patterns W; an example outside W is never read again in the pass), so
+the store holds W and the row being processed. Driven in file order, with every class in the
+first block, the in-memory run writes the same model file (tests/test_stream.py). The slots,
+classes first seen late, the scheduling's kernel cost and the state file:
+docs/streaming.md#the-all-in-one-stream-llw-cs.
 """
 
 import copy
@@ -61,7 +13,6 @@ import copy
 import numpy as np
 
 from ..base.numba_internals import rng_state, set_rng_state
-from ..io.svmlight import iter_svmlight
 from ..numerics import kernels
 from ..numerics.cache import (KERNEL_EVALS, N_SLOTS, cache_copy_rows, cache_stats,
                               make_cache)
@@ -73,8 +24,9 @@ from ..qp.s2do import S2doScalars
 from ..qp.stream_s2do import N_SIST, S_MAXW, S_NEXT, stream_rows
 from ..qp.stream_slots import S_EVICTED, S_NFREE, ST_GROW
 from . import s2do_online as so
-from .lasvm_stream import (StoredZeros, StreamError, check_one_pass, dense_kd, grown,
-                           grown_free, label_order, line_of_row, rows_over, sv_rows, widen)
+from .stream_source import (RowSource, StoredZeros, StreamError, check_one_pass, dense_kd,
+                            grown, grown_free, label_order, line_of_row, rows_over, sv_rows,
+                            widen)
 from .run import Expansion
 from .s2do_batch import coefficients, result_from_state
 from .saved import load_into
@@ -113,7 +65,7 @@ class _Store:
         return dense_kd(self.X, self.xsq)
 
     def columns(self, indices):
-        """Columns of X for these feature indices (lasvm_stream.widen)."""
+        """Columns of X for these feature indices (stream_source.widen)."""
         self.X, self.features, cols = widen(self.X, self.features, indices)
         return cols
 
@@ -194,30 +146,6 @@ def first_block_kcost(indptr):
     (kernels.row_work's sparse formula) over the first block."""
     n = max(indptr.shape[0] - 1, 1)
     return so.FEATURE_WORK * max(1, 1 + int(indptr[-1]) // n)
-
-
-class _Blocks:
-    """The training file in blocks, in file order: each block's rows numbered (0-based file
-    rows) and where it begins, (byte offset, line, first row). ``start``: that position (a
-    resumed stream; the reads stay on the file's chunk grid, so the blocks are the first
-    reading's)."""
-
-    def __init__(self, source, *, zero_based, chunk_bytes, start=(0, 1, 0)):
-        self.n_rows = int(start[2])
-        self._positions = []
-        self._blocks = iter_svmlight(source, zero_based=zero_based, chunk_bytes=chunk_bytes,
-                                     check_norms=True, start=(int(start[0]), int(start[1])),
-                                     positions=self._positions)
-
-    def next(self):
-        """(block, its file rows, its position), or None at the end of the file."""
-        data = next(self._blocks, None)
-        if data is None:
-            return None
-        rowid = np.arange(self.n_rows, self.n_rows + data.n, dtype=np.int64)
-        position = self._positions[-1] + (self.n_rows,)
-        self.n_rows += data.n
-        return data, rowid, position
 
 
 # the stream's scalars in its state file: where the current block begins, rows read, the
@@ -332,8 +260,8 @@ class S2doStreamRun:
     # -- the rows ------------------------------------------------------------------------------
 
     def _open(self, start=(0, 1, 0)):
-        self._source = _Blocks(self.source_name, zero_based=self._zero_based,
-                               chunk_bytes=self._chunk, start=start)
+        self._source = RowSource(self.source_name, zero_based=self._zero_based,
+                                 chunk_bytes=self._chunk, start=start, two_classes=False)
 
     def begin(self):
         """Read the first block: the machine's classes (at least 2), the kernel cost of the
@@ -342,30 +270,31 @@ class S2doStreamRun:
         got = self._source.next()
         if got is None:
             raise StreamError("empty training file")
-        data = got[0]
-        self.classes.add(data.y)
+        y, indptr = got[0][:2]
+        self.classes.add(y)
         d = max(len(self.classes.index), 2)
         self.store = _Store(self.kind, d, self._C, self._target, self._eps, self.cache_mb)
-        self._kcost = first_block_kcost(data.indptr)
+        self._kcost = first_block_kcost(indptr)
         so.seed(self._seed)
         self._take(*got, grow=False)
 
-    def _take(self, data, rowid, position, grow=True):
-        """Make ``data`` the current block: a class it brings grows the machine (``grow``: a
-        block read for the first time), its columns in the store, its stored zeros offered."""
+    def _take(self, block, position, grow=True):
+        """Make ``block`` (the row source's) the current block: a class it brings grows the
+        machine (``grow``: a block read for the first time), its columns in the store, its
+        stored zeros offered."""
         store = self.store
-        lab, n_new = self.classes.add(data.y) if grow else (np.trunc(data.y).astype(np.int64),
-                                                            0)
+        y, indptr, indices, values, rowid = block
+        lab, n_new = self.classes.add(y) if grow else (np.trunc(y).astype(np.int64), 0)
         if n_new and len(self.classes.index) > store.d:
             for v in self.classes.seen[-n_new:]:
                 if self.classes.index[v] >= store.d:
                     self.late.append((v, int(rowid[np.argmax(lab == v)])))
                     store.add_class(store.kd(), self.kp)
         cyc = np.array([self.classes.index[v] for v in lab.tolist()], np.int64)
-        ckd = KernelData(np.zeros((0, 0)), data.indptr, store.columns(data.indices),
-                         data.values, squared_norms(data.indptr, data.values))
-        self.zeros.offer(data.indptr, data.indices, data.values, rowid)
-        cdiag = np.zeros(data.n)
+        ckd = KernelData(np.zeros((0, 0)), indptr, store.columns(indices), values,
+                         squared_norms(indptr, values))
+        self.zeros.offer(indptr, indices, values, rowid)
+        cdiag = np.zeros(y.size)
         kernel_diagonal(ckd, self.kp, cdiag)
         self._block = (ckd, cyc, cdiag, rowid)
         self._position = position
@@ -510,7 +439,7 @@ class S2doStreamRun:
             next_row = int(store.sist[S_NEXT])
             self._open(self._position)
             got = self._source.next()
-            if got is None or got[0].n < next_row:
+            if got is None or got[0][0].size < next_row:
                 raise StreamError(f"{self.source_name}: the file ends before the row the "
                                   "state was saved at")
             self._take(*got, grow=False)

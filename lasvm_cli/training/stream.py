@@ -1,6 +1,6 @@
 """svm-train --stream (the SOLVERS rows' ``streams``: each names the function that starts a run):
-the run, fed by its file in blocks (solvers/lasvm_stream.py, lasvm_g_stream.py,
-lasvm_ovr_stream.py, s2do_stream.py), goes through the online driver
+the run, fed by its file in blocks (solvers/stream_source.py's RowSource; the runs in
+lasvm_stream.py, lasvm_g_stream.py, lasvm_ovr_stream.py, s2do_stream.py), goes through the online driver
 (run_control.py's OnlineControl and the one drive loop) as an in-memory machine does, so the
 trace (with --test), the stopping limits, snapshots and the state file apply to it. What
 differs from an in-memory machine: the model is the run's own (its SVs are the rows the
@@ -95,7 +95,7 @@ def train_stream(source, params, start, *, zero_based=False, info=None, warn=Non
     A bad row or label (an input error, or a file the solver cannot train on) leaves no
     output behind: the trace, snapshots and a state file this training created are
     removed."""
-    from ..solvers.lasvm_stream import StreamError
+    from ..solvers.stream_source import StreamError
 
     info = info or (lambda _m: None)
     warn = warn or (lambda _m: None)
