@@ -183,11 +183,11 @@ def test_core_state_is_read_by_name_above_qp():
 COMPILED = re.compile(r"^\s*@(?:numba\.)?(?:njit|jit|intrinsic|generated_jit)\b|\bnumba\.njit\(")
 
 
-def test_solvers_and_training_hold_no_compiled_code():
-    """The solver adapters and the training layer are Python over qp/'s compiled cores (and
-    numerics/, io/ below it): no function of theirs is jitted."""
+def test_the_layers_above_qp_hold_no_compiled_code():
+    """The solver adapters, the training layer, the tools and the CLI are Python over qp/'s
+    compiled cores (and numerics/, io/ below it): no function of theirs is jitted."""
     found = []
-    for layer in ("solvers", "training"):
+    for layer in ("solvers", "training", "tools", "cli", "sklearn"):
         for path in sorted((PACKAGE / layer).rglob("*.py")):
             for no, line in enumerate(path.read_text().splitlines(), 1):
                 if COMPILED.search(line.split("#")[0]):

@@ -338,7 +338,7 @@ def test_fast_g_formatter_matches_printf():
     """The Numba %g writer equals C/Python '%g' or asks for the exact path (-1)."""
     import random
 
-    from lasvm_cli.tools.scale import _put_g
+    from lasvm_cli.io.scaled_text import _put_g
 
     buf = np.empty(64, dtype=np.uint8)
     rng = random.Random(7)
