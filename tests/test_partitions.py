@@ -335,6 +335,9 @@ def compare_regression(path, p, n_parts, executor=None, mse_rel=1e-3):
     n_sv, n_ref = model.sv_coef.shape[1], ref.sv_coef.shape[1]
     assert n_sv > 0 and abs(n_sv - n_ref) <= max(0.01 * n_ref, 1)
     assert abs(mse(model, problem) / mse(ref, problem) - 1) <= mse_rel
+    if p.svm_type == 4:  # nu-SVR: the merged problems kept the whole problem's total
+        total = p.C * p.nu * problem.n
+        assert abs(np.abs(model.sv_coef).sum() - total) <= 1e-9 * total
     assert (model.svm_type, model.nr_class, model.label, model.nSV) == (ref.svm_type, 2, None,
                                                                         None)
     assert np.all(np.diff(model.sv_indices_train) > 0)  # SVs in file order, as LIBSVM's
