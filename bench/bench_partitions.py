@@ -3,7 +3,8 @@
 For each set: single-process SMO (training/fit.py, LIBSVM's Solver), then the cascade over P
 parts in this process and on a LocalCluster of N workers (training/cascade.py), each in a
 fresh child process (compile loading included in neither: the JIT cache is warm), alternating
-``--repeat`` times. Reported per run: wall seconds, objective, nSV, test accuracy, passes, and
+``--repeat`` times. Reported per run: wall seconds, objective, nSV, test accuracy (regression
+sets: test mean squared error), passes, and
 for the cascade every task's CPU seconds and bytes each way, the client's W solves, peak
 resident memory of the client and of each part's worker; from the per-task CPU seconds, the
 critical path projected to 4, 16 and 64 workers (a projection, stated as such: each stage's
@@ -11,11 +12,11 @@ measured task CPU seconds list-scheduled on W workers, plus the client's serial 
 seconds), plus the bytes at 1 GB/s; the parts stay as measured, P of them). The stages follow
 one another: pass 0's solves, each level of the tree's merges (a level's merges in parallel),
 each pass's checks; the tree's merges (level, rows, support vectors, iterations) are recorded
-too. The early model
-(--early-model) is trained too and its test accuracy reported.
+too. The early model (--early-model) is trained too and its test accuracy reported.
 
     python bench/bench_partitions.py                     # ijcnn1, adult, banana, generated
     python bench/bench_partitions.py --sets gen --rows 200000 --parts 8 --workers 2
+    python bench/bench_partitions.py --sets budgetfood,budgetfood-nu --parts 4 --repeat 2
 
 Raw JSON lines go to results/partitions/ (one file per set and run; existing ones are kept,
 so an interrupted run resumes). Data: $LASVM_DATA (see docs/data.md).
@@ -41,6 +42,9 @@ SETS = {  # name: (train, test, svm-train options)
     "banana": ("banana/train.svm.xz", "banana/test.svm.xz", dict(C=0.5, gamma=8.0)),
     "mnist": ("mnist/train.svm.xz", "mnist/test.svm.xz", dict(C=10.0, gamma=0.02 / 255**2)),
     "gen": (None, None, dict(C=1.0, gamma=0.1)),
+    # regression (test MSE in place of accuracy), LIBSVM's defaults: -p 0.1, -n 0.5
+    "budgetfood": ("budgetfood/train.svm.xz", "budgetfood/test.svm.xz", dict(s=3)),
+    "budgetfood-nu": ("budgetfood/train.svm.xz", "budgetfood/test.svm.xz", dict(s=4)),
 }
 
 
@@ -89,35 +93,49 @@ def params_of(opts, eps):
     from lasvm_cli.training.params import TrainParams
 
     p = TrainParams()
+    p.svm_type = opts.get("s", 0)
     p.C = opts.get("C", 1.0)
     p.gamma = opts.get("gamma", 0.0)
+    p.p = opts.get("p", 0.1)
+    p.nu = opts.get("nu", 0.5)
     p.eps = eps
     return p
 
 
-def accuracy(model, test):
+def score(model, test):
+    """dict(acc=test accuracy in %) of a classifier, dict(mse=test mean squared error) of a
+    regression model."""
     from lasvm_cli.io.svmlight import read_svmlight
     from lasvm_cli.numerics.data import kernel_data
 
     data = read_svmlight(test, check_norms=True)
     kd = kernel_data(data.indptr, data.indices, data.values)
-    return float((model.predict(kd) == data.y).mean() * 100)
+    if model.svm_type in ("epsilon_svr", "nu_svr"):
+        return dict(mse=float(((model.predict(kd) - data.y) ** 2).mean()))
+    return dict(acc=float((model.predict(kd) == data.y).mean() * 100))
+
+
+def score_text(run):
+    return f"{run['acc']:.2f}" if "acc" in run else f"MSE {run['mse']:.6g}"
 
 
 def obj_of(lines):
     return [float(l.split()[2].rstrip(",")) for l in lines if l.startswith("obj = ")]
 
 
-def warm_up():
+def warm_up(svm_type=0):
     """Load the compiled code a training uses (numba's cache) in this process: svm-train
-    --partitions 2 on heart_scale. Returns its seconds."""
+    -s svm_type on heart_scale (its labels as targets for regression), with --partitions 2
+    and without. Returns its seconds."""
     import tempfile
 
     from lasvm_cli.cli.train import main
 
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as d:
-        main(["-q", "--partitions", "2", str(ROOT / "data" / "heart_scale"), d + "/m"])
+        for parts in (["--partitions", "2"], []):
+            main(["-q", "-s", str(svm_type)] + parts + [str(ROOT / "data" / "heart_scale"),
+                                                       d + "/m"])
     return time.perf_counter() - t0
 
 
@@ -127,7 +145,7 @@ def one_smo(train, test, opts, eps):
     from lasvm_cli.numerics.data import Problem
     from lasvm_cli.training.fit import fit
 
-    warm_seconds = warm_up()
+    warm_seconds = warm_up(opts.get("s", 0))
     t0, c0 = time.perf_counter(), time.process_time()
     data = read_svmlight(train, check_norms=True)
     p = params_of(opts, eps)
@@ -138,7 +156,8 @@ def one_smo(train, test, opts, eps):
     model = fit(problem, p, info=lines.append)
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     return dict(kind="smo", seconds=seconds, cpu=cpu, obj=obj_of(lines)[0],
-                nsv=int(model.nSV.sum()), acc=accuracy(model, test), warm_up_seconds=warm_seconds,
+                nsv=int(model.sv_coef.shape[1]), **score(model, test),
+                warm_up_seconds=warm_seconds,
                 peak_rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 
 
@@ -160,10 +179,11 @@ def one_cascade(train, test, opts, eps, parts, workers, early, memory_limit):
                                dashboard_address=":0", env=worker_env(workers),
                                silence_logs=logging.ERROR, memory_limit=memory_limit or "auto")
         client = Client(cluster)
-        warm_seconds = max(client.run(warm_up).values())  # a long-lived cluster is warm
+        # a long-lived cluster is warm
+        warm_seconds = max(client.run(warm_up, opts.get("s", 0)).values())
         t0 = time.perf_counter()
     else:
-        warm_seconds = warm_up()
+        warm_seconds = warm_up(opts.get("s", 0))
         t0 = time.perf_counter()
     c0 = time.process_time()
     cas = Cascade(train, parts, OnDask(client) if client else InProcess())
@@ -176,8 +196,8 @@ def one_cascade(train, test, opts, eps, parts, workers, early, memory_limit):
     client_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # before the test
     rec = cas.record
     out = dict(kind="early" if early else "cascade", parts=parts, workers=workers,
-               seconds=seconds, obj=obj_of(lines)[0], nsv=int(model.nSV.sum()),
-               acc=accuracy(model, test), passes=rec.passes, w_sizes=rec.w_sizes,
+               seconds=seconds, obj=obj_of(lines)[0], nsv=int(model.sv_coef.shape[1]),
+               **score(model, test), passes=rec.passes, w_sizes=rec.w_sizes,
                merges=rec.merges,
                client_w_seconds=rec.client_seconds, client_w_cpu=rec.client_cpu,
                client_cpu=client_cpu, tasks=rec.tasks,
@@ -309,7 +329,7 @@ def table():
             f"**{dask_run['ratio']:.2f}** / {dask_run['cpu_ratio']:.2f} | "
             f"{local['seconds']:.1f} / {local['cpu']:.1f} | **{local['ratio']:.2f}** / "
             f"{local['cpu_ratio']:.2f} | {local['obj_rel']:.1e} | {smo['nsv']} / {local['nsv']} | "
-            f"{smo['acc']:.2f} / {local['acc']:.2f} / {early['acc']:.2f} | "
+            f"{score_text(smo)} / {score_text(local)} / {score_text(early)} | "
             f"{local['passes'][0]} | {r['uptime'][0]:.0f} |")
         proj = local["projected"]
         part_rss = max(dask_run["part_rss"].values()) / 2**20
@@ -321,7 +341,7 @@ def table():
             f"{dask_run['client_peak_rss'] / 2**20:.0f} | {local['data_bytes'] / 2**20:.0f} |")
     print("| set | rows | P | SMO s wall / CPU | Dask 2 workers wall / CPU | ratio wall / CPU | "
           "in-process wall / CPU | ratio wall / CPU | obj rel. diff | nSV SMO / ours | "
-          "test acc. SMO / ours / early | passes | load |")
+          "test acc. (or MSE) SMO / ours / early | passes | load |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     print("\n".join(rows))
     print()

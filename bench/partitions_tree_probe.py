@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT))
 from lasvm_cli.numerics.data import kernel_data  # noqa: E402
 from lasvm_cli.numerics.kernels import make_params  # noqa: E402
 from lasvm_cli.qp import SmoScalars  # noqa: E402
-from lasvm_cli.training.cascade import (Cascade, InProcess, _merge, _take,  # noqa: E402
-                                        solve_part, solve_w)
+from lasvm_cli.training.cascade import (Cascade, InProcess, Machine, _merge,  # noqa: E402
+                                        _take, solve_part, solve_w)
 from lasvm_cli.training.params import TrainParams  # noqa: E402
 
 
@@ -40,7 +40,7 @@ def merged_solve(cascade, sets, kp, params):
     c0 = time.process_time()
     wkd = kernel_data(W.indptr, W.indices, W.values, width=cascade.max_index + 1,
                       x_storage="float64", training=True)
-    st, c = solve_w(wkd, kp, W.y, params.C, params.C, params, W.alpha)
+    st, c = solve_w(wkd, kp, W.y, W.p, np.full(W.y.size, params.C), params, W.alpha)
     cpu = time.process_time() - c0
     alpha = np.zeros(W.ids.size)
     alpha[c.perm] = st.alpha
@@ -64,7 +64,7 @@ def main(argv=None):
     kp = make_params(2, 3, a.g, 0.0)
     cascade = Cascade(a.train, a.parts, InProcess())
     li, lj = int(cascade.label[0]), int(cascade.label[1])
-    shared = (li, lj, a.c, a.c, params)
+    shared = Machine(0, li, lj, a.c, a.c, params)
     c0 = time.process_time()
     pieces = [rs for rs in cascade.executor.map(solve_part, cascade.parts, shared,
                                                 list(cascade.offsets))]

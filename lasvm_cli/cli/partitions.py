@@ -1,4 +1,4 @@
-"""svm-train --partitions P: one C-SVC over P parts of the training data, each read where it is
+"""svm-train --partitions P: one C-SVC, epsilon-SVR or nu-SVR over P parts of the training data, each read where it is
 trained (training/cascade.py): in this process one part after another, or on Dask workers
 with --workers N (a local cluster) or --scheduler ADDRESS. The training file may be a glob
 pattern (quoted) naming several files; compressed files are one part each.
@@ -12,8 +12,9 @@ def _error(msg):
 
 
 def check_options(o):
-    """What --partitions trains: C-SVC (-s 0) with our SMO, one-vs-one; not -v, -b 1, a
-    precomputed kernel, --stream or the online options, nor float32 rows."""
+    """What --partitions trains: C-SVC (-s 0, one-vs-one), epsilon-SVR (-s 3) or nu-SVR (-s 4)
+    with our SMO; not -v, -b 1, a precomputed kernel, --stream or the online options, nor
+    float32 rows."""
     from ..training.cascade import refused
     from ..training.online_options import online_requested
 

@@ -1,6 +1,6 @@
-"""One C-SVC trained over partitions of its rows (``svm-train --partitions P``): the rows stay
-where they were read, in P parts (io/byte_ranges.py), and the result is the SVM's exact optimum
-over all of them, to LIBSVM's stopping rule at ``-e``.
+"""One C-SVC, epsilon-SVR or nu-SVR trained over partitions of its rows (``svm-train
+--partitions P``): the rows stay where they were read, in P parts (io/byte_ranges.py), and the
+result is the SVM's exact optimum over all of them, to LIBSVM's stopping rule at ``-e``.
 
 After the Cascade SVM (Graf, Cosatto, Bottou, Durdanovic & Vapnik, NIPS 2004) and its
 feedback loop, with the partitions' alphas as a warm start as in DC-SVM (Hsieh, Si & Dhillon,
@@ -36,6 +36,21 @@ rho is W's (LIBSVM's calculate_rho: the mean of y G over free variables, all in 
 no free variable, the middle of the overall [M(a), m(a)] as LIBSVM's. The early model
 (``--early-model``) is step 2's first result, before any feedback.
 
+**Regression** (:class:`Machine`) is the same scheme over LIBSVM's 2l variables: row i gives
+alpha_i (y = +1, p_i = epsilon - z_i) and alpha*_i (y = -1, p_i = epsilon + z_i), both on
+example i, so each part solves its rows' epsilon-SVR, the expansion's coefficient of an example
+is alpha_i - alpha*_i, and a variable at alpha = 0 has G = y f(x_i) + p_i (C-SVC's p = -1 is
+the case above). An example can hold two variables of W; they share one kernel row. nu-SVR
+(p = -z, +z) adds e'a = C nu l, LIBSVM's Solver_NU: each part starts its rows at its own
+share C nu l_k (LIBSVM's start), so the parts' alphas together hold the whole problem's total
+and every merged solve, warm-started and moving pairs of one sign, keeps it; W's rows at
+alpha = 0 leave it without changing it. Solver_NU stops on each sign alone (max(m+ - M+,
+m- - M-) <= eps, the pairs it may move), so the check does too: a variable at 0 of sign +1
+lies in I_up only and one of sign -1 in I_low only, and the parts' two extremes are the same
+two numbers as above, compared with W's extremes of their own sign. rho and r (printed as
+``epsilon = -r``) are calculate_rho_nu's, the bounds over every row when a sign has no free
+variable.
+
 Parts are handles: in this process (:class:`InProcess`, the default and what runs without Dask)
 or futures on Dask workers (:class:`OnDask`), where each part is read by the worker that
 holds it and its tasks run there; the client gets only support vectors, violators and
@@ -57,7 +72,6 @@ from ..numerics import kernels
 from ..numerics.data import csr_take, kernel_data, kernel_data_like, squared_norms
 from ..numerics.model import SVMModel
 from ..qp import RUNNING, SmoScalars
-from ..qp.so_lanes import max_violator
 from ..qp.smo import calculate_rho, make_state, objective, smo_init, smo_run
 from ..solvers import kernel_params_for
 from ..solvers.result import SolverResult, report_binary
@@ -70,11 +84,15 @@ def _quiet(_msg):
     pass
 
 
+TYPES = (0, 3, 4)  # C-SVC, epsilon-SVR, nu-SVR
+
+
 def refused(params, precomputed=False):
     """What in ``params`` cannot be trained over partitions (option words; [] when all can):
-    C-SVC with our SMO, one-vs-one, no probability outputs, no precomputed kernel, float64
-    rows."""
-    found = [("-s 1..4 (C-SVC, -s 0, only)", params.svm_type != 0),
+    C-SVC, epsilon-SVR or nu-SVR with our SMO, one-vs-one, no probability outputs, no
+    precomputed kernel, float64 rows."""
+    found = [(f"-s {params.svm_type} (only -s 0, 3, 4: C-SVC, epsilon-SVR, nu-SVR)",
+              params.svm_type not in TYPES),
              (f"--solver {params.solver}", params.solver != "smo"),
              (f"--multiclass {params.multiclass}", params.multiclass != "ovo"),
              ("-b 1", bool(params.probability)),
@@ -105,6 +123,60 @@ class Part:
         labels = np.trunc(self.y).astype(np.int64)
         ri, rj = np.flatnonzero(labels == li), np.flatnonzero(labels == lj)
         return np.concatenate([ri, rj]), np.concatenate([np.ones(ri.size), -np.ones(rj.size)])
+
+
+@dataclass(frozen=True)
+class Machine:
+    """One binary machine's QP, as every task builds it on its rows: ``svm_type`` 0 (C-SVC of
+    class ``li``, y = +1, against ``lj``, y = -1, bounds Cp and Cn), 3 (epsilon-SVR) or 4
+    (nu-SVR), both with bound C = Cp = Cn over LIBSVM's 2l variables."""
+    svm_type: int
+    li: int
+    lj: int
+    Cp: float
+    Cn: float
+    params: object
+
+    @property
+    def nu(self):
+        return self.svm_type == 4
+
+    def variables(self, part):
+        """This machine's variables on ``part``: (ex, at, y, p) with ``ex`` the part's rows
+        they use, ``at`` each variable's position in ``ex``, its sign y and linear term p."""
+        if self.svm_type == 0:
+            ex, y = part.pair_rows(self.li, self.lj)
+            return ex, np.arange(ex.size), y, -np.ones(ex.size)
+        z = part.y
+        n = z.size
+        tube = float(self.params.p) if self.svm_type == 3 else 0.0
+        return (np.arange(n), np.concatenate([np.arange(n), np.arange(n)]),
+                np.concatenate([np.ones(n), -np.ones(n)]), np.concatenate([tube - z, tube + z]))
+
+    def C(self, y):
+        return np.where(y > 0, float(self.Cp), float(self.Cn))
+
+    def start(self, y):
+        """A part's starting alphas: 0, or for nu-SVR LIBSVM's start on the part's own rows
+        (its share C nu l_k of the whole problem's C nu l)."""
+        if self.nu:
+            from ..solvers.nu import nu_svr_start
+
+            return nu_svr_start(y.size // 2, float(self.Cp), float(self.params.nu),
+                                self.params.nu_start)
+        return np.zeros(y.size)
+
+    def solvable(self, y):
+        """Whether a part's variables have anything to solve: a C-SVC part needs both classes
+        (with one alone, y'a = 0 holds only at a = 0); a regression part, a row."""
+        if self.svm_type == 0:
+            return bool((y > 0).any() and (y < 0).any())
+        return y.size > 0
+
+
+def _keys(ids, y):
+    """One number per variable: an example's alpha (y = +1) and alpha* (y = -1) differ."""
+    return 2 * np.asarray(ids, np.int64) + (y < 0)
 
 
 def _stats(t0, c0):
@@ -143,7 +215,8 @@ def part_summary(part, _shared=None, _task=None, _state=None):
 
 @dataclass
 class RowSet:
-    """Rows sent to the client: global ids (file row numbers), y = +1/-1, alphas, CSR rows,
+    """Variables sent to the client: their rows' global ids (file row numbers; a regression
+    row can come twice, as alpha and alpha*), y = +1/-1, alphas, CSR rows, linear terms p,
     and (rows from a check) their gradient G and G_bar at the current expansion."""
     ids: np.ndarray
     y: np.ndarray
@@ -154,44 +227,50 @@ class RowSet:
     G: np.ndarray | None = None
     G_bar: np.ndarray | None = None
     stats: dict = field(default_factory=dict)
+    p: np.ndarray | None = None  # each variable's linear term (C-SVC: -1)
 
     @classmethod
-    def of(cls, part, rows, ids, y, alpha, stats, G=None, G_bar=None):
-        return cls(ids, y, alpha, *part.csr_rows(rows), G=G, G_bar=G_bar, stats=stats)
+    def of(cls, part, rows, ids, y, alpha, p, stats, G=None, G_bar=None):
+        return cls(ids, y, alpha, *part.csr_rows(rows), G=G, G_bar=G_bar, stats=stats, p=p)
 
 
-def solve_part(part, shared, task, _state=None):
-    """Task (step 1): the machine ``shared`` = (li, lj, Cp, Cn, params) on this part's rows;
-    ``task`` = the part's first global row. Returns its support vectors as a RowSet."""
+def solve_part(part, machine, task, _state=None):
+    """Task (step 1): the Machine on this part's rows; ``task`` = the part's first global
+    row. Returns its support vectors as a RowSet."""
+    from ..numerics.data import subset
+
     t0, c0 = time.perf_counter(), time.process_time()
-    li, lj, Cp, Cn, params = shared
-    rows, y = part.pair_rows(li, lj)
-    alpha = np.zeros(rows.size)
+    ex, at, y, p = machine.variables(part)
+    rows = ex[at]
+    alpha = machine.start(y)
     n_iter = 0
-    if (y > 0).any() and (y < 0).any():  # one class alone: y'a = 0 holds only at a = 0
-        from ..numerics.data import subset
-
-        st, c = solve_w(subset(part.kd, rows), kernel_params_for(params), y, Cp, Cn, params)
+    if machine.solvable(y):
+        st, c = solve_w(subset(part.kd, ex), kernel_params_for(machine.params), y, p,
+                        machine.C(y), machine.params, alpha, nu=machine.nu,
+                        var_example=None if machine.svm_type == 0 else at)
         alpha[c.perm] = st.alpha
         n_iter = SmoScalars(st).iterations
     sv = np.flatnonzero(alpha > 0)
     stats = _stats(t0, c0)
-    stats.update(iterations=n_iter, rows=int(rows.size))
-    return RowSet.of(part, rows[sv], task + rows[sv], y[sv], alpha[sv], stats), None
+    stats.update(iterations=n_iter, rows=int(ex.size))
+    return RowSet.of(part, rows[sv], task + rows[sv], y[sv], alpha[sv], p[sv], stats), None
 
 
 def check_part(part, shared, task, state):
-    """Task (step 3): the KKT check of this part's rows of the machine. ``shared`` = (li, lj,
-    change, sv_ids, m_W, M_W, eps, params): ``change`` = (delta y a, delta y C [a = C], CSR
-    rows) of the rows whose coefficients changed since the last check, ``sv_ids`` the
-    expansion's rows. ``state``: this part's f = sum_j y_j a_j K(x_i, x_j) and
-    f_bar = sum_{a_j = C} y_j C_j K(x_i, x_j) at the last check (None: all zero), updated by
-    the change alone: the bounded support vectors, most of them, rarely move. ``task`` = the
-    part's first global row. Returns ((RowSet of the violators and extremes with their G and
-    G_bar, largest -y G over I_up, smallest over I_low), the new state)."""
+    """Task (step 3): the KKT check of this part's variables of the machine. ``shared`` =
+    (machine, change, sv_keys, hi, lo, eps): ``change`` = (delta sum y a, delta sum y C [a =
+    C], CSR rows) of the examples whose coefficients changed since the last check,
+    ``sv_keys`` the expansion's variables (_keys); a variable at 0 violates if it is in I_up
+    with -y G > hi + eps or in I_low with -y G < lo - eps. ``state``: this part's
+    f = sum_j y_j a_j K(x_i, x_j) and f_bar = sum_{a_j = C} y_j C_j K(x_i, x_j) over its rows
+    at the last check (None: all zero), updated by the change alone: the bounded support
+    vectors, most of them, rarely move. ``task`` = the part's first global row. Returns
+    ((RowSet of the violators and extremes with their G and G_bar, largest -y G over I_up,
+    smallest over I_low), the new state)."""
     t0, c0 = time.perf_counter(), time.process_time()
-    li, lj, (dcoef, dbar, d_indptr, d_indices, d_values), sv_ids, m_W, M_W, eps, params = shared
-    rows, y = part.pair_rows(li, lj)
+    machine, (dcoef, dbar, d_indptr, d_indices, d_values), sv_keys, hi, lo, eps = shared
+    params = machine.params
+    rows, at, y, p = machine.variables(part)  # f and f_bar are over the rows, G per variable
     rows64 = rows.astype(np.int64)
     if state is None:
         f, f_bar = np.zeros(rows.size), np.zeros(rows.size)
@@ -220,10 +299,11 @@ def check_part(part, shared, task, state):
                 kernels.expansion_values(part.kd, rows64, d_kd, targets[nz], coef[nz], kp, add)
                 out += add
                 evals += rows.size * nz.size
-    outside = ~np.isin(task + rows, sv_ids)
-    value = np.where(outside, -y * (y * f - 1.0), np.nan)  # -y_i G_i at alpha_i = 0
+    G = y * f[at] + p
+    outside = ~np.isin(_keys(task + rows[at], y), sv_keys)
+    value = np.where(outside, -y * G, np.nan)  # -y_i G_i at alpha_i = 0
     up, low = outside & (y > 0), outside & (y < 0)  # at alpha = 0: I_up if y = +1, else I_low
-    violates = (up & (value > M_W + eps)) | (low & (value < m_W - eps))
+    violates = (up & (value > hi + eps)) | (low & (value < lo - eps))
     pick = violates.copy()
     top = np.flatnonzero(up)
     pick[top[np.argsort(-value[top], kind="stable")[:TOP_K]]] = True
@@ -234,24 +314,24 @@ def check_part(part, shared, task, state):
     sel = np.flatnonzero(pick)
     stats = _stats(t0, c0)
     stats.update(rows=int(rows.size), kernel_evals=evals, violators=int(violates.sum()))
-    found = RowSet.of(part, rows[sel], task + rows[sel], y[sel], np.zeros(sel.size), stats,
-                      G=y[sel] * f[sel] - 1.0, G_bar=y[sel] * f_bar[sel])
+    found = RowSet.of(part, rows[at[sel]], task + rows[at[sel]], y[sel], np.zeros(sel.size),
+                      p[sel], stats, G=G[sel], G_bar=y[sel] * f_bar[at[sel]])
     return (found, m_p, M_p), (f, f_bar)
 
 
 def merge_sets(sets, shared):
-    """Task (step 2, the tree): the machine ``shared`` = (Cp, Cn, params, width) on the union
-    of ``sets`` (RowSets whose alphas are each feasible), warm-started from their alphas.
+    """Task (step 2, the tree): the Machine of ``shared`` = (machine, width) on the union of
+    ``sets`` (RowSets whose alphas are each feasible), warm-started from their alphas.
     Returns the union's support vectors with their alphas as a RowSet."""
     t0, c0 = time.perf_counter(), time.process_time()
-    Cp, Cn, params, width = shared
+    machine, width = shared
     W = _merge(sets)
     alpha = np.zeros(W.ids.size)
     n_iter = 0
     if W.ids.size:
-        wkd = kernel_data(W.indptr, W.indices, W.values, width=width, x_storage="float64",
-                          training=True)
-        st, c = solve_w(wkd, kernel_params_for(params), W.y, Cp, Cn, params, W.alpha)
+        wkd, at = _kernel_rows(W, width)
+        st, c = solve_w(wkd, kernel_params_for(machine.params), W.y, W.p, machine.C(W.y),
+                        machine.params, W.alpha, nu=machine.nu, var_example=at)
         alpha[c.perm] = st.alpha
         n_iter = SmoScalars(st).iterations
     sv = np.flatnonzero(alpha > 0)
@@ -279,33 +359,49 @@ def _on_dask_worker():
 # ---------------------------------------------------------------------------------------------
 # The SMO over a working set, warm-started
 
-def solve_w(kd, kp, y, Cp, Cn, params, alpha0=None, G=None, G_bar=None, progress=None):
-    """Our SMO (LIBSVM's Solver) on rows ``kd`` from ``alpha0`` (feasible; None: 0), to
-    params.eps. With ``G`` and ``G_bar`` (the gradient and LIBSVM's G_bar at alpha0, known
-    from the last pass) it starts without a kernel row. Returns the SMO state and its cache
-    (positions: c.perm)."""
+def solve_w(kd, kp, y, p, C, params, alpha0=None, G=None, G_bar=None, progress=None,
+            nu=False, var_example=None):
+    """Our SMO (LIBSVM's Solver, or Solver_NU with ``nu``) on variables of signs ``y``,
+    linear terms ``p`` and bounds ``C`` from ``alpha0`` (feasible; None: 0), to params.eps;
+    variable t is row ``var_example[t]`` of ``kd`` (None: row t). With ``G`` and ``G_bar``
+    (the gradient and LIBSVM's G_bar at alpha0, known from the last pass) it starts without a
+    kernel row. Returns the SMO state and its cache (positions: c.perm)."""
     from ..qp import FREE, LOWER, UPPER, WS_CODES
     from ..solvers import solver_kwargs
 
     kw = solver_kwargs(params, "smo")
     l = y.size
-    C = np.where(y > 0, float(Cp), float(Cn))
-    st = make_state(kd, kp, y, -np.ones(l), C, alpha0, ws=WS_CODES[kw.get("wss", "so")],
+    st = make_state(kd, kp, y, p, C, alpha0, ws=WS_CODES[kw.get("wss", "so")],
                     eps=float(params.eps), shrinking=bool(params.shrinking),
-                    max_iter=kw.get("max_iter"))
-    c = kc.make_cache(l, params.cache_size, np.float32)
+                    max_iter=kw.get("max_iter"), var_example=var_example)
+    c = kc.make_cache(l, params.cache_size, np.float32, var_example=var_example)
     if G is None:
         smo_init(st, c, kd, kp, False)
     else:  # smo_init's statuses, G and G_bar, from what the last pass knew
         st.status[:] = np.where(st.alpha >= C, UPPER, np.where(st.alpha <= 0.0, LOWER, FREE))
         st.G[:] = G
         st.G_bar[:] = G_bar
+    run = smo_run
+    if nu:  # imported here: a C-SVC run never loads Solver_NU
+        from ..qp.smo_nu import smo_run_nu as run
     status = RUNNING
     while status == RUNNING:
-        status = smo_run(st, c, kd, kp, 1000)
+        status = run(st, c, kd, kp, 1000)
         if progress is not None:
             progress()
     return st, c
+
+
+def _kernel_rows(W, width):
+    """(KernelData over W's examples, each variable's example or None when one each): an
+    SVR example holding both its variables in W is one kernel row."""
+    ids, first, at = np.unique(W.ids, return_index=True, return_inverse=True)
+    rows = W if ids.size == W.ids.size else _take(W, first)
+    kd = kernel_data(rows.indptr, rows.indices, rows.values, width=width, x_storage="float64",
+                     training=True)
+    if rows is W:
+        return kd, None
+    return kd, at.reshape(-1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -494,75 +590,98 @@ class Cascade:
         """The exact C-SVC of class label[i] (+1) against label[j] (-1) over every part.
         Returns (SolverResult over W's rows, W: the RowSet of its rows). ``early``: the
         first merge's result, before any check (steps 1 and 2 only)."""
-        li, lj = int(self.label[i]), int(self.label[j])
+        machine = Machine(0, int(self.label[i]), int(self.label[j]), Cp, Cn, params)
+        return self.train_machine(machine, progress, early)
+
+    def train_machine(self, machine, progress=None, early=False):
+        """The exact optimum of ``machine`` (a Machine) over every part: (SolverResult over
+        W's variables, W: the RowSet of its variables)."""
+        params = machine.params
         kp = kernel_params_for(params)
         eps = float(params.eps)
         rec = self.record
         offsets = list(self.offsets)
         self.executor.release()
-        shared = (li, lj, Cp, Cn, params)
-        shared_bytes = sizeof(shared)
+        shared_bytes = sizeof(machine)
         pieces = []
         if progress:
             progress.stage("pass 0, partitions solved", len(self.parts))
-        for k, rs in enumerate(self.executor.map(solve_part, self.parts, shared, offsets)):
+        for k, rs in enumerate(self.executor.map(solve_part, self.parts, machine, offsets)):
             pieces.append(rs)
             self._task("solve", 0, k, rs.stats, shared_bytes, sizeof(rs))
             if progress:
                 progress.step()
         n_iter = sum(rs.stats["iterations"] for rs in pieces)
-        pieces, tree_iter = self._tree(pieces, (Cp, Cn, params, self.max_index + 1), progress)
+        pieces, tree_iter = self._tree(pieces, (machine, self.max_index + 1), progress)
         n_iter += tree_iter
         W = _merge(pieces)
         states = None
         last = _Expansion.empty()  # what the parts' states hold
         for p in range(1, MAX_PASSES + 1):
             t0, c0 = time.perf_counter(), time.process_time()
-            wkd = kernel_data(W.indptr, W.indices, W.values, width=self.max_index + 1,
-                              x_storage="float64", training=True)
+            wkd, at = _kernel_rows(W, self.max_index + 1)
             if progress:
                 progress.stage(f"pass {p}, merged SMO on {W.ids.size} rows", None)
-            st, c = solve_w(wkd, kp, W.y, Cp, Cn, params, W.alpha, W.G, W.G_bar,
-                            progress and (lambda: progress.step(1000)))
+            C = machine.C(W.y)
+            st, c = solve_w(wkd, kp, W.y, W.p, C, params, W.alpha, W.G, W.G_bar,
+                            progress and (lambda: progress.step(1000)), nu=machine.nu,
+                            var_example=at)
             rec.client_seconds += time.perf_counter() - t0
             rec.client_cpu += time.process_time() - c0
             rec.w_sizes.append(int(W.ids.size))
             n_iter += SmoScalars(st).iterations
             alpha, G, G_bar = (np.zeros(W.ids.size) for _ in range(3))
             alpha[c.perm], G[c.perm], G_bar[c.perm] = st.alpha, st.G, st.G_bar
-            _, m_W, minus_M = max_violator(st, W.ids.size)
-            M_W = -minus_M
-            C = np.where(W.y > 0, Cp, Cn)
+            ext = _extremes(st)
+            if machine.nu:  # Solver_NU: each sign on its own
+                hi, lo = ext[1], ext[2]  # M+ of W, m- of W
+            else:
+                hi, lo = min(ext[1], ext[3]), max(ext[0], ext[2])  # M_W, m_W
+            m_out, M_out = -np.inf, np.inf  # the parts' extremes (variables at 0 outside W)
             if p == 1 and early:
                 break
             now = _Expansion.of(W, alpha, C)
-            check = (li, lj, now.change_from(last), now.ids, m_W, M_W, eps, params)
+            check = (machine, now.change_from(last), now.keys, hi, lo, eps)
             check_bytes = sizeof(check)
-            found, m, M = [], m_W, M_W
+            found = []
             if progress:
                 progress.stage(f"pass {p}, W {W.ids.size}, partitions checked", len(self.parts))
             for k, (rs, m_p, M_p) in enumerate(self.executor.map(check_part, self.parts, check,
                                                                  offsets, states)):
                 found.append(rs)
-                m, M = max(m, m_p), min(M, M_p)
+                m_out, M_out = max(m_out, m_p), min(M_out, M_p)
                 self._task("check", p, k, rs.stats, check_bytes, sizeof((rs, m_p, M_p)))
                 if progress:
-                    progress.step(violation=m - M)
+                    progress.step(violation=_violation(machine, ext, m_out, M_out))
             states, last = self.executor.states, now
-            if m - M <= eps:
+            if _violation(machine, ext, m_out, M_out) <= eps:
                 break
             sv = np.flatnonzero(alpha > 0)  # W's rows at alpha = 0 leave it (checked again)
             keep = _take(W, sv)
             keep.alpha, keep.G, keep.G_bar = alpha[sv], G[sv], G_bar[sv]
             W = _merge([keep] + found)
         rec.passes.append(p)
-        rho = float(calculate_rho(st))
-        if not early and not np.any((alpha > 0) & (alpha < C)):
-            rho = -(m + M) / 2.0  # no free variable: LIBSVM's middle, over every row
-        res = SolverResult.binary(W.y * alpha, rho, obj=float(objective(st)), n_iter=n_iter,
-                                  n_sv=int((alpha > 0).sum()), n_bsv=int((alpha >= C).sum()),
+        coef = W.y * alpha
+        if machine.svm_type != 0:  # per example (W's ids sorted): alpha_i - alpha*_i
+            ids, at = np.unique(W.ids, return_inverse=True)
+            coef = np.zeros(ids.size)
+            np.add.at(coef, at.reshape(-1), W.y * alpha)
+        lines = None
+        if machine.nu:
+            r, rho = _rho_nu(st, m_out, M_out)
+            lines = [f"epsilon = {-r:f}"]
+        else:
+            rho = float(calculate_rho(st))
+            if not np.any((alpha > 0) & (alpha < C)):
+                # no free variable: LIBSVM's middle, over every row
+                rho = -(max(ext[0], ext[2], m_out) + min(ext[1], ext[3], M_out)) / 2.0
+        bound = np.where(coef > 0, machine.Cp, machine.Cn) if machine.svm_type == 0 else \
+            float(machine.Cp)
+        res = SolverResult.binary(coef, rho, obj=float(objective(st)), n_iter=n_iter,
+                                  n_sv=int((coef != 0).sum()),
+                                  n_bsv=int((np.abs(coef) >= bound).sum()),
                                   counters=dict(iterations=n_iter, passes=p,
-                                                working_set=int(W.ids.size)))
+                                                working_set=int(W.ids.size)), lines=lines)
         return res, W
 
     def _tree(self, sets, shared, progress=None):
@@ -598,9 +717,12 @@ class Cascade:
     # -- the model --------------------------------------------------------------------------
 
     def train(self, params, info=_quiet, warn=_quiet, progress=None, early=False):
-        """LIBSVM's one-vs-one C-SVC model over every part (binary: one pair)."""
+        """LIBSVM's one-vs-one C-SVC model over every part (binary: one pair), or its
+        epsilon-SVR or nu-SVR model."""
         from ..numerics.classes import weighted_C
 
+        if params.svm_type in (3, 4):
+            return self.train_regression(params, info, warn, progress, early)
         label = self.label
         k = label.size
         if k == 1:
@@ -620,6 +742,34 @@ class Cascade:
                 results.append((i, j, res, W))
         model = self._model(params, results)
         info(f"Total nSV = {int(model.nSV.sum())}")
+        return model
+
+    def train_regression(self, params, info=_quiet, warn=_quiet, progress=None, early=False):
+        """LIBSVM's epsilon-SVR (-s 3) or nu-SVR (-s 4) model over every part: one machine,
+        nr_class 2, no label or nr_sv, SVs in file order (training/train.py's train_single)."""
+        from ..base.options import SVM_TYPES
+
+        machine = Machine(params.svm_type, 0, 0, params.C, params.C, params)
+        bar = CascadeBar(SVM_TYPES[params.svm_type]) if progress else None
+        try:
+            res, W = self.train_machine(machine, bar, early=early)
+        finally:
+            if bar:
+                bar.close()
+        report_binary(res, params.C, params.C, self.n, info, warn)
+        ids = np.unique(W.ids)  # res.coef's order
+        coef = res.coef[0]
+        sv = np.flatnonzero(coef)
+        first = np.unique(W.ids, return_index=True)[1][sv]
+        rows = _take(W, first)
+        model = SVMModel(
+            svm_type=SVM_TYPES[params.svm_type], kernel_type=params.kernel_type,
+            degree=params.degree, gamma=params.gamma, coef0=params.coef0, nr_class=2,
+            label=None, rho=res.rho[:1].copy(), nSV=None, sv_coef=coef[sv].reshape(1, -1),
+            sv_indptr=rows.indptr.astype(np.int64), sv_indices=rows.indices,
+            sv_values=rows.values)
+        model.counters = dict(res.counters, partitions=len(self.parts))
+        model.sv_indices_train = ids[sv] + 1
         return model
 
     def _model(self, params, results):
@@ -668,6 +818,56 @@ class Cascade:
         return model
 
 
+def _extremes(st):
+    """(m+, M+, m-, M-) of an SMO state: the largest -y G over I_up and the smallest over
+    I_low among the variables of sign +1, then of sign -1 (-inf, inf when empty). C-SVC's
+    m(a) = max(m+, m-), M(a) = min(M+, M-); Solver_NU's stopping rule takes each sign alone."""
+    from ..qp import LOWER, UPPER
+
+    y, G, status = st.y, st.G, st.status
+    v = -y * G
+    up = np.where(y > 0, status != UPPER, status != LOWER)
+    low = np.where(y > 0, status != LOWER, status != UPPER)
+    out = []
+    for sign in (y > 0, y < 0):
+        out += [float(v[up & sign].max(initial=-np.inf)), float(v[low & sign].min(initial=np.inf))]
+    return tuple(out)
+
+
+def _violation(machine, ext, m_out, M_out):
+    """LIBSVM's stopping quantity over every variable: W's extremes ``ext`` (_extremes) with
+    the parts' ``m_out`` (largest -y G at 0, sign +1: in I_up) and ``M_out`` (smallest, sign
+    -1: in I_low)."""
+    if machine.nu:
+        return max(max(ext[0], m_out) - ext[1], ext[2] - min(ext[3], M_out))
+    return max(ext[0], ext[2], m_out) - min(ext[1], ext[3], M_out)
+
+
+def _rho_nu(st, m_out, M_out):
+    """Solver_NU's (r, rho) over every variable: calculate_rho_nu over W when each sign has a
+    free variable (all free variables are in W); a sign without one takes the middle of its
+    bounds, where the variables at 0 outside W count too (sign +1: their smallest G is
+    -m_out; sign -1: M_out)."""
+    from ..qp import FREE, LOWER, UPPER
+    from ..qp.smo_nu import calculate_rho_nu
+
+    y, G, status = st.y, st.G, st.status
+    free = status == FREE
+    if (free & (y > 0)).any() and (free & (y < 0)).any():
+        r, rho = calculate_rho_nu(st)
+        return float(r), float(rho)
+    rs = []
+    for sign, outside in ((y > 0, -m_out), (y < 0, M_out)):
+        if (free & sign).any():
+            rs.append(sum(G[free & sign].tolist()) / int((free & sign).sum()))
+        else:
+            ub = min(float(G[sign & (status == LOWER)].min(initial=np.inf)), outside)
+            lb = float(G[sign & (status == UPPER)].max(initial=-np.inf))
+            rs.append((ub + lb) / 2.0)
+    r1, r2 = rs
+    return (r1 + r2) / 2.0, (r1 - r2) / 2.0
+
+
 def _blocks_of(n, n_parts):
     k = max(1, min(int(n_parts), n))
     cuts = [n * i // k for i in range(k + 1)]
@@ -684,25 +884,29 @@ def _row_block(data, a, b):
 
 
 class _Expansion:
-    """The expansion the parts hold: rows (sorted ids, CSR rows), y a and y C [a = C]."""
+    """The expansion the parts hold: its examples (sorted ids, CSR rows), sum y a and
+    sum y C [a = C] over each example's variables, and the variables (_keys) with a > 0."""
 
-    def __init__(self, ids, coef, bar, rows):
-        self.ids, self.coef, self.bar, self.rows = ids, coef, bar, rows
+    def __init__(self, ids, coef, bar, rows, keys):
+        self.ids, self.coef, self.bar, self.rows, self.keys = ids, coef, bar, rows, keys
 
     @classmethod
     def empty(cls):
         z = np.zeros(0)
         return cls(np.zeros(0, np.int64), z, z, RowSet(np.zeros(0, np.int64), z, z,
                                                        np.zeros(1, np.int64),
-                                                       np.zeros(0, np.int32), z))
+                                                       np.zeros(0, np.int32), z),
+                   np.zeros(0, np.int64))
 
     @classmethod
     def of(cls, W, alpha, C):
         sv = np.flatnonzero(alpha > 0)
-        sv = sv[np.argsort(W.ids[sv], kind="stable")]
-        coef = W.y[sv] * alpha[sv]
-        bar = np.where(alpha[sv] >= C[sv], W.y[sv] * C[sv], 0.0)
-        return cls(W.ids[sv], coef, bar, _take(W, sv))
+        ids, first, at = np.unique(W.ids[sv], return_index=True, return_inverse=True)
+        at = at.reshape(-1)
+        coef, bar = np.zeros(ids.size), np.zeros(ids.size)
+        np.add.at(coef, at, W.y[sv] * alpha[sv])
+        np.add.at(bar, at, np.where(alpha[sv] >= C[sv], W.y[sv] * C[sv], 0.0))
+        return cls(ids, coef, bar, _take(W, sv[first]), np.sort(_keys(W.ids[sv], W.y[sv])))
 
     def change_from(self, last):
         """(delta y a, delta y C [a = C], CSR rows) over the rows whose values changed."""
@@ -725,12 +929,14 @@ class _Expansion:
 
 
 def _take(W, rows):
-    return RowSet(W.ids[rows], W.y[rows], W.alpha[rows], *csr_take(W.indptr, W.indices, W.values, rows))
+    return RowSet(W.ids[rows], W.y[rows], W.alpha[rows],
+                  *csr_take(W.indptr, W.indices, W.values, rows),
+                  p=None if W.p is None else W.p[rows])
 
 
 def _merge(sets):
-    """One RowSet of several (first occurrence of an id wins), in LIBSVM's order: y = +1 rows
-    first, each side by file row."""
+    """One RowSet of several (first occurrence of a variable wins), in LIBSVM's order: y = +1
+    variables first, each side by file row."""
     ids = np.concatenate([s.ids for s in sets]).astype(np.int64)
     y = np.concatenate([s.y for s in sets])
     alpha = np.concatenate([s.alpha for s in sets])
@@ -738,9 +944,11 @@ def _merge(sets):
     starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
     indices = np.concatenate([s.indices for s in sets]).astype(np.int32)
     values = np.concatenate([s.values for s in sets])
-    _, first = np.unique(ids, return_index=True)
+    _, first = np.unique(_keys(ids, y), return_index=True)
     first = first[np.lexsort((ids[first], -y[first]))]
     out = RowSet(ids[first], y[first], alpha[first], None, None, None)
+    if all(s.p is not None for s in sets):
+        out.p = np.concatenate([s.p for s in sets])[first]
     if all(s.G is not None for s in sets):
         out.G = np.concatenate([s.G for s in sets])[first]
         out.G_bar = np.concatenate([s.G_bar for s in sets])[first]
