@@ -376,31 +376,31 @@ ALL_IN_ONE_OPTIONS = (
 --llw-target x : --multiclass llw target margin (default 1; the thesis's dual prints 1/(k-1))"""),
 )
 
-# the online driver's options (training/run_control.py: long runs of the rows that are driven;
-# --trace, --trace-every and --test also drive the tracking solvers' traces)
+# the online driver's options (training/run_control.py: long runs of the rows that are driven,
+# the tracking solvers' included: training/tracking_control.py)
 TRACED = ONLINE_DRIVEN + TRACKING_SOLVERS
 DRIVER_OPTIONS = (
-    Option("save_state", ("--save-state",), str, default=None, solvers=ONLINE_DRIVEN, usage="""\
+    Option("save_state", ("--save-state",), str, default=None, solvers=TRACED, usage="""\
 --save-state file : LASVM: save the run's state to file (atomically, every --save-every
 	seconds, at a stop and at the end)"""),
-    Option("resume", ("--resume",), str, default=None, solvers=ONLINE_DRIVEN, usage="""\
+    Option("resume", ("--resume",), str, default=None, solvers=TRACED, usage="""\
 --resume file : LASVM: continue the run saved in file (same data and parameters)"""),
-    Option("save_every", ("--save-every",), float, default=60.0, solvers=ONLINE_DRIVEN,
+    Option("save_every", ("--save-every",), float, default=60.0, solvers=TRACED,
            number="not nan",
            usage="--save-every s : seconds between state saves (default 60)"),
     Option("stop_iterations", ("--stop-iterations",), int, default=None,
-           solvers=ONLINE_DRIVEN, usage="""\
+           solvers=TRACED, usage="""\
 --stop-iterations n : LASVM: end the online phase after n iterations (PROCESS calls)"""),
-    Option("stop_sv", ("--stop-sv",), int, default=None, solvers=ONLINE_DRIVEN, usage="""\
+    Option("stop_sv", ("--stop-sv",), int, default=None, solvers=TRACED, usage="""\
 --stop-sv n : LASVM: end the online phase when the expansion holds n vectors"""),
-    Option("stop_seconds", ("--stop-seconds",), float, default=None, solvers=ONLINE_DRIVEN,
+    Option("stop_seconds", ("--stop-seconds",), float, default=None, solvers=TRACED,
            number="not nan",
            usage="--stop-seconds s : LASVM: end the online phase after s seconds of training"),
-    Option("snapshots", ("--snapshots",), str, default=None, solvers=ONLINE_DRIVEN, usage="""\
+    Option("snapshots", ("--snapshots",), str, default=None, solvers=TRACED, usage="""\
 --snapshots v1,v2,... : LASVM: write model_file.v1, ... at these points (LaSVM's -l); the
 	online phase stops at the last one"""),
     Option("snapshot_by", ("--snapshot-by",), str, default="iterations",
-           choices=("iterations", "sv", "seconds"), solvers=ONLINE_DRIVEN, usage="""\
+           choices=("iterations", "sv", "seconds"), solvers=TRACED, usage="""\
 --snapshot-by {choices} : what --snapshots counts (default iterations, LaSVM's -T)"""),
     Option("trace", ("--trace",), str, default=None, solvers=TRACED, usage="""\
 --trace file : LASVM: learning curve (CSV: iterations, seconds, kernel evaluations, SVs,
@@ -410,7 +410,8 @@ DRIVER_OPTIONS = (
     Option("test_file", ("--test",), str, default=None, solvers=TRACED, usage="""\
 --test file : test set for the trace's test error
 	these LASVM options also apply to --multiclass llw|cs --solver online (iterations:
-	examples processed; sv: support patterns)"""),
+	examples processed; sv: support patterns) and to the tracking solvers (iterations:
+	examples seen, rcd: coordinate steps)"""),
 )
 
 # the tracking solvers (solvers/tracking.py: run_options; lasvm_cli/training/tracking_control.py)
