@@ -15,9 +15,13 @@ from lasvm_cli.cli.main import svm_train
 
 from .conftest import HEART, run_cli
 
-# every algorithm with every teacher (rcd has none: random coordinates over all the examples)
-CASES = [(alg, teacher) for alg in ("track1", "track2", "track2-lasvm")
-         for teacher in ("sequential", "shuffle", "active", "adversarial")] + [("rcd", None)]
+# every algorithm with every teacher (rcd has none: random coordinates over all the examples),
+# and each output: w(abar) (tracking's default; rcd's --average, the mean of all its iterates)
+# and w(alpha) (--no-average; rcd's default)
+CASES = [(alg, teacher, ()) for alg in ("track1", "track2", "track2-lasvm")
+         for teacher in ("sequential", "shuffle", "active", "adversarial")] + [
+    ("track1", "shuffle", ("--no-average",)), ("track2", "active", ("--no-average",)),
+    ("rcd", None, ()), ("rcd", None, ("--average",))]
 L = 270  # heart_scale's rows
 K = 3
 
@@ -33,15 +37,15 @@ def options(alg, teacher, C, gamma, seed):
     return args
 
 
-@pytest.mark.parametrize("alg, teacher", CASES)
-def test_stopped_saved_and_resumed_is_the_uninterrupted_run(tmp_path, alg, teacher):
+@pytest.mark.parametrize("alg, teacher, output", CASES)
+def test_stopped_saved_and_resumed_is_the_uninterrupted_run(tmp_path, alg, teacher, output):
     """Two C/gamma settings, two seeds; stopped near the start, in the middle and one unit
     before the end (examples; rcd: coordinate steps), saved, resumed: the uninterrupted model,
     byte for byte."""
     end = K * L if alg == "rcd" else L
     for C, gamma in ((1.0, 0.1), (10.0, 0.5)):
         for seed in (1, 2):
-            opts = options(alg, teacher, C, gamma, seed)
+            opts = [*options(alg, teacher, C, gamma, seed), *output]
             whole = tmp_path / "whole"
             train("-q", *opts, HEART, whole)
             for stop in (3, end // 2, end - 1):
