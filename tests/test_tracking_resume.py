@@ -193,3 +193,41 @@ def test_damaged_state_file_is_one_error_line(tmp_path):
         res = train(*opts, "--resume", tmp_path / name, HEART, tmp_path / "r", code=1)
         assert res.stderr.startswith(f"ERROR: cannot read LASVM state file {tmp_path / name}: ")
         assert res.stderr.count("\n") == 1 and not (tmp_path / "r").exists()
+
+
+def test_ctrl_c_in_a_trace_only_run(tmp_path, monkeypatch, capfd):
+    """--runs 3 --trace: a Ctrl-C in the second run (the trace's mean only) says the state is
+    saved (the first run's, at its end), exit 130; --resume makes the other runs again: the
+    uninterrupted model and trace (seconds and kernel evaluations aside)."""
+    from lasvm_cli.cli.report import run_guarded
+    from lasvm_cli.cli.train import main
+    from lasvm_cli.tools.plot import read_trace
+    from lasvm_cli.training import tracking_control
+
+    opts = ["-q", "--solver", "track1", "-K", "3", "--teacher", "active", "--pool", "10",
+            "--runs", "3", "--trace-every", "40"]
+    whole, state, model = tmp_path / "whole", tmp_path / "s", tmp_path / "m"
+    train(*opts, "--trace", tmp_path / "tw", HEART, whole)
+    trace_run = tracking_control.trace_run
+
+    def interrupted(*args, **kw):
+        os.kill(os.getpid(), signal.SIGINT)  # Python's handler: KeyboardInterrupt
+        return trace_run(*args, **kw)
+
+    monkeypatch.setattr(tracking_control, "trace_run", interrupted)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # SIG_IGN in a
+    try:                                                                # background job
+        code = run_guarded(main, [*opts, "--trace", str(tmp_path / "t"), "--save-state",
+                                  str(state), str(HEART), str(model)])
+    finally:
+        signal.signal(signal.SIGINT, before)
+    monkeypatch.undo()
+    err = capfd.readouterr().err
+    assert code == 130 and not model.exists()
+    assert err == f"interrupted: state saved to {state} (--resume {state} continues the run)\n"
+    train(*opts, "--trace", tmp_path / "t", "--resume", state, HEART, model)
+    assert model.read_bytes() == whole.read_bytes()
+    a, b = read_trace(tmp_path / "t"), read_trace(tmp_path / "tw")
+    assert len(a["t"]) == len(b["t"]) >= 7
+    for column in set(a) - {"seconds", "kernel_evals"}:
+        assert a[column] == b[column], column

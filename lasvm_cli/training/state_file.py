@@ -166,9 +166,13 @@ class StateSaver(Observer):
             self.save(run)
         if self.interrupted:
             self.save(run)
-            self.warn(f"interrupted: state saved to {self.path} (--resume {self.path} "
-                      "continues the run)")
-            raise ReportedInterrupt
+            self.interrupt()
+
+    def interrupt(self):
+        """Ctrl-C once the state is saved: say where, and end with the interrupt."""
+        self.warn(f"interrupted: state saved to {self.path} (--resume {self.path} "
+                  "continues the run)")
+        raise ReportedInterrupt
 
     @contextlib.contextmanager
     def deferred_interrupt(self):

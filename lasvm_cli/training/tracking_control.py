@@ -132,10 +132,15 @@ class TrackControl(OnlineControl):
             self._gap.finish(first, result.counters["seconds"])
             traces.append(self._gap.rows)
             until = None if first.done else first.processed
-            for r in range(1, params.runs):
-                run = start(machine, dataclasses.replace(params, seed=params.seed + r),
-                            order=self._order(file_rows, r))
-                traces.append(trace_run(run, self.trace_every, error, until=until))
+            try:
+                for r in range(1, params.runs):
+                    run = start(machine, dataclasses.replace(params, seed=params.seed + r),
+                                order=self._order(file_rows, r))
+                    traces.append(trace_run(run, self.trace_every, error, until=until))
+            except KeyboardInterrupt:
+                if self.saver is None:
+                    raise
+                self.saver.interrupt()  # the state file holds the first run, at its end
             self._write(traces)
         return result
 
