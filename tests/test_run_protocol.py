@@ -94,6 +94,8 @@ def test_each_run_goes_through_the_one_loop_with_every_observer(heart, key, tmp_
         run = start(machine, params)
         trace_run(run)
         np.testing.assert_array_equal(run.result().coef, whole.coef)
+        _tracked_through_the_online_driver(heart, key, machine, params, whole, tmp_path,
+                                           monkeypatch)
         return
     # an all-in-one machine: its classes' labels in class-index order; a binary one: (+1, -1)
     machines = [tuple(group_classes(heart.y)[0])] if key == "online" else [(1.0, -1.0)]
@@ -120,6 +122,41 @@ def test_each_run_goes_through_the_one_loop_with_every_observer(heart, key, tmp_
     res = stopped.drive(start(machine, params))
     assert stopped.stop_reason == "last snapshot (iterations 20)"
     assert written == [str(tmp_path / "m.10"), str(tmp_path / "m.20")]
+    assert res.coef.shape == whole.coef.shape
+
+
+def _tracked_through_the_online_driver(heart, key, machine, params, whole, tmp_path,
+                                       monkeypatch):
+    """A tracking run through the online driver (TrackControl, an OnlineControl): the
+    progress bar, its gap trace with a test set, a state file saved at every step; then
+    stopping limits and snapshots."""
+    from lasvm_cli.training.online_options import OnlineOptions
+    from lasvm_cli.training.test_set import TestSet
+    from lasvm_cli.training.tracking_control import TrackControl
+
+    rows = np.arange(heart.n, dtype=np.int64)
+    machines = [(rows, (1.0, -1.0))]
+    trace, state, calls = tmp_path / "tt.csv", tmp_path / "ts.npz", []
+    control = TrackControl(params, machines, OnlineOptions(
+        trace=str(trace), trace_every=40, save_state=str(state), save_every=0),
+        test=TestSet(str(HEART), heart))
+    res = control.solve(machine, params, lambda *a: calls.append(a))
+    control.close()
+    np.testing.assert_array_equal(res.coef, whole.coef)
+    assert calls and state.exists()
+    lines = trace.read_text().splitlines()
+    assert len(lines) >= 3 and all(0 <= float(line.split(",")[7]) <= 1 for line in lines[1:])
+
+    import lasvm_cli.io.model_file as model_file
+
+    written = []
+    monkeypatch.setattr(model_file, "write_model", lambda model, path: written.append(path))
+    stopped = TrackControl(params, machines, OnlineOptions(
+        stop_iterations=30, snapshots="10,20", model_file=str(tmp_path / "tm")),
+        build_model=lambda results: SimpleNamespace(nSV=np.ones(1)))
+    res = stopped.solve(machine, params)
+    assert stopped.stop_reason == "last snapshot (iterations 20)"
+    assert written == [str(tmp_path / "tm.10"), str(tmp_path / "tm.20")]
     assert res.coef.shape == whole.coef.shape
 
 

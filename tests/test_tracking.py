@@ -227,7 +227,8 @@ def test_tracking_gaps_below_the_bound_and_algorithm_2_below_1(tmp_path):
     (["--solver", "track2", "--teacher", "nope"], "unknown teacher 'nope'"),
     (["--solver", "track2", "--teacher", "order-file"], "needs --order FILE"),
     (["--solver", "track1", "-v", "3"], "-v: not with --solver track1"),
-    (["--solver", "rcd", "--save-state", "x"], "--save-state: not with --solver rcd"),
+    (["--solver", "rcd", "--stream"], "--stream: not with --solver rcd"),
+    (["--solver", "track2", "-v", "3", "--save-state", "x"], "-v: not with --solver track2"),
 ])
 def test_option_errors(tmp_path, args, message):
     res = run([*args, str(HEART), str(tmp_path / "m")], code=1)

@@ -161,14 +161,10 @@ def parse_command_line(argv):
 
 
 def _check_tracking_options(o):
-    """The tracking solvers take --trace, --trace-every and --test of the online options, and
-    train models (no -v, --stream, --workers)."""
-    from ..training.online_options import OPTION_NAMES
-
+    """The tracking solvers take the online driver's options and train models (no -v,
+    --stream, --workers)."""
     p = o.params
-    used = [n for f, n in OPTION_NAMES.items() if getattr(p, f, None)
-            and f not in ("trace", "test_file")]
-    used += ["-v"] if o.nr_fold else []
+    used = ["-v"] if o.nr_fold else []
     used += ["--stream"] if o.stream else []
     used += ["--workers/--scheduler"] if (o.workers or o.scheduler) else []
     if used:

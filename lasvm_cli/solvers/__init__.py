@@ -55,9 +55,60 @@ class Solver(NamedTuple):
     epochs: bool = False            # takes --epochs: passes over the data
     rules: object = None            # TrainParams -> error text or None: its checks that relate
                                     # several options (params.check_parameter runs them last)
+    scheme_rules: object = None     # the same for --multiclass and what comes with a scheme,
+                                    # run before the option rows' checks (None: a row that
+                                    # trains LIBSVM's machines, _pairwise_scheme_rules)
     compile: str = ""               # its group of `lasvm compile --all` (cli/precompile.py);
                                     # "": the default groups compile it
     usage: str = ""                 # its phrase in --solver's usage text (a --solver's row)
+
+
+ALL_IN_ONE_SCHEMES = ("llw", "cs")  # --multiclass of the all-in-one rows (kind "all_in_one")
+
+
+def _pairwise_scheme_rules(p):
+    """A row that trains binary machines (one-vs-one, one-vs-rest) or LIBSVM's svm types: not
+    the all-in-one schemes, nor what only their online solver takes."""
+    if p.multiclass in ALL_IN_ONE_SCHEMES:
+        if p.svm_type != 0:
+            return (f"--multiclass {p.multiclass} is for -s 0 (C-SVC) only; -s {p.svm_type} "
+                    f"({SVM_TYPES[p.svm_type]}) trains LIBSVM's models")
+        return (f"--multiclass {p.multiclass} trains with --solver smo (batch S2DO) or "
+                f"--solver online, not --solver {p.solver}")
+    if p.strategy is not None:
+        return "--strategy is for --multiclass llw|cs with --solver online"
+    if p.epochs == math.inf:
+        return "--epochs inf is for --multiclass llw|cs with --solver online"
+    return None
+
+
+def _all_in_one_scheme_rules(p):
+    """The all-in-one rows (batch S2DO under --solver smo, the online S2DO solver): only
+    --multiclass llw|cs, no probability estimates nor class weights; --strategy and --epochs
+    inf for the online solver only."""
+    if p.multiclass not in ALL_IN_ONE_SCHEMES:  # --solver online elsewhere
+        return ("--solver online trains --multiclass llw|cs; binary and one-vs-one/one-vs-rest "
+                "machines train online with --solver lasvm")
+    if p.probability:
+        return (f"probability estimates (-b 1) are not available for --multiclass "
+                f"{p.multiclass}; they are supported with --multiclass ovo")
+    if p.weights:
+        return f"class weights (-wi) are not supported by --multiclass {p.multiclass}"
+    if p.strategy is not None and p.strategy not in STRATEGIES:
+        return f"unknown strategy '{p.strategy}' (choose from {', '.join(STRATEGIES)})"
+    if p.strategy is not None and p.solver != "online":
+        return "--strategy is for --solver online"
+    if p.epochs == math.inf and p.solver != "online":
+        return "--epochs inf is for --solver online"
+    return None
+
+
+def scheme_rules(p):
+    """The error text of the dispatch row's scheme rules for TrainParams ``p``, or None."""
+    row = SOLVERS.get(dispatch_key(p))
+    if row is None:
+        return None
+    return (row.scheme_rules or _pairwise_scheme_rules)(p)
 
 
 def _lasvm_i_rules(p):
@@ -114,9 +165,11 @@ SOLVERS = {
     "epsilon_svr": _TYPE._replace(module="svr"),                           # 2l variables
     "nu_svr": _TYPE._replace(module="nu", function="nu_svr_from_params"),  # Solver_NU, 2l
     # the all-in-one machines (--multiclass llw|cs): batch S2DO and the online S2DO solver
-    "s2do": Solver("s2do_batch", kind="all_in_one", bias_free=True, compile="all-in-one"),
+    "s2do": Solver("s2do_batch", kind="all_in_one", bias_free=True,
+                   scheme_rules=_all_in_one_scheme_rules, compile="all-in-one"),
     "online": Solver("s2do_online", start="start", kind="all_in_one", driven=True,
-                     bias_free=True, streams=(("llw", "s2do_stream:start_stream_allinone"),
+                     bias_free=True, scheme_rules=_all_in_one_scheme_rules,
+                     streams=(("llw", "s2do_stream:start_stream_allinone"),
                                               ("cs", "s2do_stream:start_stream_allinone")),
                      epochs=True, compile="all-in-one", usage="the online S2DO solver"),
 }
@@ -154,7 +207,7 @@ def command_words(key):
         return [("-s", str(SVM_TYPES.index(key)))]
     solver = ("--solver", key) if key in SOLVER_NAMES and key != "smo" else ()
     if row.kind == "all_in_one":
-        return [("--multiclass", scheme, *solver) for scheme in ("llw", "cs")]
+        return [("--multiclass", scheme, *solver) for scheme in ALL_IN_ONE_SCHEMES]
     return [solver]
 
 
@@ -163,7 +216,7 @@ def stream_trainer(params):
     "module:function" of the row's ``streams`` for the --multiclass scheme), or None when the
     row has none."""
     key = params.solver  # -s 1..4 aside: the svm type's check names the solver
-    if params.multiclass in ("llw", "cs") and key == "smo":
+    if params.multiclass in ALL_IN_ONE_SCHEMES and key == "smo":
         key = "s2do"
     target = dict(SOLVERS[key].streams).get(params.multiclass) if key in SOLVERS else None
     if target is None:
@@ -192,7 +245,7 @@ def dispatch_key(params):
     "online" for --multiclass llw|cs, else the --solver name."""
     if params.svm_type:
         return SVM_TYPES[params.svm_type]
-    if params.multiclass in ("llw", "cs"):
+    if params.multiclass in ALL_IN_ONE_SCHEMES:
         return "s2do" if params.solver == "smo" else params.solver
     return params.solver
 
@@ -375,32 +428,33 @@ ALL_IN_ONE_OPTIONS = (
            "--llw-target must be a positive number", usage="""\
 --llw-target x : --multiclass llw target margin (default 1; the thesis's dual prints 1/(k-1))"""),
 )
+STRATEGIES = next(o.choices for o in ALL_IN_ONE_OPTIONS if o.field == "strategy")
 
-# the online driver's options (training/run_control.py: long runs of the rows that are driven;
-# --trace, --trace-every and --test also drive the tracking solvers' traces)
+# the online driver's options (training/run_control.py: long runs of the rows that are driven,
+# the tracking solvers' included: training/tracking_control.py)
 TRACED = ONLINE_DRIVEN + TRACKING_SOLVERS
 DRIVER_OPTIONS = (
-    Option("save_state", ("--save-state",), str, default=None, solvers=ONLINE_DRIVEN, usage="""\
+    Option("save_state", ("--save-state",), str, default=None, solvers=TRACED, usage="""\
 --save-state file : LASVM: save the run's state to file (atomically, every --save-every
 	seconds, at a stop and at the end)"""),
-    Option("resume", ("--resume",), str, default=None, solvers=ONLINE_DRIVEN, usage="""\
+    Option("resume", ("--resume",), str, default=None, solvers=TRACED, usage="""\
 --resume file : LASVM: continue the run saved in file (same data and parameters)"""),
-    Option("save_every", ("--save-every",), float, default=60.0, solvers=ONLINE_DRIVEN,
+    Option("save_every", ("--save-every",), float, default=60.0, solvers=TRACED,
            number="not nan",
            usage="--save-every s : seconds between state saves (default 60)"),
     Option("stop_iterations", ("--stop-iterations",), int, default=None,
-           solvers=ONLINE_DRIVEN, usage="""\
+           solvers=TRACED, usage="""\
 --stop-iterations n : LASVM: end the online phase after n iterations (PROCESS calls)"""),
-    Option("stop_sv", ("--stop-sv",), int, default=None, solvers=ONLINE_DRIVEN, usage="""\
+    Option("stop_sv", ("--stop-sv",), int, default=None, solvers=TRACED, usage="""\
 --stop-sv n : LASVM: end the online phase when the expansion holds n vectors"""),
-    Option("stop_seconds", ("--stop-seconds",), float, default=None, solvers=ONLINE_DRIVEN,
+    Option("stop_seconds", ("--stop-seconds",), float, default=None, solvers=TRACED,
            number="not nan",
            usage="--stop-seconds s : LASVM: end the online phase after s seconds of training"),
-    Option("snapshots", ("--snapshots",), str, default=None, solvers=ONLINE_DRIVEN, usage="""\
+    Option("snapshots", ("--snapshots",), str, default=None, solvers=TRACED, usage="""\
 --snapshots v1,v2,... : LASVM: write model_file.v1, ... at these points (LaSVM's -l); the
 	online phase stops at the last one"""),
     Option("snapshot_by", ("--snapshot-by",), str, default="iterations",
-           choices=("iterations", "sv", "seconds"), solvers=ONLINE_DRIVEN, usage="""\
+           choices=("iterations", "sv", "seconds"), solvers=TRACED, usage="""\
 --snapshot-by {choices} : what --snapshots counts (default iterations, LaSVM's -T)"""),
     Option("trace", ("--trace",), str, default=None, solvers=TRACED, usage="""\
 --trace file : LASVM: learning curve (CSV: iterations, seconds, kernel evaluations, SVs,
@@ -410,7 +464,8 @@ DRIVER_OPTIONS = (
     Option("test_file", ("--test",), str, default=None, solvers=TRACED, usage="""\
 --test file : test set for the trace's test error
 	these LASVM options also apply to --multiclass llw|cs --solver online (iterations:
-	examples processed; sv: support patterns)"""),
+	examples processed; sv: support patterns) and to the tracking solvers (iterations:
+	examples seen, rcd: coordinate steps)"""),
 )
 
 # the tracking solvers (solvers/tracking.py: run_options; lasvm_cli/training/tracking_control.py)

@@ -6,8 +6,10 @@ tests/test_run_protocol.py checks with mypy and at run time.
 
 * :class:`Run`: every run (LASVM's, its bias-free family's, the online S2DO solver's, the
   tracking algorithms').
-* :class:`SavedRun`: a run the online driver can stop, snapshot, trace and save.
-* :class:`TrackedRun`: a tracking algorithm's run, whose trace is the gap of its output.
+* :class:`ResumableRun`: a run the online driver can stop, snapshot, save and resume.
+* :class:`SavedRun`: a resumable run whose trace is LASVM's (delta, dual objective).
+* :class:`TrackedRun`: a tracking algorithm's resumable run, whose trace is the gap of its
+  output.
 """
 
 from typing import Any, NamedTuple, Protocol, runtime_checkable
@@ -75,14 +77,10 @@ class Run(Protocol):
 
 
 @runtime_checkable
-class SavedRun(Run, Protocol):
+class ResumableRun(Run, Protocol):
     @property
     def PHASES(self) -> tuple:
         """Names of the phases, in the state file."""
-
-    @property
-    def TRACE_EXTRA(self) -> tuple:
-        """The run's own trace columns (trace_extra's values)."""
 
     @property
     def labels(self) -> Any:
@@ -90,7 +88,7 @@ class SavedRun(Run, Protocol):
 
     @property
     def kd(self) -> Any:
-        """The machine's rows (test errors of the trace)."""
+        """The machine's rows (the fingerprint, test errors of the trace)."""
 
     @property
     def kp(self) -> Any:
@@ -108,6 +106,23 @@ class SavedRun(Run, Protocol):
     def phase(self) -> int:
         """Index in PHASES."""
 
+    def finished_copy(self) -> "ResumableRun":
+        """An independent copy taken to the end of training (its model at a stop or a
+        snapshot); the run itself goes on unchanged."""
+
+    def state_arrays(self) -> dict:
+        """The state as named arrays (copies), for the state file."""
+
+    def load_state_arrays(self, arrays: dict, phase: int) -> None:
+        """Put saved arrays back (after begin); the run goes on as the saved one would."""
+
+
+@runtime_checkable
+class SavedRun(ResumableRun, Protocol):
+    @property
+    def TRACE_EXTRA(self) -> tuple:
+        """The run's own trace columns (trace_extra's values)."""
+
     def delta(self) -> float:
         """The KKT violation of the current iterate (the trace's delta)."""
 
@@ -121,18 +136,12 @@ class SavedRun(Run, Protocol):
         """The values of TRACE_EXTRA's columns."""
 
     def finished_copy(self) -> "SavedRun":
-        """An independent copy taken to the end of training (its model at a stop or a
-        snapshot); the run itself goes on unchanged."""
-
-    def state_arrays(self) -> dict:
-        """The state as named arrays (copies), for the state file."""
-
-    def load_state_arrays(self, arrays: dict, phase: int) -> None:
-        """Put saved arrays back (after begin); the run goes on as the saved one would."""
+        """An independent copy taken to the end of training (its model at a stop, a snapshot
+        or the trace's final row)."""
 
 
 @runtime_checkable
-class TrackedRun(Run, Protocol):
+class TrackedRun(ResumableRun, Protocol):
     @property
     def K(self) -> int:
         """Coordinate steps per example."""

@@ -8,9 +8,13 @@ kernel-row cache (online_core.newton_step): nothing here re-implements them. The
 solvers, positions, averaging, teachers and counting: docs/solvers.md#tracking-solvers.
 """
 
+import copy
+import hashlib
+
 import numpy as np
 
-from ..numerics.cache import FILL, KERNEL_EVALS, WIDTH, cache_set_width, fill_pays, make_cache
+from ..numerics.cache import (FILL, KERNEL_EVALS, WIDTH, cache_positions_loaded, cache_set_width,
+                              fill_pays, make_cache)
 from ..numerics.data import subset
 from ..numerics.kernels import expansion_values
 from ..qp.online_core import RNG_SPLITMIX, LasvmScalars, make_state, svc_boxes
@@ -19,8 +23,18 @@ from ..qp.tracking_core import (ALG_RCD, ALGORITHMS, N_TIS, TEACH_ORDER, TEACHER
 from . import DEFAULT_K, tracking_K
 from .result import SolverResult
 from .run import binary_expansion
+from .saved import load_into
 
 CHUNK = 256  # time steps (rcd: CHUNK * K coordinate steps) per call of the entry point
+PHASES = ("online", "done")  # the state file's names of TrackRun.phase
+# What a resumed run needs, saved by TrackRun.state_arrays: the online core's state (positions,
+# alphas, gradients, boxes, the unseen pool, the random generator the pool teachers and rcd
+# draw from, its scalars) and the tracking state's (its scalars: t, the teacher's next entry,
+# counters, k of the mean; the order, the average's sum S and its touched list, the non-zero
+# list; the literal mean and the picks of tests). t_pos/t_ex and tgt/tcoef/tout are scratch.
+CORE_FIELDS = ("pos2ex", "ex2pos", "alpha", "g", "A", "B", "y", "pool", "labeled", "ist", "fst",
+               "rng")
+TRACK_FIELDS = ("tis", "order", "S", "touched", "abar", "nz", "nz_at", "nz_coef", "picks")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -59,7 +73,13 @@ class TrackRun:
     by_position  run on a copy of the data whose rows are in the fixed order's order (None:
                for bit-set data), see :meth:`_by_position`; ids in and out of the methods stay
                the caller's
+
+    The state is arrays only (``state_arrays``), so the online driver can stop, snapshot, save
+    and resume a run (training/run_control.py); the step sizes do not change the result.
     """
+
+    PHASES = PHASES
+    epochs = 1  # one pass of the teacher (a resume cannot raise it: --max-examples is config)
 
     def __init__(self, kd, kp, y, Cp, Cn, *, algorithm="track1", K=DEFAULT_K, average=True,
                  teacher="shuffle", order=None, pool=50, max_examples=None, batch_iters=None,
@@ -67,6 +87,7 @@ class TrackRun:
                  by_position=None):
         y = np.where(np.asarray(y) > 0, 1.0, -1.0)
         self.l = l = y.shape[0]
+        self.labels = y  # by the caller's ids (the state file's fingerprint of the data)
         self.algorithm = algorithm
         self.K = int(K)
         alg = ALGORITHMS[algorithm]
@@ -75,6 +96,15 @@ class TrackRun:
             order = np.arange(l) if order is None else np.asarray(order, np.int64)
         else:
             order = np.zeros(0, np.int64)
+        self.config = dict(algorithm=algorithm, K=self.K, average=bool(average),
+                           teacher=teacher, Cp=float(Cp), Cn=float(Cn), seed=int(seed),
+                           max_examples=None if max_examples is None else int(max_examples),
+                           batch_iters=None if batch_iters is None else int(batch_iters))
+        if code == TEACH_ORDER:  # the order itself (a shuffle's seed, an --order file)
+            self.config["order"] = hashlib.sha256(
+                np.ascontiguousarray(order, np.int64).tobytes()).hexdigest()[:32]
+        else:
+            self.config["pool"] = int(pool)
         A, B = svc_boxes(y, Cp, Cn)
         self.Ci = B - A
         self.kd, self.kp = kd, kp  # the caller's rows (test errors, measures)
@@ -200,6 +230,11 @@ class TrackRun:
     def done(self):
         sc = self.scalars
         return (sc.iterations if self.is_rcd else sc.t) >= sc.limit
+
+    @property
+    def phase(self):
+        """Index in PHASES: online until done (no finishing phase)."""
+        return int(self.done)
 
     def _fit_width(self, n):
         """Rows cover the seen positions: at least t + n + 1 entries, doubled. Each widening
@@ -327,6 +362,41 @@ class TrackRun:
                         n_sv=n_sv)
         return SolverResult.binary(a, 0.0, obj=-dual, n_iter=self.iterations, n_sv=n_sv,
                                    n_bsv=n_bsv, counters=counters)
+
+    # -- save / restore ------------------------------------------------------------------------
+
+    def state_arrays(self):
+        """Copies of the state arrays and cache counters (the kernel rows are not saved)."""
+        d = {name: np.array(getattr(self.st, name)) for name in CORE_FIELDS}
+        d.update({name: np.array(getattr(self.tr, name)) for name in TRACK_FIELDS})
+        d["cache_stats"] = np.array(self.kc.stats)
+        return d
+
+    def load_state_arrays(self, d, phase):
+        """Overwrite the state of a fresh run (in place: the compiled code sees the same
+        arrays) with arrays from :meth:`state_arrays`; the cache starts empty, its rows are
+        recomputed (the same values: the model does not depend on what was cached). The phase
+        follows from the arrays."""
+        for name in CORE_FIELDS:
+            load_into(getattr(self.st, name), d[name], name)
+        for name in TRACK_FIELDS:
+            load_into(getattr(self.tr, name), d[name], name)
+        load_into(self.kc.stats, d["cache_stats"], "cache_stats")
+        cache_positions_loaded(self.kc)  # pos2ex/ex2pos are the cache's perm/pos
+
+    def finished_copy(self):
+        """No finishing step: the model of a stop or a snapshot is the current output, in a
+        copy of its own (the state, the cache's positions and counters; not its kernel rows: a
+        finished copy is read, never stepped), done where it was taken."""
+        other = copy.copy(self)
+        other.kc = self.kc._replace(**{f: np.array(getattr(self.kc, f))
+                                       for f in ("perm", "pos", "meta", "stats")})
+        other.st = self.st._replace(pos2ex=other.kc.perm, ex2pos=other.kc.pos,
+                                    **{f: np.array(getattr(self.st, f)) for f in CORE_FIELDS
+                                       if f not in ("pos2ex", "ex2pos")})
+        other.tr = type(self.tr)(*(np.array(a) for a in self.tr))
+        other.scalars.limit = self.processed
+        return other
 
     def literal_average(self):
         """The literal running mean of line 8 by example (``literal=True`` runs)."""

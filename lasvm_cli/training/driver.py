@@ -9,8 +9,9 @@ to train each machine in turn (``solve``), then ``end``\\s it. The driver choose
 * :class:`Driver` of svm-train's parameters: with an online option (--trace, --save-state,
   --resume, stopping limits, --snapshots), the machine's run (the run protocol,
   solvers/run.py) is stepped by run_control.py's :class:`OnlineControl`; with a tracking
-  solver, tracking_control.py's :class:`TrackControl` starts its runs in the teacher's order in
-  file terms, repeats them (--runs) and writes the gap trace.
+  solver, tracking_control.py's :class:`TrackControl` (an OnlineControl: the same options)
+  starts its runs in the teacher's order in file terms, repeats them (--runs) and writes the
+  gap trace.
 
 The solvers never see the driver: it starts their runs (``solvers.start``) and steps them.
 """
@@ -51,16 +52,12 @@ class Driver(Direct):
         self.warn = warn or (lambda _m: None)
         self.control = None
         self.tracking = params.solver in solvers.TRACKING_SOLVERS
-        self.order = self.opts = None
-        if self.tracking:
-            if params.test_file and not params.trace:
-                raise_parameter_error("--test needs --trace")
-            if params.order_file:
-                from .tracking_control import read_order
+        self.order = None
+        self.opts = OnlineOptions.from_params(params)
+        if self.tracking and params.order_file:
+            from .tracking_control import read_order
 
-                self.order = read_order(params.order_file, problem.n)
-        else:
-            self.opts = OnlineOptions.from_params(params)
+            self.order = read_order(params.order_file, problem.n)
         self.test = TestSet(params.test_file, problem) if params.test_file else None
 
     def begin(self, machines, assemble):
@@ -68,9 +65,9 @@ class Driver(Direct):
         if self.tracking:
             from .tracking_control import TrackControl
 
-            self.control = TrackControl(p, machines, order=self.order, test=self.test,
-                                        trace=p.trace, trace_every=p.trace_every,
-                                        info=self.info)
+            self.control = TrackControl(p, machines, self.opts, order=self.order,
+                                        test=self.test, build_model=assemble, info=self.info,
+                                        warn=self.warn)
         elif self.opts is not None:
             from .run_control import OnlineControl
 

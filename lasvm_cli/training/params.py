@@ -4,14 +4,16 @@
 ``ERROR: ...`` and exits, as in LIBSVM. Every field is declared once as an option (its flag,
 default, range, choices and the solvers that take it: lasvm_cli/base/options.py, and the rows of
 lasvm_cli/solvers OPTIONS); the checks of an option's range, choices and solvers come from
-those rows, the checks that relate several options are written out here.
+those rows, and a solver's checks that relate several options (its multi-class schemes, its
+own options together) from its SOLVERS row (``scheme_rules``, ``rules``); LIBSVM's are written
+out here.
 """
 
 import math
 from dataclasses import field, make_dataclass
 
 from ..base.options import SVM_TYPES, choices_error, misplaced, number_error, range_error
-from ..solvers import OPTIONS, SOLVERS, dispatch_key
+from ..solvers import OPTIONS, SOLVERS, dispatch_key, scheme_rules
 
 
 def _choices(name):
@@ -25,10 +27,6 @@ NU_TYPES = (1, 4)  # Solver_NU (second-order selection only)
 SOLVER_NAMES = _choices("solver")  # --solver: C-SVC's solvers and the all-in-one "online"
 X_STORAGES = _choices("x_storage")  # --x-storage (data.py: training rows)
 MULTICLASS = _choices("multiclass")
-ALL_IN_ONE = ("llw", "cs")  # all-in-one machines (training/allinone.py): --solver smo|online
-ALL_IN_ONE_SOLVERS = ("smo", "online")
-# --strategy: the online S2DO working-set strategies (solvers/s2do_online.py)
-STRATEGIES = _choices("strategy")
 TEACHERS = _choices("teacher")  # tracking solvers
 
 
@@ -105,7 +103,9 @@ def check_parameter(p: TrainParams, class_counts=None, given=None):
     if p.svm_type != 0 and p.solver != "smo":
         return (f"--solver {p.solver} trains -s 0 (C-SVC) only; -s {p.svm_type} "
                 f"({SVM_TYPES[p.svm_type]}) is supported with --solver smo")
-    err = _check_all_in_one(p)
+    # the dispatch row's rules of the multi-class scheme (--multiclass llw|cs: the all-in-one
+    # rows, and the options only they take)
+    err = scheme_rules(p)
     if err:
         return err
     if p.svm_type != 0 and p.multiclass != "ovo":
@@ -121,39 +121,6 @@ def check_parameter(p: TrainParams, class_counts=None, given=None):
     # the solver's own rules that relate several options (its row's ``rules``)
     row = SOLVERS.get(dispatch_key(p))
     return row.rules(p) if row is not None and row.rules is not None else None
-
-
-def _check_all_in_one(p):
-    """--multiclass llw|cs and the options only they take (--solver online, --strategy,
-    --epochs inf)."""
-    allinone = p.multiclass in ALL_IN_ONE
-    if p.solver == "online" and not allinone:
-        return ("--solver online trains --multiclass llw|cs; binary and one-vs-one/one-vs-rest "
-                "machines train online with --solver lasvm")
-    if not allinone:
-        if p.strategy is not None:
-            return "--strategy is for --multiclass llw|cs with --solver online"
-        if p.epochs == math.inf:
-            return "--epochs inf is for --multiclass llw|cs with --solver online"
-        return None
-    if p.svm_type != 0:
-        return (f"--multiclass {p.multiclass} is for -s 0 (C-SVC) only; -s {p.svm_type} "
-                f"({SVM_TYPES[p.svm_type]}) trains LIBSVM's models")
-    if p.solver not in ALL_IN_ONE_SOLVERS:
-        return (f"--multiclass {p.multiclass} trains with --solver smo (batch S2DO) or "
-                f"--solver online, not --solver {p.solver}")
-    if p.probability:
-        return (f"probability estimates (-b 1) are not available for --multiclass "
-                f"{p.multiclass}; they are supported with --multiclass ovo")
-    if p.weights:
-        return f"class weights (-wi) are not supported by --multiclass {p.multiclass}"
-    if p.strategy is not None and p.strategy not in STRATEGIES:
-        return f"unknown strategy '{p.strategy}' (choose from {', '.join(STRATEGIES)})"
-    if p.strategy is not None and p.solver != "online":
-        return "--strategy is for --solver online"
-    if p.epochs == math.inf and p.solver != "online":
-        return "--epochs inf is for --solver online"
-    return None
 
 
 def _not_finite(p):

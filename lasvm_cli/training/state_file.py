@@ -87,16 +87,25 @@ def check_resume(path, meta, fingerprint, params):
     check_resume_params(path, meta, params)
 
 
+def _family(params):
+    """The runs whose states can be compared option by option: the multi-class schemes', the
+    tracking solvers' (solvers/tracking.py's config has a teacher), LASVM's family."""
+    return "multiclass" if "multiclass" in params else "tracking" if "teacher" in params \
+        else "lasvm"
+
+
 def _run_kind(params):
     if "multiclass" in params:
         solver = "lasvm" if params["multiclass"] == "ovr" else "online"
         return f"--multiclass {params['multiclass']} --solver {solver}"
+    if "teacher" in params:
+        return "a tracking solver"
     return "a LASVM-family solver"
 
 
 def check_resume_family(path, meta, params):
     saved = meta["params"]
-    if ("multiclass" in saved) != ("multiclass" in params):
+    if _family(saved) != _family(params):
         _error(f"{path}: the state was saved by {_run_kind(saved)}, not by "
                f"{_run_kind(params)} as this run")
 
@@ -157,9 +166,13 @@ class StateSaver(Observer):
             self.save(run)
         if self.interrupted:
             self.save(run)
-            self.warn(f"interrupted: state saved to {self.path} (--resume {self.path} "
-                      "continues the run)")
-            raise ReportedInterrupt
+            self.interrupt()
+
+    def interrupt(self):
+        """Ctrl-C once the state is saved: say where, and end with the interrupt."""
+        self.warn(f"interrupted: state saved to {self.path} (--resume {self.path} "
+                  "continues the run)")
+        raise ReportedInterrupt
 
     @contextlib.contextmanager
     def deferred_interrupt(self):
