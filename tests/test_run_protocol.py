@@ -160,6 +160,42 @@ def _tracked_through_the_online_driver(heart, key, machine, params, whole, tmp_p
     assert res.coef.shape == whole.coef.shape
 
 
+# Every run class of lasvm_cli.solvers, and the test that drives it through the one loop with
+# every observer (a trace with a test set, a state file, stopping limits, snapshots): this
+# file's for the in-memory runs, the stream files' for the runs fed by a file.
+EVERY_OBSERVER = "test_each_run_goes_through_the_one_loop_with_every_observer"
+DRIVEN = {"LasvmRun": EVERY_OBSERVER, "LasvmGRun": EVERY_OBSERVER, "S2doRun": EVERY_OBSERVER,
+          "TrackRun": EVERY_OBSERVER,
+          "LasvmStreamRun": "test_stream_driven.test_every_observer_through_the_cli",
+          "LasvmGStreamRun": "test_stream_driven.test_g_stream_cli_with_the_long_run_options",
+          "OvrStreamRun": "test_stream_ovr_driven.test_cli_long_run_options",
+          "S2doStreamRun": "test_stream_allinone_driven.test_cli_long_run_options"}
+
+
+def test_every_run_class_is_driven_through_the_one_loop():
+    """A class of lasvm_cli.solvers with a run's begin, step and result is listed in DRIVEN,
+    and its test exists: a new run class fails here until a test drives it."""
+    import importlib
+    import pkgutil
+    import sys
+
+    import lasvm_cli.solvers as solvers
+
+    found = set()
+    for info in pkgutil.iter_modules(solvers.__path__):
+        module = importlib.import_module(f"lasvm_cli.solvers.{info.name}")
+        found |= {name for name, obj in vars(module).items()
+                  if isinstance(obj, type) and obj.__module__ == module.__name__
+                  and not getattr(obj, "_is_protocol", False)
+                  and all(callable(getattr(obj, a, None)) for a in ("begin", "step", "result"))}
+    assert found == set(DRIVEN)
+    for where in DRIVEN.values():
+        module_name, _, test = where.rpartition(".")
+        module = importlib.import_module(f"{__package__}.{module_name}") if module_name \
+            else sys.modules[__name__]
+        assert callable(getattr(module, test, None)), where
+
+
 def test_the_runs_implement_the_protocols_for_a_type_checker(tmp_path, monkeypatch):
     """mypy on tests/typecheck_runs.py: each run class provides its protocol's members."""
     api = pytest.importorskip("mypy.api")
