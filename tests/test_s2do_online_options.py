@@ -212,8 +212,8 @@ def test_usps_rows_traced_and_plain_give_the_same_model(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--multiclass", "llw", "--solver", "smo", "--trace", "t.csv"],
-     "only with --solver lasvm|lasvm-g|full-svm|lasvm-nc|lasvm-i (or --multiclass llw|cs "
-     "--solver online)"),
+     "only with --solver lasvm|lasvm-g|full-svm|lasvm-nc|lasvm-i|track1|track2|track2-lasvm|"
+     "rcd (or --multiclass llw|cs --solver online)"),
     (["--multiclass", "cs", "--solver", "online", "-v", "3", "--trace", "t.csv"],
      "without -v"),
     (["--multiclass", "cs", "--solver", "online", "--test", "t.svm"], "--test needs --trace"),

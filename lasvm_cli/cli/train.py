@@ -143,8 +143,9 @@ def parse_command_line(argv):
         _check_tracking_options(o)
     elif online_requested(p) and (p.solver not in ONLINE_DRIVEN or o.nr_fold):
         used = " ".join(n for f, n in OPTION_NAMES.items() if getattr(p, f, None))
-        raise ParameterError(f"ERROR: {used}: only with --solver {'|'.join(ONLINE)} (or "
-                             "--multiclass llw|cs --solver online), without -v")
+        raise ParameterError(f"ERROR: {used}: only with --solver "
+                             f"{'|'.join(ONLINE + TRACKING_SOLVERS)} (or --multiclass llw|cs "
+                             "--solver online), without -v")
     if o.workers is not None and o.workers < 1:
         raise ParameterError("ERROR: --workers must be at least 1")
     if o.workers is not None and o.scheduler:
