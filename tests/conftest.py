@@ -86,6 +86,7 @@ TIERS = {
     "test_tiers.py": ("unit", "fast"),
     "test_tracking.py": ("oracle",),
     "test_tracking_reference.py": ("oracle",),
+    "test_tracking_resume.py": ("cli",),
     "test_train_argv.py": ("unit", "fast"),
     "test_variables.py": ("unit", "fast"),
     "test_warm_server.py": ("server",),
