@@ -1,6 +1,7 @@
 """One SVM of any of LIBSVM's types (C-SVC, nu-SVC, one-class, epsilon-SVR, nu-SVR) trained
-over partitions of its rows (``svm-train --partitions P``): the rows stay where they were read, in P parts (io/byte_ranges.py), and the
-result is the SVM's exact optimum over all of them, to LIBSVM's stopping rule at ``-e``.
+over partitions of its rows (``svm-train --partitions P``): the rows stay where they were
+read, in P parts (io/byte_ranges.py), and the result is the SVM's exact optimum over all of
+them, to LIBSVM's stopping rule at ``-e``.
 
 After the Cascade SVM (Graf, Cosatto, Bottou, Durdanovic & Vapnik, NIPS 2004) and its
 feedback loop, with the partitions' alphas as a warm start as in DC-SVM (Hsieh, Si & Dhillon,
@@ -155,8 +156,8 @@ class Machine:
         they use, ``at`` each variable's position in ``ex``, its sign y and linear term p."""
         if self.svm_type in (0, 1):
             ex, y = part.pair_rows(self.li, self.lj)
-            return ex, np.arange(ex.size), y, -np.ones(ex.size) if self.svm_type == 0 else \
-                np.zeros(ex.size)
+            p = -np.ones(ex.size) if self.svm_type == 0 else np.zeros(ex.size)  # nu-SVC: 0
+            return ex, np.arange(ex.size), y, p
         if self.svm_type == 2:
             n = part.y.size
             return np.arange(n), np.arange(n), np.ones(n), np.zeros(n)
@@ -191,10 +192,9 @@ class Machine:
             half = nu_total(nu, sum(self.counts), start=how) / 2
             for sign, n in zip((1.0, -1.0), self.counts):
                 rows = np.flatnonzero(y == sign)
-                left = half * rows.size / n if rows.size else 0.0
-                for t in rows:
-                    alpha[t] = min(1.0, left)
-                    left -= alpha[t]
+                if rows.size:  # min(1, what is left) in row order; subtracting 1 is exact
+                    share = half * rows.size / n
+                    alpha[rows] = np.clip(share - np.arange(rows.size), 0.0, 1.0)
         return alpha
 
     def solvable(self, y):
