@@ -17,6 +17,7 @@ too. The early model (--early-model) is trained too and its test accuracy report
     python bench/bench_partitions.py                     # ijcnn1, adult, banana, generated
     python bench/bench_partitions.py --sets gen --rows 200000 --parts 8 --workers 2
     python bench/bench_partitions.py --sets budgetfood,budgetfood-nu --parts 4 --repeat 2
+    python bench/bench_partitions.py --sets ijcnn1-nu,ijcnn1-oc --parts 4
 
 Raw JSON lines go to results/partitions/ (one file per set and run; existing ones are kept,
 so an interrupted run resumes). Data: $LASVM_DATA (see docs/data.md).
@@ -45,6 +46,10 @@ SETS = {  # name: (train, test, svm-train options)
     # regression (test MSE in place of accuracy), LIBSVM's defaults: -p 0.1, -n 0.5
     "budgetfood": ("budgetfood/train.svm.xz", "budgetfood/test.svm.xz", dict(s=3)),
     "budgetfood-nu": ("budgetfood/train.svm.xz", "budgetfood/test.svm.xz", dict(s=4)),
+    # nu-SVC (nu at most 0.19 on ijcnn1: 4,853 of 49,990 rows are +1) and one-class (the
+    # test set's share of rows predicted inliers in place of accuracy)
+    "ijcnn1-nu": ("ijcnn1/train.svm.xz", "ijcnn1/test.svm.xz", dict(s=1, nu=0.1)),
+    "ijcnn1-oc": ("ijcnn1/train.svm.xz", "ijcnn1/test.svm.xz", dict(s=2, nu=0.1)),
 }
 
 
@@ -104,7 +109,7 @@ def params_of(opts, eps):
 
 def score(model, test):
     """dict(acc=test accuracy in %) of a classifier, dict(mse=test mean squared error) of a
-    regression model."""
+    regression model, dict(inliers=% of test rows predicted +1) of a one-class model."""
     from lasvm_cli.io.svmlight import read_svmlight
     from lasvm_cli.numerics.data import kernel_data
 
@@ -112,10 +117,14 @@ def score(model, test):
     kd = kernel_data(data.indptr, data.indices, data.values)
     if model.svm_type in ("epsilon_svr", "nu_svr"):
         return dict(mse=float(((model.predict(kd) - data.y) ** 2).mean()))
+    if model.svm_type == "one_class":
+        return dict(inliers=float((model.predict(kd) > 0).mean() * 100))
     return dict(acc=float((model.predict(kd) == data.y).mean() * 100))
 
 
 def score_text(run):
+    if "inliers" in run:
+        return f"inliers {run['inliers']:.2f}%"
     return f"{run['acc']:.2f}" if "acc" in run else f"MSE {run['mse']:.6g}"
 
 

@@ -1,6 +1,6 @@
-"""svm-train --partitions P: one C-SVC, epsilon-SVR or nu-SVR over P parts of the training data, each read where it is
-trained (training/cascade.py): in this process one part after another, or on Dask workers
-with --workers N (a local cluster) or --scheduler ADDRESS. The training file may be a glob
+"""svm-train --partitions P: one SVM of any LIBSVM type (-s 0 to 4) over P parts of the
+training data, each read where it is trained (training/cascade.py): in this process one part
+after another, or on Dask workers with --workers N (a local cluster) or --scheduler ADDRESS. The training file may be a glob
 pattern (quoted) naming several files; compressed files are one part each.
 """
 
@@ -12,8 +12,8 @@ def _error(msg):
 
 
 def check_options(o):
-    """What --partitions trains: C-SVC (-s 0, one-vs-one), epsilon-SVR (-s 3) or nu-SVR (-s 4)
-    with our SMO; not -v, -b 1, a precomputed kernel, --stream or the online options, nor
+    """What --partitions trains: every svm type (-s 0 to 4; C-SVC and nu-SVC one-vs-one) with
+    our SMO; not -v, -b 1, a precomputed kernel, --stream or the online options, nor
     float32 rows."""
     from ..training.cascade import refused
     from ..training.online_options import online_requested
@@ -60,7 +60,8 @@ def main_partitions(o, info, warn, progress, save_model, check_outputs, check_mo
                                    "or holds only comment lines)")
         if p.gamma == 0 and cascade.max_index > 0:
             p.gamma = 1.0 / cascade.max_index
-        err = check_parameter(p, None, given=o.given)
+        # nu-SVC's feasibility on every pair, from the parts' class counts
+        err = check_parameter(p, cascade.count if p.svm_type == 1 else None, given=o.given)
         if err:
             _error(err)
         model = cascade.train(p, info=info, warn=warn, progress=progress is not None,

@@ -43,7 +43,7 @@ COMMAND_OPTIONS = (
 --scheduler address : the same on an existing Dask cluster (tcp://host:8786)"""),
     Option("partitions", ("--partitions",), int, default=0, command=True, section="command",
            usage="""\
---partitions P : one exact C-SVC, epsilon-SVR or nu-SVR (-s 0, 3, 4) over P parts of the
+--partitions P : one exact SVM of any type (-s 0 to 4) over P parts of the
 	training file(s) (a quoted glob names several; a compressed file is one part), each
 	read and checked where it is trained: in this process, or on Dask with --workers /
 	--scheduler (docs/partitions.md)"""),

@@ -52,7 +52,7 @@ from ..training.fit import fit as fit_model
 from ..training.params import SVM_TYPES, TrainParams, check_parameter
 
 # parameters of scikit-learn's own, with no svm-train option: the kernel by name (-t), the
-# output's shape and tie-breaking, verbosity; and SVC's partitions (svm-train --partitions, a
+# output's shape and tie-breaking, verbosity; and partitions (svm-train --partitions, a
 # command option: training/cascade.py over blocks of X's rows, in this process)
 SKLEARN_ONLY = ("kernel", "verbose", "decision_function_shape", "break_ties", "partitions")
 # lasvm-cli's options that the estimators take as parameters, set generically in train_params
@@ -271,6 +271,31 @@ class LibSVMEstimator(BaseEstimator):
         self.set_model(model)
         return self
 
+    def fit_partitions(self, X, y_lib, params, labels=None):
+        """partitions=P: the exact SVM of ``params`` over P blocks of X's rows
+        (training/cascade.py, in this process), with LIBSVM labels / targets y_lib;
+        ``labels``: the model's label for each label of y_lib, 0 .. k-1 (classes in that
+        order, as fit_problem's)."""
+        from ..io.svmlight import SvmlightData
+        from ..training.cascade import Cascade, refused
+
+        used = refused(params, self.kernel == "precomputed")
+        if used or int(self.partitions) < 1:
+            raise ValueError("partitions: " + (f"not with {', '.join(used)}" if used else
+                                               "must be at least 1"))
+        indptr, indices, values = to_csr(X)
+        data = SvmlightData(np.asarray(y_lib, np.float64), indptr, indices, values, X.shape[1])
+        info = print if getattr(self, "verbose", False) else (lambda _m: None)
+        model = Cascade(data, int(self.partitions),
+                        labels=None if labels is None else np.arange(labels.size)) \
+            .train(params, info=info, warn=lambda m: warnings.warn(m, stacklevel=3))
+        if labels is not None:
+            model.label = labels[np.asarray(model.label, np.int64)]
+        self.sparse_input_ = sp.issparse(X)
+        self.shape_fit_ = X.shape
+        self.set_model(model)
+        return self
+
     def set_model(self, model):
         """Take ``model`` (an SVMModel) as this estimator's fitted state."""
         self.model_ = model
@@ -452,31 +477,10 @@ class SVC(ClassifierMixin, LibSVMEstimator):
         # in that order, each class's rows in input order (a stable sort); then the model gets
         # the classes' own labels back for its file
         if getattr(self, "partitions", None):
-            return self.fit_partitions(X, y_idx, params)
+            return self.fit_partitions(X, y_idx, params, labels=self._labels)
         rows = np.argsort(y_idx, kind="stable")
         return self.fit_problem(X, y_idx.astype(np.float64), params, rows=rows,
                                 labels=self._labels)
-
-    def fit_partitions(self, X, y_idx, params):
-        """partitions=P: the exact C-SVC over P blocks of X's rows (training/cascade.py, in
-        this process); the classes in classes_' order, as fit's."""
-        from ..io.svmlight import SvmlightData
-        from ..training.cascade import Cascade, refused
-
-        used = refused(params, self.kernel == "precomputed")
-        if used or int(self.partitions) < 1:
-            raise ValueError("partitions: " + (f"not with {', '.join(used)}" if used else
-                                               "must be at least 1"))
-        indptr, indices, values = to_csr(X)
-        data = SvmlightData(y_idx.astype(np.float64), indptr, indices, values, X.shape[1])
-        info = print if self.verbose else (lambda _m: None)
-        model = Cascade(data, int(self.partitions), labels=np.arange(self.classes_.size)) \
-            .train(params, info=info, warn=lambda m: warnings.warn(m, stacklevel=3))
-        model.label = self._labels[np.asarray(model.label, np.int64)]
-        self.sparse_input_ = sp.issparse(X)
-        self.shape_fit_ = X.shape
-        self.set_model(model)
-        return self
 
     def class_weights(self, y_idx):
         """class_weight as svm-train's -wi weights, by encoded label (position in classes_)."""
@@ -627,7 +631,7 @@ class NuSVC(SVC):
                  class_weight=None, verbose=False, max_iter=-1, decision_function_shape="ovr",
                  break_ties=False, random_state=None, solver="smo", wss="so",
                  final_kkt_check=True, multiclass="ovo", epochs=1, finish=True,
-                 selection="random", candidates=50, delta_max=None):
+                 selection="random", candidates=50, delta_max=None, partitions=None):
         super().__init__(kernel=kernel, degree=degree, gamma=gamma, coef0=coef0,
                          shrinking=shrinking, probability=probability, tol=tol,
                          cache_size=cache_size, class_weight=class_weight, verbose=verbose,
@@ -635,7 +639,7 @@ class NuSVC(SVC):
                          break_ties=break_ties, random_state=random_state, solver=solver,
                          wss=wss, final_kkt_check=final_kkt_check, multiclass=multiclass,
                          epochs=epochs, finish=finish, selection=selection,
-                         candidates=candidates, delta_max=delta_max)
+                         candidates=candidates, delta_max=delta_max, partitions=partitions)
         del self.C
         self.nu = nu
 
@@ -645,6 +649,8 @@ class _OneOutput(LibSVMEstimator):
 
     def fit_targets(self, X, y):
         params = self.check_params(self.train_params(X))
+        if getattr(self, "partitions", None):
+            return self.fit_partitions(X, y, params)
         return self.fit_problem(X, y, params)
 
     def predict(self, X):
@@ -654,13 +660,14 @@ class _OneOutput(LibSVMEstimator):
 
 def _regressor_init(self, kernel, degree, gamma, coef0, tol, C, shrinking, cache_size,
                     verbose, max_iter, solver, wss, final_kkt_check, epochs, finish,
-                    selection, candidates, delta_max):
+                    selection, candidates, delta_max, partitions):
     self.kernel, self.degree, self.gamma, self.coef0 = kernel, degree, gamma, coef0
     self.tol, self.C, self.shrinking, self.cache_size = tol, C, shrinking, cache_size
     self.verbose, self.max_iter = verbose, max_iter
     self.solver, self.wss, self.final_kkt_check = solver, wss, final_kkt_check
     self.epochs, self.finish, self.selection = epochs, finish, selection
     self.candidates, self.delta_max = candidates, delta_max
+    self.partitions = partitions
 
 
 class SVR(RegressorMixin, _OneOutput):
@@ -671,10 +678,10 @@ class SVR(RegressorMixin, _OneOutput):
     def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, C=1.0,
                  epsilon=0.1, shrinking=True, cache_size=200, verbose=False, max_iter=-1,
                  solver="smo", wss="so", final_kkt_check=True, epochs=1, finish=True,
-                 selection="random", candidates=50, delta_max=None):
+                 selection="random", candidates=50, delta_max=None, partitions=None):
         _regressor_init(self, kernel, degree, gamma, coef0, tol, C, shrinking, cache_size,
                         verbose, max_iter, solver, wss, final_kkt_check, epochs, finish,
-                        selection, candidates, delta_max)
+                        selection, candidates, delta_max, partitions)
         self.epsilon = epsilon
 
     def fit(self, X, y):
@@ -690,10 +697,10 @@ class NuSVR(RegressorMixin, _OneOutput):
     def __init__(self, *, nu=0.5, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0,
                  shrinking=True, tol=1e-3, cache_size=200, verbose=False, max_iter=-1,
                  solver="smo", wss="so", final_kkt_check=True, epochs=1, finish=True,
-                 selection="random", candidates=50, delta_max=None):
+                 selection="random", candidates=50, delta_max=None, partitions=None):
         _regressor_init(self, kernel, degree, gamma, coef0, tol, C, shrinking, cache_size,
                         verbose, max_iter, solver, wss, final_kkt_check, epochs, finish,
-                        selection, candidates, delta_max)
+                        selection, candidates, delta_max, partitions)
         self.nu = nu
 
     def fit(self, X, y):
@@ -710,10 +717,10 @@ class OneClassSVM(OutlierMixin, _OneOutput):
     def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, nu=0.5,
                  shrinking=True, cache_size=200, verbose=False, max_iter=-1, solver="smo",
                  wss="so", final_kkt_check=True, epochs=1, finish=True, selection="random",
-                 candidates=50, delta_max=None):
+                 candidates=50, delta_max=None, partitions=None):
         _regressor_init(self, kernel, degree, gamma, coef0, tol, 1.0, shrinking, cache_size,
                         verbose, max_iter, solver, wss, final_kkt_check, epochs, finish,
-                        selection, candidates, delta_max)
+                        selection, candidates, delta_max, partitions)
         del self.C
         self.nu = nu
 

@@ -1,6 +1,7 @@
-"""One C-SVC, epsilon-SVR or nu-SVR trained over partitions of its rows (``svm-train
---partitions P``): the rows stay where they were read, in P parts (io/byte_ranges.py), and the
-result is the SVM's exact optimum over all of them, to LIBSVM's stopping rule at ``-e``.
+"""One SVM of any of LIBSVM's types (C-SVC, nu-SVC, one-class, epsilon-SVR, nu-SVR) trained
+over partitions of its rows (``svm-train --partitions P``): the rows stay where they were
+read, in P parts (io/byte_ranges.py), and the result is the SVM's exact optimum over all of
+them, to LIBSVM's stopping rule at ``-e``.
 
 After the Cascade SVM (Graf, Cosatto, Bottou, Durdanovic & Vapnik, NIPS 2004) and its
 feedback loop, with the partitions' alphas as a warm start as in DC-SVM (Hsieh, Si & Dhillon,
@@ -51,6 +52,16 @@ two numbers as above, compared with W's extremes of their own sign. rho and r (p
 ``epsilon = -r``) are calculate_rho_nu's, the bounds over every row when a sign has no free
 variable.
 
+**One-class** is the C-SVC scheme with every y = +1, p = 0, box [0, 1] and e'a = nu l: each
+part starts its rows as LIBSVM starts a whole problem (the first floor(nu l_k) at 1, the next
+at the fraction), so the parts' alphas together hold nu l; pair steps on y = +1 keep the sum,
+so every merged problem is the whole problem restricted to W, and LIBSVM's Solver (its
+stopping rule and calculate_rho) applies as for C-SVC. **nu-SVC** is a pair's rows with
+p = 0, box [0, 1] on Solver_NU (as nu-SVR: per-sign stop and rho): each class starts at
+nu l / 2 (LIBSVM's solve_nu_svc), which each part shares in proportion to its rows of that
+class (feasible in every part exactly when nu is feasible for the pair); at the end alpha,
+rho and obj are scaled by r as solve_nu_svc does (printed ``C = 1/r``).
+
 Parts are handles: in this process (:class:`InProcess`, the default and what runs without Dask)
 or futures on Dask workers (:class:`OnDask`), where each part is read by the worker that
 holds it and its tasks run there; the client gets only support vectors, violators and
@@ -84,16 +95,11 @@ def _quiet(_msg):
     pass
 
 
-TYPES = (0, 3, 4)  # C-SVC, epsilon-SVR, nu-SVR
-
-
 def refused(params, precomputed=False):
     """What in ``params`` cannot be trained over partitions (option words; [] when all can):
-    C-SVC, epsilon-SVR or nu-SVR with our SMO, one-vs-one, no probability outputs, no
-    precomputed kernel, float64 rows."""
-    found = [(f"-s {params.svm_type} (only -s 0, 3, 4: C-SVC, epsilon-SVR, nu-SVR)",
-              params.svm_type not in TYPES),
-             (f"--solver {params.solver}", params.solver != "smo"),
+    any svm type with our SMO, one-vs-one, no probability outputs, no precomputed kernel,
+    float64 rows."""
+    found = [(f"--solver {params.solver}", params.solver != "smo"),
              (f"--multiclass {params.multiclass}", params.multiclass != "ovo"),
              ("-b 1", bool(params.probability)),
              ("-t 4", params.kernel_type == 4 or precomputed),
@@ -128,25 +134,33 @@ class Part:
 @dataclass(frozen=True)
 class Machine:
     """One binary machine's QP, as every task builds it on its rows: ``svm_type`` 0 (C-SVC of
-    class ``li``, y = +1, against ``lj``, y = -1, bounds Cp and Cn), 3 (epsilon-SVR) or 4
-    (nu-SVR), both with bound C = Cp = Cn over LIBSVM's 2l variables."""
+    class ``li``, y = +1, against ``lj``, y = -1, bounds Cp and Cn), 1 (nu-SVC of the same
+    pair, bound 1, ``counts`` the whole problem's rows of li and lj), 2 (one-class, every row
+    y = +1, bound 1), 3 (epsilon-SVR) or 4 (nu-SVR), both with bound C = Cp = Cn over
+    LIBSVM's 2l variables."""
     svm_type: int
     li: int
     lj: int
     Cp: float
     Cn: float
     params: object
+    counts: tuple = ()
 
     @property
     def nu(self):
-        return self.svm_type == 4
+        """Whether the QP has LIBSVM's second constraint with a pair's signs: Solver_NU."""
+        return self.svm_type in (1, 4)
 
     def variables(self, part):
         """This machine's variables on ``part``: (ex, at, y, p) with ``ex`` the part's rows
         they use, ``at`` each variable's position in ``ex``, its sign y and linear term p."""
-        if self.svm_type == 0:
+        if self.svm_type in (0, 1):
             ex, y = part.pair_rows(self.li, self.lj)
-            return ex, np.arange(ex.size), y, -np.ones(ex.size)
+            p = -np.ones(ex.size) if self.svm_type == 0 else np.zeros(ex.size)  # nu-SVC: 0
+            return ex, np.arange(ex.size), y, p
+        if self.svm_type == 2:
+            n = part.y.size
+            return np.arange(n), np.arange(n), np.ones(n), np.zeros(n)
         z = part.y
         n = z.size
         tube = float(self.params.p) if self.svm_type == 3 else 0.0
@@ -157,19 +171,37 @@ class Machine:
         return np.where(y > 0, float(self.Cp), float(self.Cn))
 
     def start(self, y):
-        """A part's starting alphas: 0, or for nu-SVR LIBSVM's start on the part's own rows
-        (its share C nu l_k of the whole problem's C nu l)."""
-        if self.nu:
+        """A part's starting alphas: C-SVC and epsilon-SVR 0; nu-SVR and one-class LIBSVM's
+        start on the part's own rows (its share C nu l_k, nu l_k of the whole problem's
+        total); nu-SVC, per class, the part's share of nu l / 2 in proportion to its rows of
+        that class, filled in row order as LIBSVM's (feasible: nu l / 2 is at most the
+        class's rows when nu is feasible)."""
+        nu, how = float(self.params.nu), self.params.nu_start
+        if self.svm_type == 4:
             from ..solvers.nu import nu_svr_start
 
-            return nu_svr_start(y.size // 2, float(self.Cp), float(self.params.nu),
-                                self.params.nu_start)
-        return np.zeros(y.size)
+            return nu_svr_start(y.size // 2, float(self.Cp), nu, how)
+        if self.svm_type == 2:
+            from ..solvers.one_class import one_class_start
+
+            return one_class_start(y.size, nu, how)
+        alpha = np.zeros(y.size)
+        if self.svm_type == 1:
+            from ..solvers.nu import nu_total
+
+            half = nu_total(nu, sum(self.counts), start=how) / 2
+            for sign, n in zip((1.0, -1.0), self.counts):
+                rows = np.flatnonzero(y == sign)
+                if rows.size:  # min(1, what is left) in row order; subtracting 1 is exact
+                    share = half * rows.size / n
+                    alpha[rows] = np.clip(share - np.arange(rows.size), 0.0, 1.0)
+        return alpha
 
     def solvable(self, y):
-        """Whether a part's variables have anything to solve: a C-SVC part needs both classes
-        (with one alone, y'a = 0 holds only at a = 0); a regression part, a row."""
-        if self.svm_type == 0:
+        """Whether a part's variables have anything to solve: a classification part needs
+        both classes (C-SVC: with one alone, y'a = 0 holds only at a = 0; nu-SVC keeps its
+        start); a one-class or regression part, a row."""
+        if self.svm_type in (0, 1):
             return bool((y > 0).any() and (y < 0).any())
         return y.size > 0
 
@@ -328,12 +360,14 @@ def merge_sets(sets, shared):
     W = _merge(sets)
     alpha = np.zeros(W.ids.size)
     n_iter = 0
-    if W.ids.size:
+    if machine.solvable(W.y):  # nu-SVC: sets of one class keep their feasible alphas
         wkd, at = _kernel_rows(W, width)
         st, c = solve_w(wkd, kernel_params_for(machine.params), W.y, W.p, machine.C(W.y),
                         machine.params, W.alpha, nu=machine.nu, var_example=at)
         alpha[c.perm] = st.alpha
         n_iter = SmoScalars(st).iterations
+    else:
+        alpha = W.alpha.copy()
     sv = np.flatnonzero(alpha > 0)
     kept = _take(W, sv)
     kept.alpha = alpha[sv]
@@ -587,10 +621,16 @@ class Cascade:
     # -- one binary machine ---------------------------------------------------------------
 
     def train_pair(self, i, j, Cp, Cn, params, progress=None, early=False):
-        """The exact C-SVC of class label[i] (+1) against label[j] (-1) over every part.
-        Returns (SolverResult over W's rows, W: the RowSet of its rows). ``early``: the
-        first merge's result, before any check (steps 1 and 2 only)."""
-        machine = Machine(0, int(self.label[i]), int(self.label[j]), Cp, Cn, params)
+        """The exact C-SVC (nu-SVC with params.svm_type 1: bound 1, Cp and Cn unused, as
+        LIBSVM's) of class label[i] (+1) against label[j] (-1) over every part. Returns
+        (SolverResult over W's rows, W: the RowSet of its rows). ``early``: the first
+        merge's result, before any check (steps 1 and 2 only)."""
+        li, lj = int(self.label[i]), int(self.label[j])
+        if params.svm_type == 1:
+            machine = Machine(1, li, lj, 1.0, 1.0, params,
+                              (int(self.count[i]), int(self.count[j])))
+        else:
+            machine = Machine(0, li, lj, Cp, Cn, params)
         return self.train_machine(machine, progress, early)
 
     def train_machine(self, machine, progress=None, early=False):
@@ -662,11 +702,11 @@ class Cascade:
             W = _merge([keep] + found)
         rec.passes.append(p)
         coef = W.y * alpha
-        if machine.svm_type != 0:  # per example (W's ids sorted): alpha_i - alpha*_i
+        if machine.svm_type >= 2:  # per example (W's ids sorted): alpha_i - alpha*_i
             ids, at = np.unique(W.ids, return_inverse=True)
             coef = np.zeros(ids.size)
             np.add.at(coef, at.reshape(-1), W.y * alpha)
-        lines = None
+        lines = [] if machine.svm_type == 2 else None  # one-class: no line before obj
         if machine.nu:
             r, rho = _rho_nu(st, m_out, M_out)
             lines = [f"epsilon = {-r:f}"]
@@ -675,13 +715,20 @@ class Cascade:
             if not np.any((alpha > 0) & (alpha < C)):
                 # no free variable: LIBSVM's middle, over every row
                 rho = -(max(ext[0], ext[2], m_out) + min(ext[1], ext[3], M_out)) / 2.0
+        obj = float(objective(st))
         bound = np.where(coef > 0, machine.Cp, machine.Cn) if machine.svm_type == 0 else \
             float(machine.Cp)
-        res = SolverResult.binary(coef, rho, obj=float(objective(st)), n_iter=n_iter,
+        if machine.svm_type == 1:  # solve_nu_svc: alpha, rho and obj scaled by r
+            coef = alpha * (W.y / r)
+            rho, obj, bound = rho / r, obj / (r * r), 1 / r
+            lines = [f"C = {bound:f}"]
+        res = SolverResult.binary(coef, rho, obj=obj, n_iter=n_iter,
                                   n_sv=int((coef != 0).sum()),
                                   n_bsv=int((np.abs(coef) >= bound).sum()),
                                   counters=dict(iterations=n_iter, passes=p,
                                                 working_set=int(W.ids.size)), lines=lines)
+        if machine.nu:  # Solver_NU's r, as the single-process solvers' counters
+            res.counters["r"] = float(r)
         return res, W
 
     def _tree(self, sets, shared, progress=None):
@@ -717,12 +764,16 @@ class Cascade:
     # -- the model --------------------------------------------------------------------------
 
     def train(self, params, info=_quiet, warn=_quiet, progress=None, early=False):
-        """LIBSVM's one-vs-one C-SVC model over every part (binary: one pair), or its
-        epsilon-SVR or nu-SVR model."""
+        """LIBSVM's one-vs-one C-SVC or nu-SVC model over every part (binary: one pair), or
+        its one-class, epsilon-SVR or nu-SVR model. An infeasible nu (nu-SVC) is a
+        ValueError with LIBSVM's text."""
         from ..numerics.classes import weighted_C
+        from .params import nu_infeasible
 
-        if params.svm_type in (3, 4):
-            return self.train_regression(params, info, warn, progress, early)
+        if params.svm_type in (2, 3, 4):
+            return self.train_single(params, info, warn, progress, early)
+        if params.svm_type == 1 and nu_infeasible(params.nu, self.count):
+            raise ValueError(nu_infeasible(params.nu, self.count))
         label = self.label
         k = label.size
         if k == 1:
@@ -744,19 +795,21 @@ class Cascade:
         info(f"Total nSV = {int(model.nSV.sum())}")
         return model
 
-    def train_regression(self, params, info=_quiet, warn=_quiet, progress=None, early=False):
-        """LIBSVM's epsilon-SVR (-s 3) or nu-SVR (-s 4) model over every part: one machine,
-        nr_class 2, no label or nr_sv, SVs in file order (training/train.py's train_single)."""
+    def train_single(self, params, info=_quiet, warn=_quiet, progress=None, early=False):
+        """LIBSVM's one-class (-s 2, bound 1), epsilon-SVR (-s 3) or nu-SVR (-s 4) model over
+        every part: one machine, nr_class 2, no label or nr_sv, SVs in file order
+        (training/train.py's train_single)."""
         from ..base.options import SVM_TYPES
 
-        machine = Machine(params.svm_type, 0, 0, params.C, params.C, params)
+        C = 1.0 if params.svm_type == 2 else params.C
+        machine = Machine(params.svm_type, 0, 0, C, C, params)
         bar = CascadeBar(SVM_TYPES[params.svm_type]) if progress else None
         try:
             res, W = self.train_machine(machine, bar, early=early)
         finally:
             if bar:
                 bar.close()
-        report_binary(res, params.C, params.C, self.n, info, warn)
+        report_binary(res, C, C, self.n, info, warn)
         ids = np.unique(W.ids)  # res.coef's order
         coef = res.coef[0]
         sv = np.flatnonzero(coef)

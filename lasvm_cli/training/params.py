@@ -60,6 +60,17 @@ TrainParams.__doc__ = ("svm-train's parameters: LIBSVM's svm_parameter and lasvm
                        "one field for each declared option (lasvm_cli/solvers OPTIONS).")
 
 
+def nu_infeasible(nu, class_counts):
+    """LIBSVM's nu-SVC feasibility on every pair of classes (nu l / 2 of each class's alphas,
+    each at most 1): its message, or None."""
+    counts = list(class_counts)
+    for i, n1 in enumerate(counts):
+        for n2 in counts[i + 1:]:
+            if nu * (n1 + n2) / 2 > min(n1, n2):
+                return "specified nu is infeasible"
+    return None
+
+
 def check_parameter(p: TrainParams, class_counts=None, given=None):
     """LIBSVM's svm_check_parameter messages, in its order; None when the parameters are fine.
     ``class_counts``: the number of rows of each class, for nu-SVC's feasibility check
@@ -91,12 +102,8 @@ def check_parameter(p: TrainParams, class_counts=None, given=None):
         return "shrinking != 0 and shrinking != 1"
     if p.probability not in (0, 1):
         return "probability != 0 and probability != 1"
-    if p.svm_type == 1 and class_counts is not None:
-        counts = list(class_counts)
-        for i, n1 in enumerate(counts):
-            for n2 in counts[i + 1:]:
-                if p.nu * (n1 + n2) / 2 > min(n1, n2):
-                    return "specified nu is infeasible"
+    if p.svm_type == 1 and class_counts is not None and nu_infeasible(p.nu, class_counts):
+        return nu_infeasible(p.nu, class_counts)
     err = choices_error(OPTIONS, p, ("solver", "x_storage", "wss", "selection", "multiclass"))
     if err:
         return err
