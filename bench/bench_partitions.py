@@ -209,6 +209,7 @@ def one_cascade(train, test, opts, eps, parts, workers, early, memory_limit):
                **score(model, test), passes=rec.passes, w_sizes=rec.w_sizes,
                merges=rec.merges,
                client_w_seconds=rec.client_seconds, client_w_cpu=rec.client_cpu,
+               client_cpu_passes=rec.client_cpu_passes,
                client_cpu=client_cpu, tasks=rec.tasks,
                cpu=client_cpu + (sum(t[3] for t in rec.tasks) if workers else 0.0),
                part_rss={str(k): v for k, v in rec.part_rss.items()},
@@ -232,14 +233,17 @@ def makespan(costs, w):
 def projection(run, workers, bandwidth=1e9):
     """Critical path with ``workers`` workers: per stage (pass 0's solves, each level of the
     tree's merges, each pass's checks) the measured task CPU seconds list-scheduled, plus the
-    client's W solves, plus every byte moved at ``bandwidth``."""
+    client's W solves (each pass's alongside its parts' kernel-block extensions, which run
+    meanwhile), plus every byte moved at ``bandwidth``."""
     stages = {}
     moved = 0
     for kind, p, k, cpu, sec, b_in, b_out in run["tasks"]:
         stages.setdefault((kind, p), []).append(cpu)
         moved += b_in + b_out
-    return (sum(makespan(c, workers) for c in stages.values()) + run["client_w_cpu"]
-            + moved / bandwidth)
+    client = run.get("client_cpu_passes") or [run["client_w_cpu"]]
+    blocks = [makespan(stages.pop(("block", p), []), workers) for p in range(1, len(client) + 1)]
+    return (sum(makespan(c, workers) for c in stages.values())
+            + sum(max(c, b) for c, b in zip(client, blocks)) + moved / bandwidth)
 
 
 def child(args):
@@ -340,7 +344,8 @@ def table():
             f"{local['cpu_ratio']:.2f} | {local['obj_rel']:.1e} | {smo['nsv']} / {local['nsv']} | "
             f"{score_text(smo)} / {score_text(local)} / {score_text(early)} | "
             f"{local['passes'][0]} | {r['uptime'][0]:.0f} |")
-        proj = local["projected"]
+        proj = dask_run["projected"]  # in one process the kernel blocks' thread shares the
+        # client's CPU seconds; a worker's are its own
         part_rss = max(dask_run["part_rss"].values()) / 2**20
         scale.append(
             f"| {r['set']} | {local['parts']} | {mb:.1f} | "

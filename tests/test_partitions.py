@@ -87,8 +87,8 @@ def kkt_violation(model, problem, Cw):
     return max(viol)
 
 
-def compare(path, p, n_parts, executor=None):
-    cas = Cascade(path, n_parts, executor)
+def compare(path, p, n_parts, executor=None, **kw):
+    cas = Cascade(path, n_parts, executor, **kw)
     lines = []
     model = cas.train(p, info=lines.append)
     ref, problem, ref_lines = single(path, p)
@@ -206,6 +206,13 @@ def test_expansion_by_blocks_is_the_kernel_rows_sum(kernel, gamma, coef0, densit
     kernels.expansion_by_blocks(a, a_rows, b, coefs, kp, threaded, threads=3)
     assert np.allclose(got, want, rtol=1e-12, atol=1e-12 * np.abs(want).max())
     assert np.array_equal(got, threaded)  # blocks on threads: the same bits
+    # the kernel values a part keeps (kernel_block, float32 like LIBSVM's cache) times the
+    # coefficients: the same sums to float32's precision
+    kept = np.zeros((a_rows.size, 700), np.float32)
+    kernels.kernel_block(a, a_rows, b, kp, kept[:, 50:650], threads=2)
+    assert not kept[:, :50].any() and not kept[:, 650:].any()
+    scale = np.abs(kept[:, 50:650].astype(np.float64)) @ np.abs(coefs)
+    assert np.all(np.abs(kept[:, 50:650].astype(np.float64) @ coefs - want) <= 1e-6 * scale + 1e-12)
 
 
 def test_wide_rows_check_by_kernel_rows_gives_the_same_model(tmp_path, monkeypatch):
@@ -222,6 +229,69 @@ def test_wide_rows_check_by_kernel_rows_gives_the_same_model(tmp_path, monkeypat
     monkeypatch.setattr(kernels, "EXPANSION_DENSE_MAX_BYTES", 0)
     compare(path, p, 4)
     assert calls
+
+
+@pytest.mark.parametrize("k,density,n_parts", [(2, 1.0, 4), (3, 0.4, 3)])
+def test_kernel_blocks_of_every_size_give_the_optimum(tmp_path, monkeypatch, k, density,
+                                                      n_parts):
+    """The parts' kernel blocks (CheckState): none (--check-cache 0: every check computes its
+    change's kernel values), a budget holding a few of W's examples (the rest computed), and
+    the default (all of W: no kernel value computed in a check): each the optimum beside
+    SMO's, the same predictions; each extension reported once, as a "block" task."""
+    from lasvm_cli.numerics import kernels
+
+    n = 900 if density == 1.0 else 1600
+    path = write_blobs(tmp_path / "g.svm", n=n, k=k, density=density, seed=21 + k, noise=1.4)
+    p = params(C=3.0, gamma=0.3)
+    computed = []
+    by_blocks = kernels.expansion_by_blocks
+    monkeypatch.setattr(kernels, "expansion_by_blocks",
+                        lambda a, rows, b, *r, **kw: computed.append(b[0].size - 1)
+                        or by_blocks(a, rows, b, *r, **kw))
+    runs = {}
+    for mb in (0, 0.02, 512):
+        computed.clear()
+        model, cas = compare(path, p, n_parts, check_cache=mb)
+        blocks = [t for t in cas.record.tasks if t[0] == "block"]
+        checks = [t for t in cas.record.tasks if t[0] == "check"]
+        assert (len(blocks) > 0) == (mb > 0) and len(blocks) <= len(checks)
+        runs[mb] = (model, sum(computed))
+    assert runs[0][1] > runs[0.02][1] > 0 and runs[512][1] == 0
+    _, problem, _ = single(path, p)
+    dec = runs[0][0].decision_values(problem.kd)
+    for mb in (0.02, 512):
+        differ = runs[mb][0].predict(problem.kd) != runs[0][0].predict(problem.kd)
+        assert np.all(np.abs(dec[differ]).min(axis=1) < 1e-2)
+
+
+def test_kernel_block_extension_leaves_earlier_states_as_they_were(tmp_path):
+    """extend_block is a pure function of its inputs, as Dask's reruns need: extending a state
+    twice gives the same values, and a later extension sharing its buffer never changes the
+    columns an earlier state holds; a budget caps the columns."""
+    from lasvm_cli.training.cascade import CheckState, Machine, extend_block, load_part
+
+    path = write_blobs(tmp_path / "g.svm", n=300, seed=4)
+    part = load_part((0, (path, 0, os.path.getsize(path)), False))
+    machine = Machine(0, 1, -1, 1.0, 1.0, params(C=1.0, gamma=0.5))
+    ids = np.arange(0, 120, dtype=np.int64)
+    W = (ids, *part.csr_rows(ids))
+
+    def grow(state, lo, hi, budget=1 << 30):
+        sel = np.arange(lo, hi)
+        return extend_block(part, (machine, (W[0][sel], *part.csr_rows(sel)), budget), 0, state)
+
+    s1 = grow(None, 0, 40)
+    assert isinstance(s1, CheckState) and s1.ids.tolist() == list(range(40))
+    before = s1.K[:, :40].copy()
+    s2 = grow(s1, 20, 45)  # 40..44 fit in s1's spare columns: the same buffer
+    assert s2.ids.tolist() == list(range(45)) and s2.K is s1.K
+    again = grow(s1, 20, 45)
+    assert np.array_equal(again.K[:, :45], s2.K[:, :45])
+    s3 = grow(s2, 45, 120)  # past the spare columns: a new buffer
+    assert s3.K is not s2.K and np.array_equal(s3.K[:, :45], s2.K[:, :45])
+    assert np.array_equal(s1.K[:, :40], before)
+    capped = grow(None, 0, 120, budget=4 * part.y.size * 30)
+    assert capped.ids.size == 30 and np.array_equal(capped.K[:, :30], s3.K[:, :30])
 
 
 def test_shared_set_subsample(tmp_path):
@@ -696,6 +766,7 @@ def test_cli_glob_of_plain_and_compressed_files(tmp_path):
     (["-b", "1"], "ERROR: --partitions: not with -b 1\n"),
     (["--solver", "lasvm"], "ERROR: --partitions: not with --solver lasvm\n"),
     (["--partitions", "0"], "ERROR: --partitions must be at least 1\n"),
+    (["--check-cache", "-1"], "ERROR: --check-cache must be 0 or more (MB)\n"),
 ])
 def test_cli_refusals(tmp_path, args, message):
     argv = (["--partitions", "2"] if "--partitions" not in args else []) + args
@@ -703,6 +774,8 @@ def test_cli_refusals(tmp_path, args, message):
     assert (res.exit_code, res.stderr) == (1, message)
     res = CliRunner().invoke(svm_train, ["--early-model", str(HEART), str(tmp_path / "m")])
     assert res.stderr == "ERROR: --early-model: only with --partitions\n"
+    res = CliRunner().invoke(svm_train, ["--check-cache", "9", str(HEART), str(tmp_path / "m")])
+    assert res.stderr == "ERROR: --check-cache: only with --partitions\n"
 
 
 # -- on Dask ---------------------------------------------------------------------------------------

@@ -604,6 +604,24 @@ def expansion_by_blocks(a, a_rows, b, coefs, kp, out, threads=1):
     (k expansions at once), kernels 0-3 (no precomputed kernel). ``threads``: blocks of rows
     at once, each product on one BLAS thread (threadpoolctl, where installed, holds BLAS to
     one: a threaded BLAS spins on a busy host, 8x the CPU seconds of one thread)."""
+    def add(lo, Kb):
+        out[lo:lo + Kb.shape[0]] += Kb @ coefs
+
+    _each_block(a, a_rows, b, kp, add, threads)
+
+
+def kernel_block(a, a_rows, b, kp, out, threads=1):
+    """out[r, t] = K(row a_rows[r] of a, row t of b), as :func:`expansion_by_blocks` computes
+    them (``out`` may be float32 and a view: the kernel values a part keeps between checks)."""
+    def put(lo, Kb):
+        out[lo:lo + Kb.shape[0]] = Kb
+
+    _each_block(a, a_rows, b, kp, put, threads)
+
+
+def _each_block(a, a_rows, b, kp, use, threads):
+    """use(lo, Kb) for each block of rows a_rows[lo:lo + len(Kb)], Kb[r, t] = K(row a_rows[lo
+    + r] of a, row t of b) (a buffer reused for the next block)."""
     a_indptr, a_indices, a_values, a_sq = a
     b_indptr, b_indices, b_values, b_sq = b
     m = b_indptr.shape[0] - 1
@@ -644,7 +662,7 @@ def expansion_by_blocks(a, a_rows, b, coefs, kp, out, threads=1):
                 Kb *= kp.gamma
                 Kb += kp.coef0
                 np.tanh(Kb, out=Kb)
-            out[lo:lo + n] += Kb @ coefs
+            use(lo, Kb)
 
     starts = list(range(0, a_rows.shape[0], step))
     with _one_blas_thread():

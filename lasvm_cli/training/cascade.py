@@ -71,6 +71,7 @@ rerun from the part's file) gives the same model, and in-process and Dask runs t
 
 import pickle
 import resource
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -89,6 +90,7 @@ from ..solvers.result import SolverResult, report_binary
 
 TOP_K = 64  # extreme rows each part returns per side, beyond W's violators (step 3)
 MAX_PASSES = 1000  # a guard only: every pass lowers the objective
+CHECK_CACHE_MB = 512  # --check-cache's default: each part's kernel block (CheckState)
 
 
 def _quiet(_msg):
@@ -288,49 +290,147 @@ def solve_part(part, machine, task, _state=None):
     return RowSet.of(part, rows[sv], task + rows[sv], y[sv], alpha[sv], p[sv], stats), None
 
 
+class CheckState:
+    """What a part keeps between its checks of one machine: f = sum_j y_j a_j K(x_i, x_j) and
+    f_bar = sum_{a_j = C} y_j C_j K(x_i, x_j) over its rows at the last check, and its kernel
+    block: K(x_i, x_j) (float32, as LIBSVM caches kernel values) of its rows against the
+    examples ``ids`` that the client sent (W's, each pass, before its merged SMO), in
+    ``K[:, :len(ids)]``. Columns past len(ids) may belong to a later state sharing ``K``: a
+    state never changes its own columns, so a task rerun from it gives the same values."""
+
+    def __init__(self, f, f_bar, ids=None, K=None, grown=None):
+        self.f, self.f_bar = f, f_bar
+        self.ids = np.zeros(0, np.int64) if ids is None else ids
+        self.K = K
+        self.grown = grown  # the stats of the extension that made this state (reported once)
+
+    @classmethod
+    def empty(cls, n_rows):
+        return cls(np.zeros(n_rows), np.zeros(n_rows))
+
+    def nbytes(self):
+        return 0 if self.K is None else self.K.nbytes
+
+
+def extend_block(part, shared, task, state):
+    """Task (before step 3, while the client solves W): add to this part's kernel block the
+    columns of ``shared`` = (machine, (ids, CSR rows) of W's examples, budget in bytes) that
+    it lacks, as many as the budget allows (on a Dask worker also half its memory limit).
+    Returns the new state (f and f_bar unchanged)."""
+    # its own thread's CPU: in this process it runs beside the merged SMO (InProcess.update)
+    t0, c0 = time.perf_counter(), time.thread_time()
+    machine, (ids, indptr, indices, values), budget = shared
+    rows = machine.variables(part)[0]
+    state = state or CheckState.empty(rows.size)
+    new = np.flatnonzero(~np.isin(ids, state.ids))
+    room = _block_room(budget, state) // max(4 * rows.size, 1)
+    new = new[:max(0, min(new.size, room - state.ids.size))]
+    width = max(part.max_index, int(indices.max(initial=0))) + 1
+    if new.size == 0 or rows.size == 0 or not kernels.expansion_blocks_fit(1, width):
+        return state  # rows too wide for dense blocks: the checks take kernel rows
+    have, n = state.ids.size, state.ids.size + new.size
+    K = state.K
+    if K is None or K.shape[1] < n:  # room for a later pass's violators: a quarter more
+        cap = min(n + n // 4, room)
+        K = np.empty((rows.size, cap), np.float32)
+        if have:
+            K[:, :have] = state.K[:, :have]
+    step = max(1, kernels.EXPANSION_DENSE_MAX_BYTES // ((width + 2) * 8))  # dense columns
+    for lo in range(0, new.size, step):
+        cols = new[lo:lo + step]
+        b_indptr, b_indices, b_values = csr_take(indptr, indices, values, cols)
+        kernels.kernel_block((part.indptr, part.indices, part.values, part.kd.x_sq),
+                             rows.astype(np.int64),
+                             (b_indptr, b_indices, b_values, squared_norms(b_indptr, b_values)),
+                             kernel_params_for(machine.params),
+                             K[:, have + lo:have + lo + cols.size])
+    stats = _stats(t0, 0.0)
+    stats.update(cpu=time.thread_time() - c0, columns=int(new.size),
+                 kernel_evals=int(rows.size * new.size))
+    return CheckState(state.f, state.f_bar, np.concatenate([state.ids, ids[new]]), K, stats)
+
+
+def _block_room(budget, state):
+    """Bytes a part's kernel block may hold: ``budget``, and on a Dask worker no more than
+    takes its process to half the worker's memory limit (Dask spills at 60%)."""
+    try:
+        from distributed import get_worker
+
+        worker = get_worker()
+    except (ImportError, ValueError):
+        return budget
+    limit = getattr(getattr(worker, "memory_manager", None), "memory_limit", None)
+    if not limit:
+        return budget
+    import psutil
+
+    rss = psutil.Process().memory_info().rss
+    return min(budget, state.nbytes() + max(0, limit // 2 - rss))
+
+
+def _from_block(state, ids, coefs, out):
+    """out += K[:, columns of ids] @ coefs (float64 sums of the block's float32 values) for the
+    ``ids`` the block holds; returns the mask of those it does not."""
+    if state.K is None or state.ids.size == 0 or ids.size == 0:
+        return np.ones(ids.size, bool)
+    order = np.argsort(state.ids)
+    at = np.minimum(np.searchsorted(state.ids, ids, sorter=order), order.size - 1)
+    held = state.ids[order[at]] == ids
+    cols, c = order[at[held]], coefs[held]
+    if cols.size:
+        K = state.K
+        step = max(64, (32 << 20) // (12 * cols.size))  # a chunk of rows: its copies in cache
+        for lo in range(0, K.shape[0], step):
+            out[lo:lo + step] += np.take(K[lo:lo + step], cols, axis=1).astype(np.float64) @ c
+    return ~held
+
+
 def check_part(part, shared, task, state):
     """Task (step 3): the KKT check of this part's variables of the machine. ``shared`` =
     (machine, change, sv_keys, hi, lo, eps): ``change`` = (delta sum y a, delta sum y C [a =
-    C], CSR rows) of the examples whose coefficients changed since the last check,
-    ``sv_keys`` the expansion's variables (_keys); a variable at 0 violates if it is in I_up
-    with -y G > hi + eps or in I_low with -y G < lo - eps. ``state``: this part's
-    f = sum_j y_j a_j K(x_i, x_j) and f_bar = sum_{a_j = C} y_j C_j K(x_i, x_j) over its rows
-    at the last check (None: all zero), updated by the change alone: the bounded support
-    vectors, most of them, rarely move. ``task`` = the part's first global row. Returns
-    ((RowSet of the violators and extremes with their G and G_bar, largest -y G over I_up,
-    smallest over I_low), the new state)."""
+    C], their example ids, CSR rows) of the examples whose coefficients changed since the last
+    check, ``sv_keys`` the expansion's variables (_keys); a variable at 0 violates if it is in
+    I_up with -y G > hi + eps or in I_low with -y G < lo - eps. ``state``: a CheckState (None:
+    f and f_bar zero, no block), updated by the change alone: the bounded support vectors,
+    most of them, rarely move, and the block's columns cost a product, not kernel values.
+    ``task`` = the part's first global row. Returns ((RowSet of the violators and extremes
+    with their G and G_bar, largest -y G over I_up, smallest over I_low), the new state)."""
     t0, c0 = time.perf_counter(), time.process_time()
-    machine, (dcoef, dbar, d_indptr, d_indices, d_values), sv_keys, hi, lo, eps = shared
+    machine, (dcoef, dbar, d_ids, d_indptr, d_indices, d_values), sv_keys, hi, lo, eps = shared
     params = machine.params
     rows, at, y, p = machine.variables(part)  # f and f_bar are over the rows, G per variable
     rows64 = rows.astype(np.int64)
-    if state is None:
-        f, f_bar = np.zeros(rows.size), np.zeros(rows.size)
-    else:  # copies: the state a rerun replays from must stay as it was
-        f, f_bar = state[0].copy(), state[1].copy()
+    state = state or CheckState.empty(rows.size)
+    # copies: the state a rerun replays from must stay as it was
+    f, f_bar = state.f.copy(), state.f_bar.copy()
+    both = np.stack([dcoef, dbar], axis=1)
+    add2 = np.zeros((rows.size, 2))
+    rest = np.flatnonzero(_from_block(state, d_ids, both, add2))
+    if rest.size < d_ids.size:
+        d_indptr, d_indices, d_values = csr_take(d_indptr, d_indices, d_values, rest)
+        dcoef, dbar, both = dcoef[rest], dbar[rest], both[rest]
     kp = kernel_params_for(params)
     evals = 0
     width = max(part.max_index, int(d_indices.max(initial=0))) + 1
     if rows.size and dcoef.size and kernels.expansion_blocks_fit(dcoef.size, width):
-        add2 = np.zeros((rows.size, 2))
         kernels.expansion_by_blocks((part.indptr, part.indices, part.values, part.kd.x_sq),
                                     rows64, (d_indptr, d_indices, d_values,
                                              squared_norms(d_indptr, d_values)),
-                                    np.stack([dcoef, dbar], axis=1), kp, add2,
+                                    both, kp, add2,
                                     threads=1 if _on_dask_worker() else numba.get_num_threads())
-        f += add2[:, 0]
-        f_bar += add2[:, 1]
         evals = rows.size * dcoef.size
     elif rows.size and dcoef.size:  # rows too wide for a dense block: kernel rows
         d_kd = kernel_data_like(part.kd, d_indptr, d_indices, d_values)
         targets = np.arange(dcoef.size, dtype=np.int64)
         add = np.empty(rows.size)
-        for coef, out in ((dcoef, f), (dbar, f_bar)):
+        for k, coef in enumerate((dcoef, dbar)):
             nz = np.flatnonzero(coef)
             if nz.size:
                 kernels.expansion_values(part.kd, rows64, d_kd, targets[nz], coef[nz], kp, add)
-                out += add
+                add2[:, k] += add
                 evals += rows.size * nz.size
+    f += add2[:, 0]
+    f_bar += add2[:, 1]
     G = y * f[at] + p
     outside = ~np.isin(_keys(task + rows[at], y), sv_keys)
     value = np.where(outside, -y * G, np.nan)  # -y_i G_i at alpha_i = 0
@@ -345,10 +445,11 @@ def check_part(part, shared, task, state):
     M_p = float(value[low].min()) if low.any() else np.inf
     sel = np.flatnonzero(pick)
     stats = _stats(t0, c0)
-    stats.update(rows=int(rows.size), kernel_evals=evals, violators=int(violates.sum()))
+    stats.update(rows=int(rows.size), kernel_evals=evals, violators=int(violates.sum()),
+                 block=state.grown)
     found = RowSet.of(part, rows[at[sel]], task + rows[at[sel]], y[sel], np.zeros(sel.size),
                       p[sel], stats, G=G[sel], G_bar=y[sel] * f_bar[at[sel]])
-    return (found, m_p, M_p), (f, f_bar)
+    return (found, m_p, M_p), CheckState(f, f_bar, state.ids, state.K)
 
 
 def merge_sets(sets, shared):
@@ -456,9 +557,18 @@ class InProcess:
         states = states or [None] * len(parts)
         self.states = []
         for part, task, state in zip(parts, tasks, states):
-            result, new_state = fn(part, shared, task, state)
+            result, new_state = fn(part, shared, task, _now(state))
             self.states.append(new_state)
             yield result
+
+    def update(self, fn, parts, shared, tasks, states=None):
+        """The parts' new states fn(part, shared, task, state), computed in a thread while this
+        process goes on (the merged SMO: compiled code and BLAS run without the GIL); the
+        next map waits for them."""
+        states = states or [None] * len(parts)
+        later = _Later(lambda: [fn(part, shared, task, _now(state))
+                                for part, task, state in zip(parts, tasks, states)])
+        return [_Item(later, k) for k in range(len(parts))]
 
     def run(self, fn, args_list):
         """fn(*args) for each args of ``args_list`` (pure tasks that take their inputs as
@@ -467,6 +577,42 @@ class InProcess:
 
     def close(self):
         pass
+
+
+class _Later:
+    """The value of ``fn()``, computed in a daemon thread (a Ctrl-C does not wait for it)."""
+
+    def __init__(self, fn):
+        self.fn, self.done = fn, None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        try:
+            self.done = (self.fn(), None)
+        except BaseException as e:  # raised where the value is asked for
+            self.done = (None, e)
+
+    def get(self):
+        self.thread.join()
+        value, error = self.done
+        if error is not None:
+            raise error
+        return value
+
+
+class _Item:
+    """Item k of a _Later's list."""
+
+    def __init__(self, later, k):
+        self.later, self.k = later, k
+
+    def get(self):
+        return self.later.get()[self.k]
+
+
+def _now(state):
+    return state.get() if isinstance(state, _Item) else state
 
 
 def _given(x):
@@ -514,6 +660,18 @@ class OnDask:
             done[f.key] = f.result()
             while pending and pending[0].key in done:
                 yield done.pop(pending.pop(0).key)
+
+    def update(self, fn, parts, shared, tasks, states=None):
+        """The parts' new states fn(part, shared, task, state) as futures: the workers compute
+        them while the client goes on (the merged SMO), and the next map waits for them."""
+        client = self.client
+        states = states or [None] * len(parts)
+        with warnings.catch_warnings():  # "large graph": the inputs travel once per call
+            warnings.simplefilter("ignore", UserWarning)
+            shared_f = client.submit(_given, shared, pure=False)
+        self.kept.append(shared_f)
+        return [client.submit(fn, p, shared_f, t, s, pure=False)
+                for p, t, s in zip(parts, tasks, states)]
 
     def run(self, fn, args_list):
         """fn(*args) for each args of ``args_list`` on the workers, results in order. The
@@ -574,7 +732,10 @@ class Record:
     # the tree's merges: (level, merge, rows, support vectors, iterations)
     merges: list = field(default_factory=list)
     client_seconds: float = 0.0  # the W solves (wall)
-    client_cpu: float = 0.0  # the W solves (CPU seconds of the client process)
+    # the W solves, CPU seconds of the client process (in one process with the parts' kernel
+    # blocks' thread meanwhile), in all and per pass
+    client_cpu: float = 0.0
+    client_cpu_passes: list = field(default_factory=list)
     part_rss: dict = field(default_factory=dict)
 
 
@@ -583,7 +744,8 @@ class Cascade:
     of rows in memory, cut into ``n_parts`` blocks of rows), on ``executor``. ``labels``: the
     classes' order (default LIBSVM's: first appearance, +1 before -1)."""
 
-    def __init__(self, sources, n_parts, executor=None, zero_based=False, labels=None):
+    def __init__(self, sources, n_parts, executor=None, zero_based=False, labels=None,
+                 check_cache=CHECK_CACHE_MB):
         from ..io.byte_ranges import expand_sources, split_parts
         from ..io.svmlight import SvmlightData
 
@@ -596,6 +758,7 @@ class Cascade:
             self.specs = [(i, where, zero_based)
                           for i, where in enumerate(split_parts(self.files, n_parts))]
         self.executor = executor or InProcess()
+        self.check_cache = int(check_cache * (1 << 20))  # bytes of kernel block per part
         self.parts = self.executor.load(self.specs)
         self.summaries = list(self.executor.map(part_summary, self.parts, None,
                                                 [None] * len(self.parts)))
@@ -657,7 +820,21 @@ class Cascade:
         W = _merge(pieces)
         states = None
         last = _Expansion.empty()  # what the parts' states hold
+        sent = np.zeros(0, np.int64)  # the examples whose kernel columns the parts were sent
         for p in range(1, MAX_PASSES + 1):
+            grow_bytes = 0
+            if self.check_cache and not early:
+                # the parts' kernel blocks gain W's new examples while the client solves W
+                new = np.setdiff1d(W.ids, sent)
+                if new.size:
+                    first = np.searchsorted(W.ids, new, sorter=np.argsort(W.ids, kind="stable"))
+                    rows = _take(W, np.argsort(W.ids, kind="stable")[first])
+                    grow = (machine, (rows.ids, rows.indptr, rows.indices, rows.values),
+                            self.check_cache)
+                    grow_bytes = sizeof(grow)
+                    states = self.executor.update(extend_block, self.parts, grow, offsets,
+                                                  states)
+                    sent = np.union1d(sent, new)
             t0, c0 = time.perf_counter(), time.process_time()
             wkd, at = _kernel_rows(W, self.max_index + 1)
             if progress:
@@ -668,6 +845,7 @@ class Cascade:
                             var_example=at)
             rec.client_seconds += time.perf_counter() - t0
             rec.client_cpu += time.process_time() - c0
+            rec.client_cpu_passes.append(time.process_time() - c0)
             rec.w_sizes.append(int(W.ids.size))
             n_iter += SmoScalars(st).iterations
             alpha, G, G_bar = (np.zeros(W.ids.size) for _ in range(3))
@@ -691,6 +869,8 @@ class Cascade:
                 found.append(rs)
                 m_out, M_out = max(m_out, m_p), min(M_out, M_p)
                 self._task("check", p, k, rs.stats, check_bytes, sizeof((rs, m_p, M_p)))
+                if rs.stats["block"]:
+                    self._task("block", p, k, rs.stats["block"], grow_bytes, 0)
                 if progress:
                     progress.step(violation=_violation(machine, ext, m_out, M_out))
             states, last = self.executor.states, now
@@ -962,7 +1142,8 @@ class _Expansion:
         return cls(ids, coef, bar, _take(W, sv[first]), np.sort(_keys(W.ids[sv], W.y[sv])))
 
     def change_from(self, last):
-        """(delta y a, delta y C [a = C], CSR rows) over the rows whose values changed."""
+        """(delta y a, delta y C [a = C], example ids, CSR rows) over the examples whose values
+        changed."""
         ids = np.union1d(self.ids, last.ids)
         coef, bar = np.zeros(ids.size), np.zeros(ids.size)
         here = np.searchsorted(ids, self.ids)
@@ -978,7 +1159,8 @@ class _Expansion:
                        _take(last.rows, np.searchsorted(last.ids, ids[~new]))])
         # _merge orders by (y, id): put the deltas in the same order
         pos = np.searchsorted(ids, rows.ids)
-        return coef[moved][pos], bar[moved][pos], rows.indptr, rows.indices, rows.values
+        return coef[moved][pos], bar[moved][pos], rows.ids, rows.indptr, rows.indices, \
+            rows.values
 
 
 def _take(W, rows):
