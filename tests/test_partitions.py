@@ -294,6 +294,32 @@ def test_kernel_block_extension_leaves_earlier_states_as_they_were(tmp_path):
     assert capped.ids.size == 30 and np.array_equal(capped.K[:, :30], s3.K[:, :30])
 
 
+def test_kernel_block_on_a_worker_stays_within_half_its_memory_limit(tmp_path, monkeypatch):
+    """On a Dask worker a part's block takes no more than brings the worker's process to half
+    its memory_limit (Dask spills at 60%): all it is sent with room, none when the process is
+    past half already."""
+    distributed = pytest.importorskip("distributed")
+    import psutil
+
+    from lasvm_cli.training.cascade import Machine, extend_block, load_part
+
+    path = write_blobs(tmp_path / "g.svm", n=300, seed=4)
+    part = load_part((0, (path, 0, os.path.getsize(path)), False))
+    machine = Machine(0, 1, -1, 1.0, 1.0, params(C=1.0, gamma=0.5))
+    ids = np.arange(100, dtype=np.int64)
+    shared = (machine, (ids, *part.csr_rows(ids)), 1 << 30)
+    rss = psutil.Process().memory_info().rss
+
+    class Worker:
+        class memory_manager:
+            memory_limit = 4 * rss + (1 << 30)
+
+    monkeypatch.setattr(distributed, "get_worker", lambda: Worker)
+    assert extend_block(part, shared, 0, None).ids.size == 100
+    Worker.memory_manager.memory_limit = rss  # past half already
+    assert extend_block(part, shared, 0, None).ids.size == 0
+
+
 def test_shared_set_subsample(tmp_path):
     src = shared_file("banana", "train")
     with lzma.open(src, "rt") as f:

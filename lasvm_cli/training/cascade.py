@@ -825,16 +825,16 @@ class Cascade:
             grow_bytes = 0
             if self.check_cache and not early:
                 # the parts' kernel blocks gain W's new examples while the client solves W
-                new = np.setdiff1d(W.ids, sent)
-                if new.size:
-                    first = np.searchsorted(W.ids, new, sorter=np.argsort(W.ids, kind="stable"))
-                    rows = _take(W, np.argsort(W.ids, kind="stable")[first])
+                ids, first = np.unique(W.ids, return_index=True)  # an example once
+                new = ~np.isin(ids, sent)
+                if new.any():
+                    rows = _take(W, first[new])
                     grow = (machine, (rows.ids, rows.indptr, rows.indices, rows.values),
                             self.check_cache)
                     grow_bytes = sizeof(grow)
                     states = self.executor.update(extend_block, self.parts, grow, offsets,
                                                   states)
-                    sent = np.union1d(sent, new)
+                    sent = np.union1d(sent, ids[new])
             t0, c0 = time.perf_counter(), time.process_time()
             wkd, at = _kernel_rows(W, self.max_index + 1)
             if progress:
