@@ -52,8 +52,8 @@ COMMAND_OPTIONS = (
                                     "first merge (not the exact optimum)"),
     Option("check_cache", ("--check-cache",), float, default=None, command=True,
            section="command", usage="""\
---check-cache MB : with --partitions, the kernel values each part keeps between its KKT
-	checks, per part (default 512; 0: none)"""),
+--check-cache MB : with --partitions, the kernel values the parts of one process keep
+	between their KKT checks (default 2048; 0: none)"""),
 )
 ALL_OPTIONS = OPTIONS + COMMAND_OPTIONS
 

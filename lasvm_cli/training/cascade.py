@@ -69,8 +69,10 @@ summaries. The tasks are pure functions of their inputs, so a worker lost mid-ru
 rerun from the part's file) gives the same model, and in-process and Dask runs the same bits.
 """
 
+import os
 import pickle
 import resource
+import sys
 import threading
 import time
 import warnings
@@ -90,7 +92,7 @@ from ..solvers.result import SolverResult, report_binary
 
 TOP_K = 64  # extreme rows each part returns per side, beyond W's violators (step 3)
 MAX_PASSES = 1000  # a guard only: every pass lowers the objective
-CHECK_CACHE_MB = 512  # --check-cache's default: each part's kernel block (CheckState)
+CHECK_CACHE_MB = 2048  # --check-cache's default: a process's parts' kernel blocks (CheckState)
 
 
 def _quiet(_msg):
@@ -316,7 +318,17 @@ def extend_block(part, shared, task, state):
     """Task (before step 3, while the client solves W): add to this part's kernel block the
     columns of ``shared`` = (machine, (ids, CSR rows) of W's examples, budget in bytes) that
     it lacks, as many as the budget allows (on a Dask worker also half its memory limit).
-    Returns the new state (f and f_bar unchanged)."""
+    Returns the new state (f and f_bar unchanged). Computed at a lower priority: the client's
+    merged SMO, the run's critical path, keeps its core where they share the cores."""
+    return _at_low_priority(lambda: _extend_block(part, shared, state))
+
+
+def _at_low_priority(fn):
+    """fn() computed in a thread at nice 10, waited for here."""
+    return _Later(fn, nice=10).get()
+
+
+def _extend_block(part, shared, state):
     # its own thread's CPU: in this process it runs beside the merged SMO (InProcess.update)
     t0, c0 = time.perf_counter(), time.thread_time()
     machine, (ids, indptr, indices, values), budget = shared
@@ -561,6 +573,9 @@ class InProcess:
             self.states.append(new_state)
             yield result
 
+    def processes(self):
+        return 1
+
     def update(self, fn, parts, shared, tasks, states=None):
         """The parts' new states fn(part, shared, task, state), computed in a thread while this
         process goes on (the merged SMO: compiled code and BLAS run without the GIL); the
@@ -580,14 +595,20 @@ class InProcess:
 
 
 class _Later:
-    """The value of ``fn()``, computed in a daemon thread (a Ctrl-C does not wait for it)."""
+    """The value of ``fn()``, computed in a daemon thread (a Ctrl-C does not wait for it), at
+    ``nice`` (on Linux a thread's own priority; elsewhere the thread runs as it is)."""
 
-    def __init__(self, fn):
-        self.fn, self.done = fn, None
+    def __init__(self, fn, nice=0):
+        self.fn, self.nice, self.done = fn, nice, None
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
     def _run(self):
+        if self.nice and sys.platform == "linux":
+            try:
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), self.nice)
+            except OSError:
+                pass
         try:
             self.done = (self.fn(), None)
         except BaseException as e:  # raised where the value is asked for
@@ -660,6 +681,10 @@ class OnDask:
             done[f.key] = f.result()
             while pending and pending[0].key in done:
                 yield done.pop(pending.pop(0).key)
+
+    def processes(self):
+        """The cluster's workers now."""
+        return max(1, len(self.client.scheduler_info()["workers"]))
 
     def update(self, fn, parts, shared, tasks, states=None):
         """The parts' new states fn(part, shared, task, state) as futures: the workers compute
@@ -758,7 +783,7 @@ class Cascade:
             self.specs = [(i, where, zero_based)
                           for i, where in enumerate(split_parts(self.files, n_parts))]
         self.executor = executor or InProcess()
-        self.check_cache = int(check_cache * (1 << 20))  # bytes of kernel block per part
+        self.check_cache = float(check_cache)  # MB of kernel blocks per process
         self.parts = self.executor.load(self.specs)
         self.summaries = list(self.executor.map(part_summary, self.parts, None,
                                                 [None] * len(self.parts)))
@@ -830,7 +855,7 @@ class Cascade:
                 if new.any():
                     rows = _take(W, first[new])
                     grow = (machine, (rows.ids, rows.indptr, rows.indices, rows.values),
-                            self.check_cache)
+                            self._block_budget())
                     grow_bytes = sizeof(grow)
                     states = self.executor.update(extend_block, self.parts, grow, offsets,
                                                   states)
@@ -910,6 +935,12 @@ class Cascade:
         if machine.nu:  # Solver_NU's r, as the single-process solvers' counters
             res.counters["r"] = float(r)
         return res, W
+
+    def _block_budget(self):
+        """Bytes of kernel block per part: --check-cache's MB per process over the parts a
+        process holds (all of them in this one, an even share on each Dask worker)."""
+        total = self.check_cache * (1 << 20) * self.executor.processes()
+        return int(total / max(len(self.parts), 1))
 
     def _tree(self, sets, shared, progress=None):
         """Step 2's tree: merge ``sets`` pairwise, level by level, until two remain (an odd
