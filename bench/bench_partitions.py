@@ -103,6 +103,7 @@ def params_of(opts, eps):
     p.gamma = opts.get("gamma", 0.0)
     p.p = opts.get("p", 0.1)
     p.nu = opts.get("nu", 0.5)
+    p.cache_size = opts.get("m", 100)
     p.eps = eps
     return p
 
@@ -336,8 +337,10 @@ def table():
         r = json.loads(path.read_text())
         smo, dask_run, local, early = r["runs"]
         mb = sum(t[5] + t[6] for t in local["tasks"]) / 1e6
+        cache = [w[1:] for w in path.name.split(".") if w[:1] == "m" and w[1:].isdigit()]
+        name = r["set"] + (f" (`-m {cache[0]}`)" if cache else "")
         rows.append(
-            f"| {r['set']} | {r['rows']:,} | {local['parts']} | {smo['seconds']:.1f} / "
+            f"| {name} | {r['rows']:,} | {local['parts']} | {smo['seconds']:.1f} / "
             f"{smo['cpu']:.1f} | {dask_run['seconds']:.1f} / {dask_run['cpu']:.1f} | "
             f"**{dask_run['ratio']:.2f}** / {dask_run['cpu_ratio']:.2f} | "
             f"{local['seconds']:.1f} / {local['cpu']:.1f} | **{local['ratio']:.2f}** / "
@@ -348,7 +351,7 @@ def table():
         # client's CPU seconds; a worker's are its own
         part_rss = max(dask_run["part_rss"].values()) / 2**20
         scale.append(
-            f"| {r['set']} | {local['parts']} | {mb:.1f} | "
+            f"| {name} | {local['parts']} | {mb:.1f} | "
             + " | ".join(f"{proj[str(w)] if str(w) in proj else proj[w]:.1f}"
                          for w in (1, 2, 4, 16, 64))
             + f" | {r['runs'][0]['peak_rss'] / 2**20:.0f} | {part_rss:.0f} | "
@@ -379,6 +382,7 @@ def main():
     ap.add_argument("--parts", type=int, default=8)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--eps", type=float, default=1e-3)
+    ap.add_argument("--cache", type=float, default=100, help="-m MB, SMO's and the client's")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--memory-limit", default=None, help="Dask worker memory_limit")
     ap.add_argument("--dask-only", action="store_true",
@@ -403,6 +407,8 @@ def main():
         return
     for name in args.sets.split(","):
         rel_train, rel_test, opts = SETS[name]
+        if args.cache != 100:
+            opts = dict(opts, m=args.cache)
         if name == "gen":
             train, test = generated(work, args.rows, args.noise, args.dims, digits=args.digits)
             name = gen_name(args.rows, args.noise, args.dims, args.digits)
@@ -414,6 +420,7 @@ def main():
             continue
         for r in range(args.repeat):
             limit = f".ML{args.memory_limit}" if args.memory_limit else ""
+            limit += f".m{args.cache:g}" if args.cache != 100 else ""
             path = OUT / f"{name}.P{args.parts}.W{args.workers}{limit}.run{r}.json"
             if path.exists():
                 print(path.read_text().strip())

@@ -10,6 +10,7 @@ import builtins
 import lzma
 import os
 import signal
+import threading
 
 import numpy as np
 import pytest
@@ -314,7 +315,14 @@ def test_kernel_block_on_a_worker_stays_within_half_its_memory_limit(tmp_path, m
         class memory_manager:
             memory_limit = 4 * rss + (1 << 30)
 
-    monkeypatch.setattr(distributed, "get_worker", lambda: Worker)
+    task_thread = threading.get_ident()
+
+    def get_worker():  # as Dask's: known only in the task's own thread
+        if threading.get_ident() != task_thread:
+            raise ValueError("No worker found")
+        return Worker
+
+    monkeypatch.setattr(distributed, "get_worker", get_worker)
     assert extend_block(part, shared, 0, None).ids.size == 100
     Worker.memory_manager.memory_limit = rss  # past half already
     assert extend_block(part, shared, 0, None).ids.size == 0

@@ -320,7 +320,9 @@ def extend_block(part, shared, task, state):
     it lacks, as many as the budget allows (on a Dask worker also half its memory limit).
     Returns the new state (f and f_bar unchanged). Computed at a lower priority: the client's
     merged SMO, the run's critical path, keeps its core where they share the cores."""
-    return _at_low_priority(lambda: _extend_block(part, shared, state))
+    # the room here, in the task's thread: only there does Dask know the worker
+    room = _block_room(shared[2], state)
+    return _at_low_priority(lambda: _extend_block(part, shared, state, room))
 
 
 def _at_low_priority(fn):
@@ -328,14 +330,14 @@ def _at_low_priority(fn):
     return _Later(fn, nice=10).get()
 
 
-def _extend_block(part, shared, state):
+def _extend_block(part, shared, state, room):
     # its own thread's CPU: in this process it runs beside the merged SMO (InProcess.update)
     t0, c0 = time.perf_counter(), time.thread_time()
-    machine, (ids, indptr, indices, values), budget = shared
+    machine, (ids, indptr, indices, values), _ = shared
     rows = machine.variables(part)[0]
     state = state or CheckState.empty(rows.size)
     new = np.flatnonzero(~np.isin(ids, state.ids))
-    room = _block_room(budget, state) // max(4 * rows.size, 1)
+    room //= max(4 * rows.size, 1)  # in columns
     new = new[:max(0, min(new.size, room - state.ids.size))]
     width = max(part.max_index, int(indices.max(initial=0))) + 1
     if new.size == 0 or rows.size == 0 or not kernels.expansion_blocks_fit(1, width):
@@ -363,8 +365,9 @@ def _extend_block(part, shared, state):
 
 
 def _block_room(budget, state):
-    """Bytes a part's kernel block may hold: ``budget``, and on a Dask worker no more than
-    takes its process to half the worker's memory limit (Dask spills at 60%)."""
+    """Bytes a part's kernel block (``state``: a CheckState or None) may hold: ``budget``, and
+    on a Dask worker no more than takes its process to half the worker's memory limit (Dask
+    spills at 60%)."""
     try:
         from distributed import get_worker
 
@@ -377,7 +380,8 @@ def _block_room(budget, state):
     import psutil
 
     rss = psutil.Process().memory_info().rss
-    return min(budget, state.nbytes() + max(0, limit // 2 - rss))
+    have = state.nbytes() if state is not None else 0
+    return min(budget, have + max(0, limit // 2 - rss))
 
 
 def _from_block(state, ids, coefs, out):
