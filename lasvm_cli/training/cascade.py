@@ -331,7 +331,7 @@ def _at_low_priority(fn):
 
 
 def _extend_block(part, shared, state, room):
-    # its own thread's CPU: in this process it runs beside the merged SMO (InProcess.update)
+    # this thread's CPU seconds: the process's include the merged SMO's in one process
     t0, c0 = time.perf_counter(), time.thread_time()
     machine, (ids, indptr, indices, values), _ = shared
     rows = machine.variables(part)[0]
@@ -395,7 +395,7 @@ def _from_block(state, ids, coefs, out):
     cols, c = order[at[held]], coefs[held]
     if cols.size:
         K = state.K
-        step = max(64, (32 << 20) // (12 * cols.size))  # a chunk of rows: its copies in cache
+        step = max(64, (32 << 20) // (12 * cols.size))  # a chunk's two copies: about 32 MB
         for lo in range(0, K.shape[0], step):
             out[lo:lo + step] += np.take(K[lo:lo + step], cols, axis=1).astype(np.float64) @ c
     return ~held
