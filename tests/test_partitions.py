@@ -59,32 +59,40 @@ def objectives(lines):
     return [float(l.split()[2].rstrip(",")) for l in lines if l.startswith("obj = ")]
 
 
-def kkt_violation(model, problem, Cw):
-    """LIBSVM's m(a) - M(a) of each pair over all its rows, from the model alone: alpha from
-    sv_coef, G_i = y_i (f_i + rho) - 1 with f the model's decision value."""
+def model_pairs(model, problem):
+    """Per pair of classes i < j of a one-vs-one model, from the model alone: (i, j, the pair's
+    index, its rows, their y = +1/-1, their coefficients y a (up to nu-SVC's scale 1/r), the
+    pair's decision values on them)."""
     y = np.trunc(problem.y).astype(np.int64)
     label = list(model.label)
     sv_rows = model.sv_indices_train - 1
     starts = np.concatenate([[0], np.cumsum(model.nSV)])
     dec = model.decision_values(problem.kd)
-    viol, pair = [], 0
+    pair = 0
     for i in range(len(label)):
         for j in range(i + 1, len(label)):
             rows = np.flatnonzero((y == label[i]) | (y == label[j]))
             yy = np.where(y[rows] == label[i], 1.0, -1.0)
-            alpha = np.zeros(problem.n)
-            si = slice(starts[i], starts[i + 1])
-            sj = slice(starts[j], starts[j + 1])
-            alpha[sv_rows[si]] = np.abs(model.sv_coef[j - 1, si])
-            alpha[sv_rows[sj]] = np.abs(model.sv_coef[i, sj])
-            a = alpha[rows]
-            C = np.where(yy > 0, Cw[i], Cw[j])
-            G = yy * (dec[rows, pair] + model.rho[pair]) - 1.0
-            v = -yy * G
-            up = ((yy > 0) & (a < C)) | ((yy < 0) & (a > 0))
-            low = ((yy > 0) & (a > 0)) | ((yy < 0) & (a < C))
-            viol.append(v[up].max() - v[low].min())
+            coef = np.zeros(problem.n)
+            si, sj = slice(starts[i], starts[i + 1]), slice(starts[j], starts[j + 1])
+            coef[sv_rows[si]] = model.sv_coef[j - 1, si]
+            coef[sv_rows[sj]] = model.sv_coef[i, sj]
+            yield i, j, pair, rows, yy, coef[rows], dec[rows, pair]
             pair += 1
+
+
+def kkt_violation(model, problem, Cw):
+    """LIBSVM's m(a) - M(a) of each pair over all its rows, from the model alone: alpha from
+    sv_coef, G_i = y_i (f_i + rho) - 1 with f the model's decision value."""
+    viol = []
+    for i, j, pair, rows, yy, coef, dec in model_pairs(model, problem):
+        a = np.abs(coef)
+        C = np.where(yy > 0, Cw[i], Cw[j])
+        G = yy * (dec + model.rho[pair]) - 1.0
+        v = -yy * G
+        up = ((yy > 0) & (a < C)) | ((yy < 0) & (a > 0))
+        low = ((yy > 0) & (a > 0)) | ((yy < 0) & (a < C))
+        viol.append(v[up].max() - v[low].min())
     return max(viol)
 
 
@@ -558,31 +566,17 @@ def nu_svc_pairs(model, problem, nu):
     signs of m_s - M_s over all the pair's rows, sum of a over class i, over class j, r, the
     pair's decision values). The model holds coef = y a / r and rho / r, and e'a = nu l gives
     r = nu l / sum |coef|; then a = |coef| r and G = y (Q a) = r y (decision + rho)."""
-    y = np.trunc(problem.y).astype(np.int64)
-    label = list(model.label)
-    sv_rows = model.sv_indices_train - 1
-    starts = np.concatenate([[0], np.cumsum(model.nSV)])
-    dec = model.decision_values(problem.kd)
-    out, pair = [], 0
-    for i in range(len(label)):
-        for j in range(i + 1, len(label)):
-            rows = np.flatnonzero((y == label[i]) | (y == label[j]))
-            yy = np.where(y[rows] == label[i], 1.0, -1.0)
-            coef = np.zeros(problem.n)
-            si, sj = slice(starts[i], starts[i + 1]), slice(starts[j], starts[j + 1])
-            coef[sv_rows[si]] = model.sv_coef[j - 1, si]
-            coef[sv_rows[sj]] = model.sv_coef[i, sj]
-            c = coef[rows]
-            r = nu * rows.size / np.abs(c).sum()
-            a = np.abs(c) * r
-            v = -r * (dec[rows, pair] + model.rho[pair])  # -y G
-            upper, lower = a >= 1 - 1e-9, a <= 0
-            up = np.where(yy > 0, ~upper, ~lower)
-            low = np.where(yy > 0, ~lower, ~upper)
-            viol = max(v[up & (yy == s)].max(initial=-np.inf)
-                       - v[low & (yy == s)].min(initial=np.inf) for s in (1, -1))
-            out.append((viol, a[yy > 0].sum(), a[yy < 0].sum(), r, dec[rows, pair]))
-            pair += 1
+    out = []
+    for _, _, pair, rows, yy, c, dec in model_pairs(model, problem):
+        r = nu * rows.size / np.abs(c).sum()
+        a = np.abs(c) * r
+        v = -r * (dec + model.rho[pair])  # -y G
+        upper, lower = a >= 1 - 1e-9, a <= 0
+        up = np.where(yy > 0, ~upper, ~lower)
+        low = np.where(yy > 0, ~lower, ~upper)
+        viol = max(v[up & (yy == s)].max(initial=-np.inf)
+                   - v[low & (yy == s)].min(initial=np.inf) for s in (1, -1))
+        out.append((viol, a[yy > 0].sum(), a[yy < 0].sum(), r, dec))
     return out
 
 

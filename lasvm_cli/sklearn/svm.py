@@ -264,12 +264,7 @@ class LibSVMEstimator(BaseEstimator):
         info = print if getattr(self, "verbose", False) else None
         model = fit_model(problem, params, rows=rows, info=info,
                           warn=lambda m: warnings.warn(m, stacklevel=3))
-        if labels is not None:
-            model.label = labels[np.asarray(model.label, np.int64)]
-        self.sparse_input_ = sp.issparse(X)
-        self.shape_fit_ = X.shape
-        self.set_model(model)
-        return self
+        return self._fitted(model, X, labels)
 
     def fit_partitions(self, X, y_lib, params, labels=None):
         """partitions=P: the exact SVM of ``params`` over P blocks of X's rows
@@ -289,6 +284,10 @@ class LibSVMEstimator(BaseEstimator):
         model = Cascade(data, int(self.partitions),
                         labels=None if labels is None else np.arange(labels.size)) \
             .train(params, info=info, warn=lambda m: warnings.warn(m, stacklevel=3))
+        return self._fitted(model, X, labels)
+
+    def _fitted(self, model, X, labels=None):
+        """This estimator fitted to X with ``model``, its labels mapped through ``labels``."""
         if labels is not None:
             model.label = labels[np.asarray(model.label, np.int64)]
         self.sparse_input_ = sp.issparse(X)

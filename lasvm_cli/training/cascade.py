@@ -668,15 +668,7 @@ class OnDask:
         from dask.distributed import as_completed
 
         client = self.client
-        states = states or [None] * len(parts)
-        # a task that returns the inputs, not client.scatter: scattered data have no recipe
-        # (lost with the workers that held them) and a broadcast fails on a worker just lost
-        with warnings.catch_warnings():  # "large graph": the inputs travel once per call
-            warnings.simplefilter("ignore", UserWarning)
-            shared_f = client.submit(_given, shared, pure=False)
-        self.kept.append(shared_f)
-        both = [client.submit(fn, p, shared_f, t, s, pure=False)
-                for p, t, s in zip(parts, tasks, states)]
+        both = self.update(fn, parts, shared, tasks, states)
         results = [client.submit(operator.getitem, b, 0, pure=False) for b in both]
         self.states = [client.submit(operator.getitem, b, 1, pure=False) for b in both]
         done = {}
@@ -695,6 +687,8 @@ class OnDask:
         them while the client goes on (the merged SMO), and the next map waits for them."""
         client = self.client
         states = states or [None] * len(parts)
+        # a task that returns the inputs, not client.scatter: scattered data have no recipe
+        # (lost with the workers that held them) and a broadcast fails on a worker just lost
         with warnings.catch_warnings():  # "large graph": the inputs travel once per call
             warnings.simplefilter("ignore", UserWarning)
             shared_f = client.submit(_given, shared, pure=False)
