@@ -1012,9 +1012,9 @@ def _closing(fd):
 
 @pytest.mark.parametrize("fd", [0, 1])
 def test_closed_standard_stream(runtime, tmp_path, fd):
-    """`svm-train - m <&-` (and a closed stdout or stderr): served or not, the command ends
-    at once as in-process does (it runs in-process: the client's socket must not become the
-    command's stream)."""
+    """`svm-train - m <&-` (and a closed stdout): served or not, the command ends at once as
+    in-process does (it runs in-process: the client's socket must not become the command's
+    stream), without a traceback; a closed stdout is one that cannot be written."""
     results = []
     for mode in ("0", "1"):
         with open(HEART, "rb") as data:
@@ -1024,6 +1024,14 @@ def test_closed_standard_stream(runtime, tmp_path, fd):
         results.append((r.returncode, r.stdout, r.stderr))
     assert results[0] == results[1]
     assert fd != 0 or results[0][0] == 1
+    assert b"Traceback" not in results[0][2]
+    if fd == 1:  # as any stdout that cannot be written; with -q nothing is written
+        assert results[0][0] == 1
+        assert results[0][2].endswith(b"can't write standard output: Bad file descriptor\n")
+        quiet = subprocess.run([BIN / "svm-train", "-q", HEART, tmp_path / "q.m"],
+                               env=_env(runtime, "1"), capture_output=True,
+                               preexec_fn=_closing(1), timeout=120)
+        assert (quiet.returncode, quiet.stderr) == (0, b"") and (tmp_path / "q.m").exists()
 
 
 def test_killed_client_with_closed_stdin_leaves_no_worker(runtime, tmp_path):

@@ -72,8 +72,45 @@ def _stderr(text):
         pass
 
 
+class _ClosedStdout:
+    """sys.stdout when descriptor 1 was closed at start (Python leaves None there): a write
+    fails as one to a closed descriptor does (EBADF), so the command ends with "can't write
+    standard output" as for any stdout that cannot be written; with nothing written (svm-train
+    -q) it runs to the end."""
+
+    def write(self, text):
+        raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+
+    def flush(self):
+        pass
+
+    def fileno(self):
+        raise ValueError("standard output is closed")
+
+
+class _ClosedStdin:
+    """sys.stdin when descriptor 0 was closed at start: a read (``-`` as the input file) fails
+    as one from a closed descriptor does, naming standard input."""
+
+    def read(self, *_):
+        raise OSError(errno.EBADF, os.strerror(errno.EBADF), "standard input")
+
+    readline = readinto = read1 = read
+
+    @property
+    def buffer(self):
+        return self
+
+    def fileno(self):
+        raise ValueError("standard input is closed")
+
+
 def run_guarded(main, argv):
     """Run ``main(argv) -> int``; turn expected errors into LIBSVM-style output and status 1."""
+    if sys.stdout is None:
+        sys.stdout = _ClosedStdout()
+    if sys.stdin is None:
+        sys.stdin = _ClosedStdin()
     try:
         code = main(argv) or 0
         if not _flush_stdout():
