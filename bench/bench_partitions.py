@@ -382,7 +382,7 @@ def main():
     ap.add_argument("--parts", type=int, default=8)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--eps", type=float, default=1e-3)
-    ap.add_argument("--cache", type=float, default=100, help="-m MB, SMO's and the client's")
+    ap.add_argument("--cache", type=float, default=100, help="-m MB of every SMO")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--memory-limit", default=None, help="Dask worker memory_limit")
     ap.add_argument("--dask-only", action="store_true",

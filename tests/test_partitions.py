@@ -243,7 +243,7 @@ def test_wide_rows_check_by_kernel_rows_gives_the_same_model(tmp_path, monkeypat
 @pytest.mark.parametrize("k,density,n_parts", [(2, 1.0, 4), (3, 0.4, 3)])
 def test_kernel_blocks_of_every_size_give_the_optimum(tmp_path, monkeypatch, k, density,
                                                       n_parts):
-    """The parts' kernel blocks (CheckState): none (--check-cache 0: every check computes its
+    """The parts' kernel blocks (CheckState): none (--cascade-cache 0: every check computes its
     change's kernel values), a budget holding a few of W's examples (the rest computed), and
     the default (all of W: no kernel value computed in a check): each the optimum beside
     SMO's, the same predictions; each extension reported once, as a "block" task."""
@@ -260,7 +260,7 @@ def test_kernel_blocks_of_every_size_give_the_optimum(tmp_path, monkeypatch, k, 
     runs = {}
     for mb in (0, 0.02, 512):
         computed.clear()
-        model, cas = compare(path, p, n_parts, check_cache=mb)
+        model, cas = compare(path, p, n_parts, cascade_cache=mb)
         blocks = [t for t in cas.record.tasks if t[0] == "block"]
         checks = [t for t in cas.record.tasks if t[0] == "check"]
         assert (len(blocks) > 0) == (mb > 0) and len(blocks) <= len(checks)
@@ -271,6 +271,59 @@ def test_kernel_blocks_of_every_size_give_the_optimum(tmp_path, monkeypatch, k, 
     for mb in (0.02, 512):
         differ = runs[mb][0].predict(problem.kd) != runs[0][0].predict(problem.kd)
         assert np.all(np.abs(dec[differ]).min(axis=1) < 1e-2)
+
+
+def test_the_merged_smo_keeps_every_row_of_w_within_the_cascade_cache(tmp_path, monkeypatch):
+    """The client's merged SMO takes its share of --cascade-cache as kernel cache beyond -m:
+    at a tiny -m its cache holds every row of W (fewer kernel values computed), and with
+    --cascade-cache 0 it has only -m's few rows; both the optimum. The tree's merges (the
+    parts' tasks) keep -m."""
+    from lasvm_cli.numerics.cache import N_SLOTS, cache_stats
+    from lasvm_cli.training import cascade
+
+    path = write_blobs(tmp_path / "g.svm", n=1500, seed=8, noise=1.6)
+    p = params(C=4.0, gamma=0.4, cache_size=0.02)  # 5,242 floats: a few of W's rows
+    solves = []
+    solve_w = cascade.solve_w
+
+    def spy(*a, cache_mb=None, **kw):
+        st, c = solve_w(*a, cache_mb=cache_mb, **kw)
+        solves.append((cache_mb, st.y.size, int(c.meta[N_SLOTS]),
+                       cache_stats(c)["kernel_evals"]))
+        return st, c
+
+    monkeypatch.setattr(cascade, "solve_w", spy)
+    evals = {}
+    for mb in (0, 64):
+        solves.clear()
+        compare(path, p, 4, cascade_cache=mb)
+        merged = [s for s in solves if s[0] is not None]
+        assert merged and all(s[0] == max(0.02, mb / 5) for s in merged)  # P + 1 holders
+        assert all(s[0] is None for s in solves if s not in merged)  # the tree: -m
+        assert all((slots >= l) == (mb > 0) for _, l, slots, _ in merged)
+        evals[mb] = sum(s[3] for s in merged)
+    assert evals[64] < evals[0]
+
+
+def test_cascade_cache_shares(tmp_path):
+    """--cascade-cache per process, evenly over what each process holds: in one process the P
+    parts and the client's merged SMO; on Dask a worker's parts, and the client alone."""
+    path = write_blobs(tmp_path / "g.svm", n=2000, seed=2)
+    cas = Cascade(path, 4, cascade_cache=1000)
+    assert len(cas.parts) == 4 and cas._block_budget() == 200 << 20
+    assert cas._merged_cache_mb(params()) == 200
+    assert cas._merged_cache_mb(params(cache_size=300)) == 300  # never below -m
+
+    class TwoWorkers(InProcess):
+        client_holds_parts = False
+
+        def processes(self):
+            return 2
+
+    cas = Cascade(path, 8, TwoWorkers(), cascade_cache=1000)
+    assert len(cas.parts) == 8 and cas._block_budget() == 250 << 20  # 4 parts on each worker
+    assert cas._merged_cache_mb(params()) == 1000
+    assert Cascade(path, 8, TwoWorkers(), cascade_cache=0)._merged_cache_mb(params()) == 100
 
 
 def test_kernel_block_extension_leaves_earlier_states_as_they_were(tmp_path):
@@ -794,7 +847,7 @@ def test_cli_glob_of_plain_and_compressed_files(tmp_path):
     (["-b", "1"], "ERROR: --partitions: not with -b 1\n"),
     (["--solver", "lasvm"], "ERROR: --partitions: not with --solver lasvm\n"),
     (["--partitions", "0"], "ERROR: --partitions must be at least 1\n"),
-    (["--check-cache", "-1"], "ERROR: --check-cache must be 0 or more (MB)\n"),
+    (["--cascade-cache", "-1"], "ERROR: --cascade-cache must be 0 or more (MB)\n"),
 ])
 def test_cli_refusals(tmp_path, args, message):
     argv = (["--partitions", "2"] if "--partitions" not in args else []) + args
@@ -802,8 +855,9 @@ def test_cli_refusals(tmp_path, args, message):
     assert (res.exit_code, res.stderr) == (1, message)
     res = CliRunner().invoke(svm_train, ["--early-model", str(HEART), str(tmp_path / "m")])
     assert res.stderr == "ERROR: --early-model: only with --partitions\n"
-    res = CliRunner().invoke(svm_train, ["--check-cache", "9", str(HEART), str(tmp_path / "m")])
-    assert res.stderr == "ERROR: --check-cache: only with --partitions\n"
+    res = CliRunner().invoke(svm_train,
+                             ["--cascade-cache", "9", str(HEART), str(tmp_path / "m")])
+    assert res.stderr == "ERROR: --cascade-cache: only with --partitions\n"
 
 
 # -- on Dask ---------------------------------------------------------------------------------------

@@ -24,11 +24,12 @@ def check_options(o):
         ("the online options", online_requested(p))) if bad]
     if used:
         _error(f"--partitions: not with {', '.join(used)}")
-    for name, used in (("--early-model", o.early_model), ("--check-cache", o.check_cache)):
+    for name, used in (("--early-model", o.early_model),
+                       ("--cascade-cache", o.cascade_cache)):
         if used is not None and used is not False and "--partitions" not in o.given:
             _error(f"{name}: only with --partitions")
-    if o.check_cache is not None and not o.check_cache >= 0:
-        _error("--check-cache must be 0 or more (MB)")
+    if o.cascade_cache is not None and not o.cascade_cache >= 0:
+        _error("--cascade-cache must be 0 or more (MB)")
     if o.partitions < 1:
         _error("--partitions must be at least 1")
 
@@ -56,7 +57,8 @@ def main_partitions(o, info, warn, progress, save_model, check_outputs, check_mo
     try:
         executor = OnDask(client) if client is not None else InProcess()
         cascade = Cascade(o.input_file, o.partitions, executor, zero_based=o.zero_based,
-                          **({} if o.check_cache is None else dict(check_cache=o.check_cache)))
+                          **({} if o.cascade_cache is None else
+                             dict(cascade_cache=o.cascade_cache)))
         if cascade.n == 0:
             from ..base.errors import InputFormatError
 

@@ -50,10 +50,11 @@ COMMAND_OPTIONS = (
     Option("early_model", ("--early-model",), None, True, default=False, command=True,
            section="command", usage="--early-model : with --partitions, the model of the "
                                     "first merge (not the exact optimum)"),
-    Option("check_cache", ("--check-cache",), float, default=None, command=True,
+    Option("cascade_cache", ("--cascade-cache",), float, default=None, command=True,
            section="command", usage="""\
---check-cache MB : with --partitions, the kernel values the parts of one process keep
-	between their KKT checks (default 2048; 0: none)"""),
+--cascade-cache MB : with --partitions, the kernel values one process keeps beyond
+	-m: its parts' between their KKT checks, the client's for its merged SMO (default
+	2048; 0: none)"""),
 )
 ALL_OPTIONS = OPTIONS + COMMAND_OPTIONS
 
@@ -107,7 +108,7 @@ class Options:
         self.scheduler = None  # --scheduler address: an existing one
         self.partitions = 0  # --partitions P: cli/partitions.py
         self.early_model = False
-        self.check_cache = None  # --check-cache MB: training/cascade.py's CHECK_CACHE_MB
+        self.cascade_cache = None  # --cascade-cache MB: training/cascade.py's CASCADE_CACHE_MB
         self.input_file = None
         self.model_file = None
         self.given = set()  # the option words given ("--epochs", "-c"): check_parameter's
@@ -156,7 +157,7 @@ def parse_command_line(argv):
     if o.workers is not None and o.scheduler:
         raise ParameterError("ERROR: --workers and --scheduler exclude each other (--workers "
                              "sizes a local cluster)")
-    if "--partitions" in o.given or o.early_model or o.check_cache is not None:
+    if "--partitions" in o.given or o.early_model or o.cascade_cache is not None:
         from .partitions import check_options
 
         check_options(o)

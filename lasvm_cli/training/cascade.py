@@ -92,7 +92,7 @@ from ..solvers.result import SolverResult, report_binary
 
 TOP_K = 64  # extreme rows each part returns per side, beyond W's violators (step 3)
 MAX_PASSES = 1000  # a guard only: every pass lowers the objective
-CHECK_CACHE_MB = 2048  # --check-cache's default: a process's parts' kernel blocks (CheckState)
+CASCADE_CACHE_MB = 2048  # --cascade-cache's default: kernel values per process beyond -m
 
 
 def _quiet(_msg):
@@ -511,12 +511,13 @@ def _on_dask_worker():
 # The SMO over a working set, warm-started
 
 def solve_w(kd, kp, y, p, C, params, alpha0=None, G=None, G_bar=None, progress=None,
-            nu=False, var_example=None):
+            nu=False, var_example=None, cache_mb=None):
     """Our SMO (LIBSVM's Solver, or Solver_NU with ``nu``) on variables of signs ``y``,
     linear terms ``p`` and bounds ``C`` from ``alpha0`` (feasible; None: 0), to params.eps;
     variable t is row ``var_example[t]`` of ``kd`` (None: row t). With ``G`` and ``G_bar``
     (the gradient and LIBSVM's G_bar at alpha0, known from the last pass) it starts without a
-    kernel row. Returns the SMO state and its cache (positions: c.perm)."""
+    kernel row. Its kernel cache is ``cache_mb`` MB (None: -m), never more than all its rows.
+    Returns the SMO state and its cache (positions: c.perm)."""
     from ..qp import FREE, LOWER, UPPER, WS_CODES
     from ..solvers import solver_kwargs
 
@@ -525,7 +526,8 @@ def solve_w(kd, kp, y, p, C, params, alpha0=None, G=None, G_bar=None, progress=N
     st = make_state(kd, kp, y, p, C, alpha0, ws=WS_CODES[kw.get("wss", "so")],
                     eps=float(params.eps), shrinking=bool(params.shrinking),
                     max_iter=kw.get("max_iter"), var_example=var_example)
-    c = kc.make_cache(l, params.cache_size, np.float32, var_example=var_example)
+    mb = params.cache_size if cache_mb is None else cache_mb
+    c = kc.make_cache(l, mb, np.float32, var_example=var_example)
     if G is None:
         smo_init(st, c, kd, kp, False)
     else:  # smo_init's statuses, G and G_bar, from what the last pass knew
@@ -560,6 +562,8 @@ def _kernel_rows(W, width):
 
 class InProcess:
     """Parts held in this process, tasks run one after another (no Dask needed)."""
+
+    client_holds_parts = True
 
     def load(self, specs):
         return [load_part(s) for s in specs]
@@ -648,6 +652,8 @@ class OnDask:
     """Parts as futures on a Dask cluster: each read by the worker that runs its load task;
     every later task of a part, and the state it leaves (check_part's f), lives where the
     part does. ``shared`` travels once per call; only results travel to the client."""
+
+    client_holds_parts = False
 
     def __init__(self, client):
         self.client = client
@@ -768,7 +774,7 @@ class Cascade:
     classes' order (default LIBSVM's: first appearance, +1 before -1)."""
 
     def __init__(self, sources, n_parts, executor=None, zero_based=False, labels=None,
-                 check_cache=CHECK_CACHE_MB):
+                 cascade_cache=CASCADE_CACHE_MB):
         from ..io.byte_ranges import expand_sources, split_parts
         from ..io.svmlight import SvmlightData
 
@@ -781,7 +787,7 @@ class Cascade:
             self.specs = [(i, where, zero_based)
                           for i, where in enumerate(split_parts(self.files, n_parts))]
         self.executor = executor or InProcess()
-        self.check_cache = float(check_cache)  # MB of kernel blocks per process
+        self.cascade_cache = float(cascade_cache)  # MB per process beyond -m
         self.parts = self.executor.load(self.specs)
         self.summaries = list(self.executor.map(part_summary, self.parts, None,
                                                 [None] * len(self.parts)))
@@ -846,7 +852,7 @@ class Cascade:
         sent = np.zeros(0, np.int64)  # the examples whose kernel columns the parts were sent
         for p in range(1, MAX_PASSES + 1):
             grow_bytes = 0
-            if self.check_cache and not early:
+            if self.cascade_cache and not early:
                 # the parts' kernel blocks gain W's new examples while the client solves W
                 ids, first = np.unique(W.ids, return_index=True)  # an example once
                 new = ~np.isin(ids, sent)
@@ -865,7 +871,7 @@ class Cascade:
             C = machine.C(W.y)
             st, c = solve_w(wkd, kp, W.y, W.p, C, params, W.alpha, W.G, W.G_bar,
                             progress and (lambda: progress.step(1000)), nu=machine.nu,
-                            var_example=at)
+                            var_example=at, cache_mb=self._merged_cache_mb(params))
             rec.client_seconds += time.perf_counter() - t0
             rec.client_cpu += time.process_time() - c0
             rec.client_cpu_passes.append(time.process_time() - c0)
@@ -934,11 +940,25 @@ class Cascade:
             res.counters["r"] = float(r)
         return res, W
 
+    def _holders(self):
+        """What shares --cascade-cache in a process: the parts it holds (their kernel blocks)
+        and, in the client's process, the merged SMO (its kernel cache beyond -m). On Dask the
+        client holds no part; in one process it shares with all P."""
+        if self.executor.client_holds_parts:
+            return len(self.parts) + 1
+        return max(len(self.parts) / self.executor.processes(), 1)
+
     def _block_budget(self):
-        """Bytes of kernel block per part: --check-cache's MB per process over the parts a
-        process holds (all of them in this one, an even share on each Dask worker)."""
-        total = self.check_cache * (1 << 20) * self.executor.processes()
-        return int(total / max(len(self.parts), 1))
+        """Bytes of kernel block per part: its process's --cascade-cache over the holders."""
+        return int(self.cascade_cache * (1 << 20) / self._holders())
+
+    def _merged_cache_mb(self, params):
+        """The merged SMO's kernel cache: -m, or the client's share of --cascade-cache (all of
+        it on Dask) when larger."""
+        share = self.cascade_cache
+        if self.executor.client_holds_parts:
+            share /= self._holders()
+        return max(float(params.cache_size), share)
 
     def _tree(self, sets, shared, progress=None):
         """Step 2's tree: merge ``sets`` pairwise, level by level, until two remain (an odd
