@@ -196,7 +196,9 @@ def one_cascade(train, test, opts, eps, parts, workers, early, memory_limit):
         warm_seconds = warm_up(opts.get("s", 0))
         t0 = time.perf_counter()
     c0 = time.process_time()
-    cas = Cascade(train, parts, OnDask(client) if client else InProcess())
+    cc = opts.get("cascade_cache")  # --cascade-cache MB (None: the default)
+    cas = Cascade(train, parts, OnDask(client) if client else InProcess(),
+                  **({} if cc is None else dict(cascade_cache=cc)))
     p = params_of(opts, eps)
     if p.gamma == 0:
         p.gamma = 1.0 / cas.max_index
@@ -337,8 +339,10 @@ def table():
         r = json.loads(path.read_text())
         smo, dask_run, local, early = r["runs"]
         mb = sum(t[5] + t[6] for t in local["tasks"]) / 1e6
-        cache = [w[1:] for w in path.name.split(".") if w[:1] == "m" and w[1:].isdigit()]
-        name = r["set"] + (f" (`-m {cache[0]}`)" if cache else "")
+        words = path.name.split(".")
+        cache = [f"`-m {w[1:]}`" for w in words if w[:1] == "m" and w[1:].isdigit()]
+        cache += [f"`--cascade-cache {w[2:]}`" for w in words if w[:2] == "cc" and w[2:].isdigit()]
+        name = r["set"] + (f" ({', '.join(cache)})" if cache else "")
         rows.append(
             f"| {name} | {r['rows']:,} | {local['parts']} | {smo['seconds']:.1f} / "
             f"{smo['cpu']:.1f} | {dask_run['seconds']:.1f} / {dask_run['cpu']:.1f} | "
@@ -383,6 +387,8 @@ def main():
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--eps", type=float, default=1e-3)
     ap.add_argument("--cache", type=float, default=100, help="-m MB of every SMO")
+    ap.add_argument("--cascade-cache", type=float, default=None,
+                    help="svm-train's --cascade-cache MB (default: its default)")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--memory-limit", default=None, help="Dask worker memory_limit")
     ap.add_argument("--dask-only", action="store_true",
@@ -409,6 +415,8 @@ def main():
         rel_train, rel_test, opts = SETS[name]
         if args.cache != 100:
             opts = dict(opts, m=args.cache)
+        if args.cascade_cache is not None:
+            opts = dict(opts, cascade_cache=args.cascade_cache)
         if name == "gen":
             train, test = generated(work, args.rows, args.noise, args.dims, digits=args.digits)
             name = gen_name(args.rows, args.noise, args.dims, args.digits)
@@ -421,6 +429,7 @@ def main():
         for r in range(args.repeat):
             limit = f".ML{args.memory_limit}" if args.memory_limit else ""
             limit += f".m{args.cache:g}" if args.cache != 100 else ""
+            limit += f".cc{args.cascade_cache:g}" if args.cascade_cache is not None else ""
             path = OUT / f"{name}.P{args.parts}.W{args.workers}{limit}.run{r}.json"
             if path.exists():
                 print(path.read_text().strip())

@@ -10,6 +10,7 @@ import builtins
 import lzma
 import os
 import signal
+import sys
 import threading
 
 import numpy as np
@@ -244,32 +245,38 @@ def test_wide_rows_check_by_kernel_rows_gives_the_same_model(tmp_path, monkeypat
 def test_kernel_blocks_of_every_size_give_the_optimum(tmp_path, monkeypatch, k, density,
                                                       n_parts):
     """The parts' kernel blocks (CheckState): none (--cascade-cache 0: every check computes its
-    change's kernel values), a budget holding a few of W's examples (the rest computed), and
-    the default (all of W: no kernel value computed in a check): each the optimum beside
-    SMO's, the same predictions; each extension reported once, as a "block" task."""
+    change's kernel values), a budget holding a few of W's examples (too few to pay: no block),
+    the same budget with blocks forced (a few columns kept, the rest computed), and the
+    default (all of W: no kernel value computed in a check): each the optimum beside SMO's,
+    the same predictions; each extension reported once, as a "block" task."""
     from lasvm_cli.numerics import kernels
 
     n = 900 if density == 1.0 else 1600
-    path = write_blobs(tmp_path / "g.svm", n=n, k=k, density=density, seed=21 + k, noise=1.4)
-    p = params(C=3.0, gamma=0.3)
+    # 100 features (40 stored a row at density 0.4): over KEEP_MIN_WORK, blocks pay
+    path = write_blobs(tmp_path / "g.svm", n=n, d=100, k=k, density=density, seed=21 + k,
+                       noise=1.4)
+    p = params(C=3.0, gamma=0.3 / 20)
     computed = []
     by_blocks = kernels.expansion_by_blocks
     monkeypatch.setattr(kernels, "expansion_by_blocks",
                         lambda a, rows, b, *r, **kw: computed.append(b[0].size - 1)
                         or by_blocks(a, rows, b, *r, **kw))
     runs = {}
-    for mb in (0, 0.02, 512):
+    for mb, forced in ((0, False), (0.02, False), (0.02, True), (512, False)):
         computed.clear()
+        if forced:
+            monkeypatch.setattr(Cascade, "_blocks_fit", lambda self, machine, m: True)
         model, cas = compare(path, p, n_parts, cascade_cache=mb)
         blocks = [t for t in cas.record.tasks if t[0] == "block"]
         checks = [t for t in cas.record.tasks if t[0] == "check"]
-        assert (len(blocks) > 0) == (mb > 0) and len(blocks) <= len(checks)
-        runs[mb] = (model, sum(computed))
-    assert runs[0][1] > runs[0.02][1] > 0 and runs[512][1] == 0
+        assert (len(blocks) > 0) == (mb == 512 or forced) and len(blocks) <= len(checks)
+        runs[mb, forced] = (model, sum(computed))
+    assert runs[0, False][1] == runs[0.02, False][1] > runs[0.02, True][1] > 0
+    assert runs[512, False][1] == 0
     _, problem, _ = single(path, p)
-    dec = runs[0][0].decision_values(problem.kd)
-    for mb in (0.02, 512):
-        differ = runs[mb][0].predict(problem.kd) != runs[0][0].predict(problem.kd)
+    dec = runs[0, False][0].decision_values(problem.kd)
+    for key in ((0.02, True), (512, False)):
+        differ = runs[key][0].predict(problem.kd) != runs[0, False][0].predict(problem.kd)
         assert np.all(np.abs(dec[differ]).min(axis=1) < 1e-2)
 
 
@@ -277,18 +284,20 @@ def test_the_merged_smo_keeps_every_row_of_w_within_the_cascade_cache(tmp_path, 
     """The client's merged SMO takes its share of --cascade-cache as kernel cache beyond -m:
     at a tiny -m its cache holds every row of W (fewer kernel values computed), and with
     --cascade-cache 0 it has only -m's few rows; both the optimum. The tree's merges (the
-    parts' tasks) keep -m."""
+    parts' tasks) keep -m. On rows of few features (a kernel value cheaper than keeping it:
+    cascade.keeping_pays) nothing is kept beyond -m: no larger cache, no kernel block."""
     from lasvm_cli.numerics.cache import N_SLOTS, cache_stats
     from lasvm_cli.training import cascade
 
-    path = write_blobs(tmp_path / "g.svm", n=1500, seed=8, noise=1.6)
-    p = params(C=4.0, gamma=0.4, cache_size=0.02)  # 5,242 floats: a few of W's rows
+    path = write_blobs(tmp_path / "g.svm", n=1500, d=40, seed=8, noise=1.6)
+    p = params(C=4.0, gamma=0.4 / 8, cache_size=0.02)  # 5,242 floats: a few of W's rows
     solves = []
     solve_w = cascade.solve_w
 
     def spy(*a, cache_mb=None, **kw):
         st, c = solve_w(*a, cache_mb=cache_mb, **kw)
-        solves.append((cache_mb, st.y.size, int(c.meta[N_SLOTS]),
+        client = sys._getframe(1).f_code.co_name == "train_machine"  # not the tree's merges
+        solves.append((client, cache_mb, st.y.size, int(c.meta[N_SLOTS]),
                        cache_stats(c)["kernel_evals"]))
         return st, c
 
@@ -297,12 +306,17 @@ def test_the_merged_smo_keeps_every_row_of_w_within_the_cascade_cache(tmp_path, 
     for mb in (0, 64):
         solves.clear()
         compare(path, p, 4, cascade_cache=mb)
-        merged = [s for s in solves if s[0] is not None]
-        assert merged and all(s[0] == max(0.02, mb / 5) for s in merged)  # P + 1 holders
-        assert all(s[0] is None for s in solves if s not in merged)  # the tree: -m
-        assert all((slots >= l) == (mb > 0) for _, l, slots, _ in merged)
-        evals[mb] = sum(s[3] for s in merged)
+        merged = [s for s in solves if s[0]]
+        assert merged and all(s[1] == (mb / 5 if mb else None) for s in merged)  # P + 1 holders
+        assert all(s[1] is None for s in solves if not s[0])  # the tree: -m
+        assert all((slots >= l) == (mb > 0) for _, _, l, slots, _ in merged)
+        evals[mb] = sum(s[4] for s in merged)
     assert evals[64] < evals[0]
+    few = write_blobs(tmp_path / "few.svm", n=1500, d=5, seed=8, noise=1.6)
+    solves.clear()
+    _, cas = compare(few, params(C=4.0, gamma=0.4, cache_size=0.02), 4)
+    assert solves and all(s[1] is None for s in solves)
+    assert not [t for t in cas.record.tasks if t[0] == "block"]
 
 
 def test_cascade_cache_shares(tmp_path):
@@ -324,6 +338,23 @@ def test_cascade_cache_shares(tmp_path):
     assert len(cas.parts) == 8 and cas._block_budget() == 250 << 20  # 4 parts on each worker
     assert cas._merged_cache_mb(params()) == 1000
     assert Cascade(path, 8, TwoWorkers(), cascade_cache=0)._merged_cache_mb(params()) == 100
+
+
+def test_kernel_blocks_only_where_they_hold_half_of_w(tmp_path):
+    """The parts keep kernel blocks for a machine only when each part's share holds at least
+    half of the first W's examples (its rows of the machine, 4 bytes each)."""
+    from lasvm_cli.training.cascade import Machine
+
+    path = write_blobs(tmp_path / "g.svm", n=2000, k=3, seed=2)
+    cas = Cascade(path, 4, cascade_cache=1)
+    budget = cas._block_budget()
+    for machine, rows in ((Machine(0, 1, 3, 1.0, 1.0, params()), lambda s: sum(
+            c for lab, c in zip(s["labels"], s["counts"]) if lab in (1, 3))),
+                          (Machine(2, 0, 0, 1.0, 1.0, params()), lambda s: s["n"])):
+        most = max(rows(s) for s in cas.summaries)
+        half = 2 * budget // (4 * most)  # W's examples whose half a part's block holds
+        assert 100 < half < 1000
+        assert cas._blocks_fit(machine, half) and not cas._blocks_fit(machine, half + 1)
 
 
 def test_kernel_block_extension_leaves_earlier_states_as_they_were(tmp_path):
@@ -864,8 +895,8 @@ def test_cli_refusals(tmp_path, args, message):
 
 def test_dask_gives_the_in_process_model_and_never_opens_the_file_here(tmp_path, client,
                                                                       monkeypatch):
-    path = write_blobs(tmp_path / "g.svm", n=900, k=3, seed=7, noise=1.2)
-    p = params(C=4, gamma=0.4)
+    path = write_blobs(tmp_path / "g.svm", n=900, d=40, k=3, seed=7, noise=1.2)
+    p = params(C=4, gamma=0.4 / 8)
     local = Cascade(path, 5).train(p)
     real_open = builtins.open
 
@@ -874,8 +905,10 @@ def test_dask_gives_the_in_process_model_and_never_opens_the_file_here(tmp_path,
         return real_open(file, *a, **kw)
 
     monkeypatch.setattr(builtins, "open", guarded)
-    on_dask = Cascade(path, 5, OnDask(client)).train(p)
+    cas = Cascade(path, 5, OnDask(client))
+    on_dask = cas.train(p)
     monkeypatch.undo()
+    assert [t for t in cas.record.tasks if t[0] == "block"]  # kernel blocks on the workers
     for name in ("rho", "sv_coef", "sv_values", "nSV", "label", "sv_indices_train"):
         assert np.array_equal(getattr(local, name), getattr(on_dask, name)), name
 
@@ -914,8 +947,8 @@ def test_bad_line_read_on_a_worker_is_the_readers_error(tmp_path, client):
 def test_worker_killed_mid_training_gives_the_same_model(tmp_path, client):
     """SIGKILL the worker that holds a part after the first check: its nanny restarts it, Dask
     reads the part again and replays its tasks (the checks' states included), same model."""
-    path = write_blobs(tmp_path / "g.svm", n=1200, seed=11, noise=1.5)
-    p = params(C=2, gamma=0.5)
+    path = write_blobs(tmp_path / "g.svm", n=1200, d=40, seed=11, noise=2.0)
+    p = params(C=2, gamma=0.005)  # two passes, kernel blocks kept (40 features a row)
     expected = Cascade(path, 4, InProcess()).train(p)
     executor = OnDask(client)
     killed = []
@@ -932,8 +965,9 @@ def test_worker_killed_mid_training_gives_the_same_model(tmp_path, client):
                 killed.append(pid)
 
     executor.map = killing
-    model = Cascade(path, 4, executor).train(p)
-    assert killed
+    cas = Cascade(path, 4, executor)
+    model = cas.train(p)
+    assert killed and [t for t in cas.record.tasks if t[0] == "block"]
     assert model.counters["passes"] >= 2, "the kill happened after the last pass"
     for name in ("rho", "sv_coef", "sv_values", "nSV"):
         assert np.array_equal(getattr(expected, name), getattr(model, name)), name

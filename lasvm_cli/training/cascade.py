@@ -545,6 +545,19 @@ def solve_w(kd, kp, y, p, C, params, alpha0=None, G=None, G_bar=None, progress=N
     return st, c
 
 
+KEEP_MIN_WORK = 32  # features gathered per kernel value, above which keeping values pays
+
+
+def keeping_pays(kd, kp):
+    """Whether kernel values beyond -m pay for the rows of ``kd`` (W's): keeping a value costs
+    writing it to fresh memory and reading it back, which pays only where a value costs more
+    than KEEP_MIN_WORK gathered features (kernels.row_work: bit-set words, dense features or
+    stored features per row). Measured on 2 Dask workers (docs/partitions.md): mnist (150
+    features a row) faster with them; 500,000 generated rows (10) and adult (14) two and three
+    times slower, the blocks' building costing more than the checks they replace."""
+    return bool(kernels.row_work(kd, kd, kp, 1) > KEEP_MIN_WORK)
+
+
 def _kernel_rows(W, width):
     """(KernelData over W's examples, each variable's example or None when one each): an
     SVR example holding both its variables in W is one kernel row."""
@@ -850,11 +863,16 @@ class Cascade:
         states = None
         last = _Expansion.empty()  # what the parts' states hold
         sent = np.zeros(0, np.int64)  # the examples whose kernel columns the parts were sent
+        beyond_m = blocks = None  # --cascade-cache's use, decided on the first W
         for p in range(1, MAX_PASSES + 1):
             grow_bytes = 0
-            if self.cascade_cache and not early:
+            wkd, at = _kernel_rows(W, self.max_index + 1)
+            ids, first = np.unique(W.ids, return_index=True)  # an example once
+            if beyond_m is None:
+                beyond_m = self.cascade_cache > 0 and keeping_pays(wkd, kp)
+                blocks = beyond_m and not early and self._blocks_fit(machine, ids.size)
+            if blocks:
                 # the parts' kernel blocks gain W's new examples while the client solves W
-                ids, first = np.unique(W.ids, return_index=True)  # an example once
                 new = ~np.isin(ids, sent)
                 if new.any():
                     rows = _take(W, first[new])
@@ -865,13 +883,13 @@ class Cascade:
                                                   states)
                     sent = np.union1d(sent, ids[new])
             t0, c0 = time.perf_counter(), time.process_time()
-            wkd, at = _kernel_rows(W, self.max_index + 1)
             if progress:
                 progress.stage(f"pass {p}, merged SMO on {W.ids.size} rows", None)
             C = machine.C(W.y)
             st, c = solve_w(wkd, kp, W.y, W.p, C, params, W.alpha, W.G, W.G_bar,
                             progress and (lambda: progress.step(1000)), nu=machine.nu,
-                            var_example=at, cache_mb=self._merged_cache_mb(params))
+                            var_example=at,
+                            cache_mb=self._merged_cache_mb(params) if beyond_m else None)
             rec.client_seconds += time.perf_counter() - t0
             rec.client_cpu += time.process_time() - c0
             rec.client_cpu_passes.append(time.process_time() - c0)
@@ -951,6 +969,19 @@ class Cascade:
     def _block_budget(self):
         """Bytes of kernel block per part: its process's --cascade-cache over the holders."""
         return int(self.cascade_cache * (1 << 20) / self._holders())
+
+    def _blocks_fit(self, machine, m):
+        """Whether every part's share of --cascade-cache holds at least half of the ``m``
+        examples of ``machine``'s first W (its rows of the machine, 4 bytes a value): a block
+        is built in full, each value computed and written once, and saves only the share of
+        each check it holds."""
+        def rows(s):  # the machine's rows on the part summarised by s
+            if machine.svm_type >= 2:
+                return s["n"]
+            return sum(c for lab, c in zip(s["labels"], s["counts"])
+                       if lab in (machine.li, machine.lj))
+
+        return 4 * max(rows(s) for s in self.summaries) * m <= 2 * self._block_budget()
 
     def _merged_cache_mb(self, params):
         """The merged SMO's kernel cache: -m, or the client's share of --cascade-cache (all of
