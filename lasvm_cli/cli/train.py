@@ -52,9 +52,9 @@ COMMAND_OPTIONS = (
                                     "first merge (not the exact optimum)"),
     Option("cascade_cache", ("--cascade-cache",), float, default=None, command=True,
            section="command", usage="""\
---cascade-cache MB : with --partitions, the kernel values one process keeps beyond
-	-m: its parts' between their KKT checks, the client's for its merged SMO (default
-	2048; 0: none)"""),
+--cascade-cache MB : with --partitions, the kernel values one process may keep beyond
+	-m where they pay (rows of more than 32 features): its parts' between their KKT
+	checks, the client's for its merged SMO (default 2048; 0: none)"""),
 )
 ALL_OPTIONS = OPTIONS + COMMAND_OPTIONS
 
