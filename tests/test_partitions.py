@@ -759,6 +759,28 @@ def test_nu_svc_sweep(tmp_path, nu, gamma, n_parts, k, density):
     assert len(merges) == {2: 0, 3: 1, 5: 3}[n_parts] * k * (k - 1) // 2
 
 
+@pytest.mark.parametrize("svm_type,k", [(0, 2), (0, 3), (1, 2), (1, 3), (2, 2), (3, 0),
+                                         (4, 0)])
+def test_every_type_where_kernel_values_are_kept(tmp_path, svm_type, k):
+    """On rows of 40 features (over cascade.KEEP_MIN_WORK) at a small -m, the cascade keeps
+    kernel values beyond -m: the merged SMO's larger cache (SVR: an example's two variables on
+    one row) and the parts' kernel blocks. Every svm type still gives single-process SMO's
+    optimum, to the tolerances of its sweep above."""
+    if svm_type >= 3:
+        path = write_regression(tmp_path / "r.svm", n=900, d=40, seed=3 + svm_type)
+        # nu 0.2: a tube of 0.15 (at nu 0.5 it closes to 3e-5, and an example's alpha and
+        # alpha* are both nonzero, in SMO's model too)
+        p = params(svm_type=svm_type, C=3.0, gamma=0.05, eps=1e-4, cache_size=0.05, nu=0.2)
+        _, cas = compare_regression(path, p, 3)
+    else:
+        path = write_blobs(tmp_path / "g.svm", n=1200, d=40, k=k, seed=k + svm_type,
+                           noise=2.0)
+        p = params(svm_type=svm_type, C=2.0, gamma=0.005, nu=0.3, cache_size=0.05,
+                   eps=1e-4 if svm_type else 1e-3)
+        _, cas = compare_nu(path, p, 3) if svm_type else compare(path, p, 3)
+    assert [t for t in cas.record.tasks if t[0] == "block"]
+
+
 def test_nu_types_on_parts_of_one_class_and_one_row_parts(tmp_path):
     """Rows sorted by class: parts (and merges) holding one class keep their share of its
     nu l / 2 and still check; nu near the pair's feasibility limit; 12 rows in 12 parts."""
