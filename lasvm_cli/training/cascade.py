@@ -553,8 +553,8 @@ def keeping_pays(kd, kp):
     writing it to fresh memory and reading it back, which pays only where a value costs more
     than KEEP_MIN_WORK gathered features (kernels.row_work: bit-set words, dense features or
     stored features per row). Measured on 2 Dask workers (docs/partitions.md): mnist (150
-    features a row) faster with them; 500,000 generated rows (10) and adult (14) two and three
-    times slower, the blocks' building costing more than the checks they replace."""
+    features a row) faster with them; 500,000 generated rows (10) 1.5 to 2.7 times slower and
+    adult (14) 3 times, the blocks' building costing more than the checks they replace."""
     return bool(kernels.row_work(kd, kd, kp, 1) > KEEP_MIN_WORK)
 
 
