@@ -169,7 +169,7 @@ def test_symmetric_rows_fill_from_cached_rows(fill):
     assert kc.cache_stats(c)["kernel_evals"] - before == (28 if fill else 30)
 
 
-def test_fill_pays_for_costly_kernels_only():
+def test_keeping_pays_for_costly_kernels_only():
     from lasvm_cli.numerics.data import kernel_data
     from lasvm_cli.numerics.kernels import RBF
 
@@ -182,10 +182,10 @@ def test_fill_pays_for_costly_kernels_only():
         idx = np.concatenate([np.flatnonzero(r) for r in M]).astype(np.int32)
         return kernel_data(indptr, idx, M[M != 0], width=d)
 
-    assert not kc.fill_pays(data(120, 0.1, True), kp)     # bit sets (adult)
-    assert not kc.fill_pays(data(120, 0.1, False), kp)    # CSR, 12 features a row
-    assert not kc.fill_pays(data(22, 0.9, False), kp)     # dense, 22 columns (ijcnn1)
-    assert kc.fill_pays(data(784, 0.2, False), kp)        # CSR, ~150 features a row (mnist)
+    assert not kc.keeping_pays(data(120, 0.1, True), kp)     # bit sets (adult)
+    assert not kc.keeping_pays(data(120, 0.1, False), kp)    # CSR, 12 features a row
+    assert not kc.keeping_pays(data(22, 0.9, False), kp)     # dense, 22 columns (ijcnn1)
+    assert kc.keeping_pays(data(784, 0.2, False), kp)        # CSR, ~150 features a row (mnist)
 
 
 def test_rows_by_example_when_positions_outnumber_examples():

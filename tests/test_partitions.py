@@ -252,7 +252,7 @@ def test_kernel_blocks_of_every_size_give_the_optimum(tmp_path, monkeypatch, k, 
     from lasvm_cli.numerics import kernels
 
     n = 900 if density == 1.0 else 1600
-    # 100 features (40 stored a row at density 0.4): over KEEP_MIN_WORK, blocks pay
+    # 100 features (40 stored a row at density 0.4): over cache.KEEP_MIN_WORK, blocks pay
     path = write_blobs(tmp_path / "g.svm", n=n, d=100, k=k, density=density, seed=21 + k,
                        noise=1.4)
     p = params(C=3.0, gamma=0.3 / 20)
@@ -285,7 +285,7 @@ def test_the_merged_smo_keeps_every_row_of_w_within_the_cascade_cache(tmp_path, 
     at a tiny -m its cache holds every row of W (fewer kernel values computed), and with
     --cascade-cache 0 it has only -m's few rows; both the optimum. The tree's merges (the
     parts' tasks) keep -m. On rows of few features (a kernel value cheaper than keeping it:
-    cascade.keeping_pays) nothing is kept beyond -m: no larger cache, no kernel block."""
+    cache.keeping_pays) nothing is kept beyond -m: no larger cache, no kernel block."""
     from lasvm_cli.numerics.cache import N_SLOTS, cache_stats
     from lasvm_cli.training import cascade
 
@@ -762,7 +762,7 @@ def test_nu_svc_sweep(tmp_path, nu, gamma, n_parts, k, density):
 @pytest.mark.parametrize("svm_type,k", [(0, 2), (0, 3), (1, 2), (1, 3), (2, 2), (3, 0),
                                          (4, 0)])
 def test_every_type_where_kernel_values_are_kept(tmp_path, svm_type, k):
-    """On rows of 40 features (over cascade.KEEP_MIN_WORK) at a small -m, the cascade keeps
+    """On rows of 40 features (over cache.KEEP_MIN_WORK) at a small -m, the cascade keeps
     kernel values beyond -m: the merged SMO's larger cache (SVR: an example's two variables on
     one row) and the parts' kernel blocks. Every svm type still gives single-process SMO's
     optimum, to the tolerances of its sweep above."""

@@ -513,17 +513,20 @@ def cache_set_width(c, width):
 # LASVM's policy (LaSVM 1.1 kcache.c): rows over the current expansion, kept across swaps.
 # Both functions find an example's column by its position (pos[k]): one variable per example.
 
-FILL_MIN_WORK = 32  # symmetric fill only for kernels costing more per entry
+KEEP_MIN_WORK = 32  # kernel values are kept beyond need only where they cost more per entry
 
 
-def fill_pays(kd, kp):
-    """Whether cache_symmetric_at's fill pays for these data: looking an entry up in another
-    row is a random read of the row storage (~100 ns when it misses the CPU cache), more than
-    a kernel value of at most FILL_MIN_WORK gathered features (kernels.row_work per entry):
-    bit-set rows (a popcount, ~5 ns), adult as CSR (14 features), ijcnn1 (22). Measured, LASVM
-    one epoch without the fill: adult bit sets 15.4 -> 10.5 s online phase, adult CSR 46 -> 33
-    s, ijcnn1 20.0 -> 18.4 s. mnist (150 features per row) keeps it."""
-    return bool(row_work(kd, kd, kp, 1) > FILL_MIN_WORK)
+def keeping_pays(kd, kp):
+    """Whether keeping kernel values for these data beats computing them again: a kept value
+    is read back at random from storage (~100 ns when it misses the CPU cache) and first
+    written to fresh memory (its page faults), more than a kernel value of at most
+    KEEP_MIN_WORK gathered features costs (kernels.row_work per entry): bit-set rows (a
+    popcount, ~5 ns), adult as CSR (14 features), ijcnn1 (22). Measured: LASVM's symmetric
+    fill (cache_symmetric_at), one epoch without it: adult bit sets 15.4 -> 10.5 s online
+    phase, adult CSR 46 -> 33 s, ijcnn1 20.0 -> 18.4 s; --partitions' values beyond -m
+    (training/cascade.py) on 2 Dask workers: 500,000 generated rows (10 features) 1.5 to 2.7
+    times slower with them, adult 3 times. mnist (150 features per row) keeps both."""
+    return bool(row_work(kd, kd, kp, 1) > KEEP_MIN_WORK)
 
 
 @numba.njit(**_NJIT)
@@ -638,7 +641,7 @@ def cache_symmetric_at(c, kd, kp, k, length, scratch):
     arrays ``t_pos`` and ``t_ex`` (the online solvers' state), passed whole so that the hot
     hit path keeps no reference count (see cache_row_at). Raises when ``length`` exceeds the
     row width (cache_get caps it). The fill is on while ``c.meta[FILL]`` is 1 (the default;
-    :func:`fill_pays` tells when it is worth it); with 0 every missing entry is computed."""
+    :func:`keeping_pays` tells when it is worth it); with 0 every missing entry is computed."""
     w = c.meta[WIDTH]
     if length > w:
         raise ValueError("kernel row longer than the cache width")

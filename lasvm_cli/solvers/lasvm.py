@@ -21,7 +21,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..numerics.cache import (FILL, HITS, KERNEL_EVALS, MISSES, cache_positions_loaded,
-                              cache_set_width, fill_pays, make_cache)
+                              cache_set_width, keeping_pays, make_cache)
 from ..qp.online_core import (CHUNK, MODE_DELTA, MODE_NEW_EPOCH, MODE_ONLINE, MODE_SEED, N_SEED,
                               RNGS, SELECTION_CODES, LasvmScalars, bias, dual_objective,
                               fit_width, lasvm_run, make_state, svc_boxes, sv_counts)
@@ -105,7 +105,7 @@ class LasvmRun:
         self._budget = np.int64(l + 1 if label_budget is None else int(label_budget))
         self._sel = np.int64(SELECTION_CODES[selection])
         self._cand = np.int64(candidates)
-        self._fill = fill_pays(kd, kp) if symmetric_fill == "auto" else bool(symmetric_fill)
+        self._fill = keeping_pays(kd, kp) if symmetric_fill == "auto" else bool(symmetric_fill)
         self.kc = self._new_cache(cache_mb)
         A, B = svc_boxes(y, Cp, Cn) if boxes is None else boxes
         yy = np.where(y > 0, 1.0, -1.0)
@@ -351,7 +351,7 @@ def solve_lasvm(kd, kp, y, Cp, Cn, *, eps=1e-3, cache_mb=100.0, epochs=1, finish
     progress    callable(n_processed, n_sv) called between chunks of ~1000 iterations
     rng         "splitmix64" (default) or "glibc": C rand() after srand(seed); with seed=1 this
                 is LaSVM 1.1's example order (it never seeds rand)
-    symmetric_fill  "auto" (cache.fill_pays), True or False: LaSVM 1.1's copying of missing
+    symmetric_fill  "auto" (cache.keeping_pays), True or False: LaSVM 1.1's copying of missing
                 row entries from cached rows (True with rng="glibc", seed=1 replays LaSVM 1.1's
                 kernel-evaluation count too)
     bias        False: the bias-free formulation of the online core (no equality constraint,

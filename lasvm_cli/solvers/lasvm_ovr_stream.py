@@ -11,7 +11,7 @@ import numpy as np
 
 from ..numerics import kernels
 from ..numerics.cache import (FILL, HITS, KERNEL_EVALS, MISSES, N_SLOTS,
-                              cache_positions_loaded, fill_pays, make_cache, regrow_cache)
+                              cache_positions_loaded, keeping_pays, make_cache, regrow_cache)
 from ..numerics.classes import weighted_C
 from ..numerics.data import squared_norms
 from ..numerics.kernels import KernelData
@@ -99,7 +99,7 @@ class _OvrStore:
 
     def add_machine(self, label, Cp, Cn, start_row, kp):
         if self.fill is None:  # decided once, on the first block's columns
-            self.fill = fill_pays(self.kd(), kp)
+            self.fill = keeping_pays(self.kd(), kp)
         share = self.cache_mb / (len(self.machines) + 1)
         for m in self.machines:  # -m holds for all machines together: the new one's share
             m.grow(self.cap, share, self.fill)  # comes out of theirs (their rows dropped)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..numerics import kernels
 from ..numerics.cache import (FILL, HITS, KERNEL_EVALS, MISSES, N_SLOTS, WIDTH,
-                              cache_positions_loaded, fill_pays, make_cache, regrow_cache)
+                              cache_positions_loaded, keeping_pays, make_cache, regrow_cache)
 from ..numerics.classes import weighted_C
 from ..numerics.data import squared_norms
 from ..numerics.kernels import KernelData
@@ -61,9 +61,9 @@ class _Store:
         return dense_kd(self.ss.X, self.ss.xsq)
 
     def set_fill(self, kp):
-        """The cache's symmetric fill where it pays (cache.fill_pays), decided once."""
+        """The cache's symmetric fill where it pays (cache.keeping_pays), decided once."""
         if self.fill is None:
-            self.fill = fill_pays(self.kd(), kp)
+            self.fill = keeping_pays(self.kd(), kp)
         self.kc.meta[FILL] = int(self.fill)
 
     def fit_width(self, finishing=False):

@@ -14,7 +14,7 @@ import hashlib
 import numpy as np
 
 from ..numerics.cache import (FILL, KERNEL_EVALS, WIDTH, cache_positions_loaded, cache_set_width,
-                              fill_pays, make_cache)
+                              keeping_pays, make_cache)
 from ..numerics.data import subset
 from ..numerics.kernels import expansion_values
 from ..qp.online_core import RNG_SPLITMIX, LasvmScalars, make_state, svc_boxes
@@ -113,7 +113,7 @@ class TrackRun:
             kd, y, A, B, order = self._renumber(kd, y, A, B, order)
         self.kd_run = kd  # the rows the compiled run reads (renumbered or the caller's)
         self.kc = make_cache(l, cache_mb, dtype=cache_dtype)
-        self.kc.meta[FILL] = int(fill_pays(kd, kp))
+        self.kc.meta[FILL] = int(keeping_pays(kd, kp))
         self.st = make_state(self.kc, y, A, B, seed, RNG_SPLITMIX, bias=False)
         LasvmScalars(self.st).pool = l  # the unseen examples: pool[:l] (pool teachers)
         limit = l if code != TEACH_ORDER else order.size

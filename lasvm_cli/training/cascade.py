@@ -545,19 +545,6 @@ def solve_w(kd, kp, y, p, C, params, alpha0=None, G=None, G_bar=None, progress=N
     return st, c
 
 
-KEEP_MIN_WORK = 32  # features gathered per kernel value, above which keeping values pays
-
-
-def keeping_pays(kd, kp):
-    """Whether kernel values beyond -m pay for the rows of ``kd`` (W's): keeping a value costs
-    writing it to fresh memory and reading it back, which pays only where a value costs more
-    than KEEP_MIN_WORK gathered features (kernels.row_work: bit-set words, dense features or
-    stored features per row). Measured on 2 Dask workers (docs/partitions.md): mnist (150
-    features a row) faster with them; 500,000 generated rows (10) 1.5 to 2.7 times slower and
-    adult (14) 3 times, the blocks' building costing more than the checks they replace."""
-    return bool(kernels.row_work(kd, kd, kp, 1) > KEEP_MIN_WORK)
-
-
 def _kernel_rows(W, width):
     """(KernelData over W's examples, each variable's example or None when one each): an
     SVR example holding both its variables in W is one kernel row."""
@@ -869,7 +856,7 @@ class Cascade:
             wkd, at = _kernel_rows(W, self.max_index + 1)
             ids, first = np.unique(W.ids, return_index=True)  # an example once
             if beyond_m is None:
-                beyond_m = self.cascade_cache > 0 and keeping_pays(wkd, kp)
+                beyond_m = self.cascade_cache > 0 and kc.keeping_pays(wkd, kp)
                 blocks = beyond_m and not early and self._blocks_fit(machine, ids.size)
             if blocks:
                 # the parts' kernel blocks gain W's new examples while the client solves W
